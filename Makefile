@@ -1,0 +1,163 @@
+# tpuctl: one make builds bin/tpuctl and bin/tpuctl-emulator.
+#   make                       build
+#   make check                 unit (Check) and end-to-end tests
+#   make SANITIZE=address,undefined check
+#   make lint                  clang-format, banned calls, mandoc, shellcheck
+#   make fuzz                  libFuzzer targets, FUZZ_SECONDS each
+#   make bench                 peer comparisons (tests/bench)
+#   make install PREFIX=/usr/local
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+FUZZ_SECONDS ?= 20
+SANITIZE ?=
+
+PKGS = libcurl libcjson libssh2 libcrypto inih yaml-0.1
+EMU_PKGS = libmicrohttpd libcjson libcrypto
+
+WARN = -std=c11 -Wall -Wextra -Werror -Wmissing-prototypes \
+	-Wstrict-prototypes -Wwrite-strings -Wvla -Wformat=2 \
+	-Wpointer-arith -fno-common
+BASE_CFLAGS = -g -O2 -D_GNU_SOURCE $(WARN)
+
+ifeq ($(SANITIZE),)
+B = build/default
+BIN = bin
+SANFLAGS =
+else
+B = build/san
+BIN = build/san/bin
+SANFLAGS = -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+endif
+
+CFLAGS ?= $(BASE_CFLAGS)
+ALL_CFLAGS = $(CFLAGS) $(SANFLAGS) -Isrc -Icmd \
+	$(shell pkg-config --cflags $(PKGS) libmicrohttpd)
+LIBS = $(shell pkg-config --libs $(PKGS)) -lpthread
+EMU_LIBS = $(shell pkg-config --libs $(EMU_PKGS)) -lpthread
+CHECK_LIBS = $(shell pkg-config --libs check)
+
+SRC_C = $(sort $(wildcard src/*.c))
+CMD_C = $(sort $(wildcard cmd/*.c))
+EMU_C = $(sort $(filter-out emulator/main.c,$(wildcard emulator/*.c)))
+UNIT_C = $(sort $(wildcard tests/unit/check_*.c))
+
+SRC_O = $(SRC_C:%.c=$(B)/%.o)
+CMD_O = $(CMD_C:%.c=$(B)/%.o)
+EMU_O = $(EMU_C:%.c=$(B)/%.o)
+UNIT_BIN = $(UNIT_C:tests/unit/%.c=$(B)/tests/%)
+
+LIB = $(B)/libtpuctl.a
+EMULIB = $(B)/libemu.a
+TPUCTL = $(BIN)/tpuctl
+EMULATOR = $(if $(wildcard emulator/main.c),$(BIN)/tpuctl-emulator)
+
+.PHONY: all check unit e2e lint fuzz bench install clean format check-format
+all: $(TPUCTL) $(EMULATOR)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(SRC_O)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(EMULIB): $(EMU_O)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^ $(if $(EMU_O),,/dev/null)
+
+$(TPUCTL): $(CMD_O) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CMD_O) $(LIB) $(LIBS)
+
+$(BIN)/tpuctl-emulator: $(B)/emulator/main.o $(EMULIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(B)/emulator/main.o $(EMULIB) \
+		$(LIB) $(EMU_LIBS) $(LIBS)
+
+# Unit tests link libtpuctl.a; check_emu_* also link the emulator's objects.
+$(B)/tests/check_emu_%: tests/unit/check_emu_%.c $(EMULIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -Iemulator -o $@ $< $(EMULIB) $(LIB) \
+		$(CHECK_LIBS) $(EMU_LIBS) $(LIBS)
+
+$(B)/tests/check_%: tests/unit/check_%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(CHECK_LIBS) $(LIBS)
+
+unit: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do \
+		echo "== $$t"; \
+		TPUCTL_TEST_SRCDIR=$(CURDIR) $$t || fail=1; \
+	done; \
+	exit $$fail
+
+e2e: all
+	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) tests/e2e/run.sh
+
+check: all unit e2e
+
+lint: check-format
+	@echo "== banned calls"
+	@! grep -nE '\<(sprintf|strcpy|strcat|strtok|gets|atoi|atol|system|popen|cJSON_GetErrorPtr)[[:space:]]*\(' \
+		src/*.c src/*.h cmd/*.c cmd/*.h $(wildcard emulator/*.c emulator/*.h)
+	@echo "== mandoc"
+	mandoc -Tlint -Wwarning man/*.[15]
+	@echo "== shellcheck"
+	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh)
+
+FORMAT_FILES = $(wildcard src/*.c src/*.h cmd/*.c cmd/*.h emulator/*.c \
+	emulator/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c)
+check-format:
+	@echo "== clang-format"
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+FUZZ_C = $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN = $(FUZZ_C:tests/fuzz/%.c=build/fuzz/%)
+build/fuzz/%: tests/fuzz/%.c $(SRC_C) $(EMU_C)
+	@mkdir -p $(dir $@)
+	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Isrc -Iemulator \
+		$(shell pkg-config --cflags $(PKGS) libmicrohttpd) \
+		-o $@ $< $(SRC_C) $(if $(findstring fuzz_emu_,$@),$(EMU_C)) \
+		$(LIBS) $(EMU_LIBS)
+
+fuzz: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do \
+		n=$$(basename $$f); corpus=tests/fuzz/corpus/$$n; \
+		mkdir -p build/fuzz/corpus/$$n; \
+		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+		echo "== $$n ($(FUZZ_SECONDS) s)"; \
+		$$f $$dict -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
+			build/fuzz/corpus/$$n $$corpus 2>build/fuzz/$$n.log \
+			|| { tail -50 build/fuzz/$$n.log; exit 1; }; \
+	done
+
+bench: all
+	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) tests/bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 755 $(TPUCTL) $(EMULATOR) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	$(TPUCTL) completion bash > \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/tpuctl
+	$(TPUCTL) completion zsh > \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_tpuctl
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,75 @@
+/*
+ * The command table.  Every subcommand is one file exporting one
+ * struct cmd_entry, listed once in commands.def.  A command with
+ * sub-commands ("data cp", "config get") sets .children to a table of its
+ * own, ended by an entry with a NULL name; cmd_dispatch() walks it.
+ */
+#ifndef TPUCTL_CMD_H
+#define TPUCTL_CMD_H
+
+#include "ctx.h"
+#include "err.h"
+
+enum cmd_flags {
+	CMD_NEEDS_AUTH = (1 << 0),	/* talks to Google: credentials */
+	CMD_NEEDS_PROJECT = (1 << 1),	/* needs core/project */
+	CMD_NEEDS_ZONE = (1 << 2),	/* needs compute/zone */
+	CMD_SSH = (1 << 3),		/* opens SSH sessions */
+	CMD_HIDDEN = (1 << 4),		/* not in "tpuctl help" */
+};
+
+struct cmd_entry {
+	const char *name;	/* "delete" */
+	const char *alias;	/* NULL, or an explicit short form */
+	const char *usage;	/* identical to the man page SYNOPSIS */
+	const char *summary;	/* one line for "tpuctl help" */
+	int min_args;		/* operands after options */
+	int max_args;		/* -1: no upper bound */
+	int flags;		/* enum cmd_flags */
+	int (*exec)(struct tpu_ctx *, int, char **, struct tpu_err *);
+	const struct cmd_entry *children; /* NULL-name terminated, or NULL */
+};
+
+#define CMD(n) extern const struct cmd_entry cmd_##n##_entry;
+#include "commands.def"
+#undef CMD
+
+extern const struct cmd_entry *const cmd_table[];
+
+/* Find a command by exact name or alias in a NULL-terminated table. */
+const struct cmd_entry *cmd_find(const struct cmd_entry *const *,
+    const char *);
+const struct cmd_entry *cmd_find_child(const struct cmd_entry *,
+    const char *);
+
+/*
+ * Run argv[0] from the top-level table (or from parent's children when
+ * parent is not NULL): -h/--help prints the usage and returns 0; a missing
+ * or unknown sub-command is a usage error.  Returns what exec returns: 0,
+ * a negative enum tpu_errc, or a positive exit status to use as is.
+ */
+int cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *, int,
+    char **, struct tpu_err *);
+
+/* The entry whose usage a usage error should print (the deepest reached). */
+const struct cmd_entry *cmd_current(void);
+/* "tpuctl data cp": the full name of the current command. */
+const char *cmd_current_path(void);
+
+/*
+ * Check the operand count against the entry after getopt: TPU_E_USAGE with
+ * "missing operand" / "unexpected operand 'x'" otherwise.
+ */
+int cmd_check_operands(const struct cmd_entry *, int argc, char **argv,
+    struct tpu_err *);
+
+/*
+ * For getopt_long's unknown-option and missing-argument returns: a usage
+ * error naming the option.
+ */
+int cmd_bad_option(char **argv, int opt, struct tpu_err *);
+
+/* Print "usage: tpuctl <usage>" for e (and its children) to fp. */
+void cmd_print_usage(FILE *, const struct cmd_entry *);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * The top-level command table and the dispatcher shared by commands that
+ * have sub-commands.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "util.h"
+
+const struct cmd_entry *const cmd_table[] = {
+#define CMD(n) &cmd_##n##_entry,
+#include "commands.def"
+#undef CMD
+	NULL,
+};
+
+static const struct cmd_entry *current;
+static char current_path[256] = "tpuctl";
+
+const struct cmd_entry *
+cmd_current(void)
+{
+	return current;
+}
+
+const char *
+cmd_current_path(void)
+{
+	return current_path;
+}
+
+const struct cmd_entry *
+cmd_find(const struct cmd_entry *const *table, const char *name)
+{
+	for (; *table != NULL; table++) {
+		if (strcmp((*table)->name, name) == 0)
+			return *table;
+		if ((*table)->alias != NULL &&
+		    strcmp((*table)->alias, name) == 0)
+			return *table;
+	}
+	return NULL;
+}
+
+const struct cmd_entry *
+cmd_find_child(const struct cmd_entry *parent, const char *name)
+{
+	const struct cmd_entry *c;
+
+	for (c = parent->children; c != NULL && c->name != NULL; c++) {
+		if (strcmp(c->name, name) == 0 ||
+		    (c->alias != NULL && strcmp(c->alias, name) == 0))
+			return c;
+	}
+	return NULL;
+}
+
+void
+cmd_print_usage(FILE *fp, const struct cmd_entry *e)
+{
+	const struct cmd_entry *c;
+	const char *word = "usage:";
+
+	if (e->children == NULL) {
+		fprintf(fp, "usage: tpuctl %s\n", e->usage);
+		return;
+	}
+	for (c = e->children; c->name != NULL; c++) {
+		fprintf(fp, "%-6s tpuctl %s\n", word, c->usage);
+		word = "";
+	}
+}
+
+static int
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
+    char **argv, struct tpu_err *err)
+{
+	const struct cmd_entry *e;
+	size_t n;
+
+	if (parent == NULL)
+		e = cmd_find(cmd_table, argv[0]);
+	else
+		e = cmd_find_child(parent, argv[0]);
+	if (e == NULL) {
+		if (parent == NULL)
+			return tpu_error(err, TPU_E_USAGE,
+			    "unknown command '%s' (see 'tpuctl help')", argv[0]);
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown command '%s %s'", parent->name, argv[0]);
+	}
+	current = e;
+	n = strlen(current_path);
+	snprintf(current_path + n, sizeof current_path - n, " %s", e->name);
+
+	if (e->children != NULL) {
+		if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
+		    strcmp(argv[1], "--help") == 0) {
+			if (argc >= 2) {
+				printf("%s\n\n", e->summary);
+				cmd_print_usage(stdout, e);
+				return 0;
+			}
+			return tpu_error(err, TPU_E_USAGE,
+			    "missing sub-command for '%s'", e->name);
+		}
+		return cmd_dispatch(e, ctx, argc - 1, argv + 1, err);
+	}
+	if (wants_help(argc, argv)) {
+		printf("%s\n\n", e->summary);
+		cmd_print_usage(stdout, e);
+		return 0;
+	}
+	optind = 0;
+	opterr = 0;
+	return e->exec(ctx, argc, argv, err);
+}
+
+int
+cmd_check_operands(const struct cmd_entry *e, int argc, char **argv,
+    struct tpu_err *err)
+{
+	if (argc < e->min_args)
+		return tpu_error(err, TPU_E_USAGE, "missing operand");
+	if (e->max_args >= 0 && argc > e->max_args)
+		return tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
+		    argv[e->max_args]);
+	return 0;
+}
+
+int
+cmd_bad_option(char **argv, int opt, struct tpu_err *err)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		return tpu_error(err, TPU_E_USAGE, "option '%s' needs a value",
+		    arg);
+	if (optopt != 0 && optopt != '?' && arg[0] == '-' && arg[1] != '-')
+		return tpu_error(err, TPU_E_USAGE, "unknown option '-%c'",
+		    optopt);
+	return tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
+}

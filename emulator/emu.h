@@ -1,0 +1,151 @@
+/*
+ * tpuctl-emulator's core contract, shared by its modules:
+ *   core.c    libmicrohttpd server, routing, body spooling, auth check,
+ *             fault injection, request log, state dir, env file
+ *   auth.c    OAuth2 token, STS, iamcredentials, metadata server routes
+ *   tpu.c     Cloud TPU v2/v2alpha1 routes, node and queued-resource
+ *             state machine, operations
+ *   gcs.c     Cloud Storage JSON API routes (objects on disk)
+ *   fleet.c   the sshd worker fleet (see fleet.h)
+ * One global mutex (emu->lock) guards all state; handlers run with it
+ * held, except while streaming a request or response body.
+ */
+#ifndef TPUCTL_EMU_H
+#define TPUCTL_EMU_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+struct MHD_Connection;
+struct MHD_Response;
+struct emu;
+struct emu_req;
+
+/* A fault scripted through the control endpoint or "inject". */
+struct emu_fault {
+	char method[16];	/* "" matches any */
+	char path[512];		/* prefix match on the path; "" any */
+	char spec[128];		/* "return-503", "lro-pending-5", ... */
+	int remaining;		/* matches left; -1 forever */
+};
+
+struct emu_req {
+	const char *method;	/* "GET" */
+	const char *path;	/* percent-decoded by MHD, no query */
+	const char *raw_url;	/* as received, with the query */
+	struct MHD_Connection *conn;
+	/* The body: in memory (NUL-terminated) unless the route had a sink. */
+	const char *body;
+	size_t body_len;
+	uint64_t body_sunk;	/* bytes written to the sink fd */
+	int sink_fd;		/* -1 when no sink */
+	void *sink_ctx;		/* the route's own state for this request */
+	/* Who called: set by the auth check (core calls auth.c). */
+	const char *principal;	/* service account email, or "" */
+	/* The fault that matched this request, if any (core-owned copy). */
+	struct emu_fault *fault;
+	/* The response the handler builds (see emu_reply_*). */
+	struct MHD_Response *resp;
+	int status;
+	int64_t start_ms;
+};
+
+enum emu_route_flags {
+	EMU_R_AUTH = (1 << 0),	/* requires a Bearer token we issued */
+};
+
+struct emu_route {
+	const char *prefix;	/* path prefix: "/v2/", "/storage/v1/" */
+	int flags;
+	/* Build the response with emu_reply_*(); return 0, or -1 to drop. */
+	int (*handle)(struct emu *, struct emu_req *);
+	/*
+	 * Optional: called with the headers in and the lock held, before any
+	 * body byte; return an fd to stream the body into (core writes, the
+	 * route closes it in handle), or -1 to buffer it in memory (capped at
+	 * 64 MiB: larger in-memory bodies get 413).
+	 */
+	int (*sink)(struct emu *, struct emu_req *);
+};
+
+struct emu {
+	pthread_mutex_t lock;
+	char *state_dir;
+	char *base_url;		/* "http://127.0.0.1:PORT" (https with --tls) */
+	char *project;		/* default project */
+	char *zone;		/* default zone */
+	int tls;
+	/* Module state, owned by each module. */
+	void *auth;
+	void *tpu;
+	void *gcs;
+	void *fleet;
+	/* Faults. */
+	struct emu_fault *faults;
+	size_t nfaults;
+	FILE *reqlog;		/* DIR/requests.jsonl */
+	volatile int stopping;
+};
+
+/* Request helpers (valid during handle/sink). */
+const char *emu_query(struct emu_req *, const char *key);
+const char *emu_header(struct emu_req *, const char *name);
+/* Parse the body as a JSON object; NULL after replying 400 itself. */
+cJSON *emu_body_json(struct emu *, struct emu_req *);
+
+/* Replies: each sets req->resp/status once.  json is consumed. */
+int emu_reply_json(struct emu_req *, int status, cJSON *json);
+int emu_reply_data(struct emu_req *, int status, const char *ctype,
+    const void *, size_t);
+/* Google error JSON {"error":{"code","message","status","errors":[...]}}. */
+int emu_reply_error(struct emu_req *, int status, const char *gstatus,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Stream len bytes of fd from off; fd is closed by the core. */
+int emu_reply_fd(struct emu_req *, int status, const char *ctype, int fd,
+    uint64_t off, uint64_t len);
+void emu_add_header(struct emu_req *, const char *name, const char *value);
+
+/*
+ * Fault lookup for module-specific faults (lro-pending, lro-error,
+ * corrupt-byte...): the matched fault's spec when it starts with prefix,
+ * else NULL.  Generic faults (return-, retry-after-, reset-connection,
+ * broken-stream-after-, stall-) are applied by the core itself.
+ */
+const char *emu_fault_spec(struct emu_req *, const char *prefix);
+
+/* RFC 3339 UTC timestamp with nanoseconds, as Google sends them. */
+void emu_rfc3339(char *, size_t, int64_t unix_ms);
+int64_t emu_wall_ms(void);
+/* A random lowercase hex id of n chars into out (n+1 bytes). */
+void emu_random_hex(char *, size_t n);
+
+/* Paths under the state dir; the caller frees. */
+char *emu_state_path(struct emu *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Module hooks, called by core.c in this order at start and at stop. */
+int auth_init(struct emu *);
+int fleet_init(struct emu *);
+int tpu_init(struct emu *);
+int gcs_init(struct emu *);
+void tpu_tick(struct emu *);	/* every 100 ms, lock held: advance state */
+void gcs_fini(struct emu *);
+void tpu_fini(struct emu *);
+void fleet_fini(struct emu *);
+void auth_fini(struct emu *);
+
+/* The auth check for EMU_R_AUTH routes: 0 ok, else it replied 401/403. */
+int auth_check(struct emu *, struct emu_req *);
+/* Extra export lines for DIR/env, from each module (auth, fleet). */
+void auth_env(struct emu *, FILE *);
+void fleet_env(struct emu *, FILE *);
+
+extern const struct emu_route auth_routes[];	/* NULL-prefix terminated */
+extern const struct emu_route tpu_routes[];
+extern const struct emu_route gcs_routes[];
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * Small helpers shared by every layer: bounded number parsing, monotonic
+ * time, durations.
+ */
+#ifndef TPUCTL_UTIL_H
+#define TPUCTL_UTIL_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+/*
+ * Parse a decimal integer in [min, max], the OpenBSD strtonum way.  On
+ * error returns 0 and sets *errstr to "invalid", "too small" or "too
+ * large"; on success *errstr is NULL.
+ */
+long long tpu_strtonum(const char *, long long min, long long max,
+    const char **errstr);
+
+/*
+ * Parse a duration: "90", "90s", "5m", "2h", "1d", "1h30m" into seconds.
+ * Returns 0, or TPU_E_USAGE with err naming the flag and the value.
+ */
+int tpu_parse_duration(const char *flag, const char *, long long *secs,
+    struct tpu_err *);
+
+/* Milliseconds on CLOCK_MONOTONIC: for deadlines, never for dates. */
+int64_t tpu_now_ms(void);
+
+/* Sleep for ms milliseconds; returns early (-1) when a signal arrives. */
+int tpu_sleep_ms(int64_t);
+
+/* 1 if s starts with prefix. */
+int tpu_startswith(const char *, const char *);
+
+#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

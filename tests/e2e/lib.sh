@@ -1,0 +1,122 @@
+#!/bin/sh
+# Shared helpers for end-to-end tests.  A test sources this file, runs the
+# real binaries and exits non-zero at the first failed check.
+#   TPUCTL_BIN_DIR   where tpuctl and tpuctl-emulator are (default ../../bin)
+# Every test gets its own scratch dir ($T), its own HOME and XDG dirs, and
+# GCE_METADATA_HOST pointing at a closed loopback port, so nothing ever
+# probes the real metadata server.
+
+set -eu
+
+E2E_DIR=$(cd "$(dirname "$0")" && pwd)
+SRCDIR=$(cd "$E2E_DIR/../.." && pwd)
+BIN_DIR=${TPUCTL_BIN_DIR:-$SRCDIR/bin}
+TPUCTL="$BIN_DIR/tpuctl"
+EMULATOR="$BIN_DIR/tpuctl-emulator"
+TEST_NAME=$(basename "$0" .sh)
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/tpuctl-e2e.XXXXXX")
+export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
+    XDG_CACHE_HOME="$T/home/.cache"
+mkdir -p "$HOME"
+chmod 700 "$HOME"
+# Port 9 (discard) on loopback: closed, so a metadata probe fails at once.
+export GCE_METADATA_HOST=127.0.0.1:9
+unset GOOGLE_APPLICATION_CREDENTIALS CLOUDSDK_CORE_PROJECT \
+    CLOUDSDK_COMPUTE_ZONE CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU \
+    STORAGE_EMULATOR_HOST TPUCTL_PROFILE CLOUDSDK_CONFIG 2>/dev/null || true
+
+EMU_PID=
+EMU_DIR=
+
+cleanup() {
+	rc=$?
+	if [ -n "$EMU_PID" ]; then
+		kill -TERM "$EMU_PID" 2>/dev/null || true
+		i=0
+		while kill -0 "$EMU_PID" 2>/dev/null && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$EMU_PID" 2>/dev/null || true
+	fi
+	if [ $rc -ne 0 ] && [ -n "$EMU_DIR" ] && [ -f "$EMU_DIR/emulator.log" ]; then
+		echo "--- emulator log (last 30 lines)" >&2
+		tail -30 "$EMU_DIR/emulator.log" >&2 || true
+	fi
+	rm -rf "$T"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+fail() {
+	echo "FAIL: $TEST_NAME: $*" >&2
+	exit 1
+}
+
+# expect_rc N cmd...: run cmd, capture stdout/stderr in $T/out, $T/err.
+expect_rc() {
+	want=$1
+	shift
+	set +e
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	set -e
+	if [ "$got" -ne "$want" ]; then
+		echo "--- stdout" >&2
+		cat "$T/out" >&2
+		echo "--- stderr" >&2
+		cat "$T/err" >&2
+		fail "'$*' exited $got, want $want"
+	fi
+}
+
+# assert_grep PATTERN FILE: FILE has a line matching the ERE.
+assert_grep() {
+	grep -Eq -- "$1" "$2" || {
+		echo "--- $2" >&2
+		cat "$2" >&2
+		fail "no line matching '$1' in $2"
+	}
+}
+
+assert_no_grep() {
+	if grep -Eq -- "$1" "$2"; then
+		echo "--- $2" >&2
+		cat "$2" >&2
+		fail "unexpected line matching '$1' in $2"
+	fi
+}
+
+# emu_start [flags...]: start tpuctl-emulator on a free port with its own
+# state dir, wait until it wrote DIR/env, and load that environment.
+emu_start() {
+	EMU_DIR="$T/emu"
+	mkdir -p "$EMU_DIR"
+	"$EMULATOR" serve --state-dir "$EMU_DIR" "$@" \
+	    >"$EMU_DIR/emulator.log" 2>&1 &
+	EMU_PID=$!
+	i=0
+	while [ ! -s "$EMU_DIR/env" ]; do
+		kill -0 "$EMU_PID" 2>/dev/null ||
+		    fail "tpuctl-emulator exited early: $(tail -5 "$EMU_DIR/emulator.log")"
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "tpuctl-emulator did not start in 30 s"
+		sleep 0.1
+	done
+	# shellcheck disable=SC1091
+	. "$EMU_DIR/env"
+}
+
+# emu_requests: the emulator's JSONL request log.
+emu_requests() {
+	cat "$EMU_DIR/requests.jsonl" 2>/dev/null || true
+}
+
+# emu_inject SPEC [--method M] [--path P] [--count N]
+emu_inject() {
+	"$EMULATOR" inject --state-dir "$EMU_DIR" "$@" >/dev/null ||
+	    fail "inject $* failed"
+}
