@@ -89,6 +89,7 @@ struct emu {
 	struct emu_fault *faults;
 	size_t nfaults;
 	FILE *reqlog;		/* DIR/requests.jsonl */
+	char **opts;		/* "key=value" from --set; NULL-terminated */
 	volatile int stopping;
 };
 
@@ -127,6 +128,21 @@ void emu_random_hex(char *, size_t n);
 /* Paths under the state dir; the caller frees. */
 char *emu_state_path(struct emu *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * Tunables from "serve --set key=value" (e.g. tpu.create_ms=3000,
+ * fleet.key_delay_ms=2000): the value, or dflt when not set.
+ */
+const char *emu_opt(struct emu *, const char *key, const char *dflt);
+long long emu_opt_int(struct emu *, const char *key, long long dflt);
+
+/*
+ * Node events from "POST /_emulator/events" and "tpuctl-emulator event":
+ * {"event":"preempt|stockout|maintenance|worker-down|worker-up|rekey",
+ *  "node":"projects/P/locations/Z/nodes/N", "zone":"...", "worker":3}.
+ * Implemented by tpu.c (which calls fleet.c); 0, or -1 with errbuf set.
+ */
+int tpu_event(struct emu *, const cJSON *ev, char *errbuf, size_t errlen);
 
 /* Module hooks, called by core.c in this order at start and at stop. */
 int auth_init(struct emu *);

@@ -21,3 +21,13 @@ tpu_fini(struct emu *e)
 {
 	(void)e;
 }
+
+int
+tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
+{
+	(void)e;
+	(void)ev;
+	(void)errbuf;
+	(void)errlen;
+	return -1;
+}
