@@ -108,6 +108,7 @@ buf_detach(struct buf *b, size_t *lenp)
 
 	if (lenp != NULL)
 		*lenp = b->len;
-	buf_init(b, b->max);
+	b->data = NULL;
+	b->len = b->size = 0;
 	return p;
 }

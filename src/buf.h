@@ -26,7 +26,8 @@ int buf_append(struct buf *, const void *, size_t);
 int buf_puts(struct buf *, const char *);
 int buf_printf(struct buf *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
-/* Hand the contents over to the caller (free() it) and reinit. */
+/* Hand the contents over to the caller (free() it); b is left released
+ * (buf_init it again before reuse). */
 char *buf_detach(struct buf *, size_t *);
 /* Wipe the contents (for secrets) and release. */
 void buf_release_secret(struct buf *);

@@ -28,6 +28,9 @@ log_set_prog(const char *p)
 	prog = p;
 }
 
+static void vlog(const char *, const char *, va_list)
+    __attribute__((format(printf, 2, 0)));
+
 static void
 vlog(const char *func, const char *fmt, va_list ap)
 {

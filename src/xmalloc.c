@@ -33,6 +33,8 @@ fail_init(void)
 		fail_at = -1;
 }
 
+static void oom(size_t) __attribute__((noreturn));
+
 static void
 oom(size_t n)
 {
