@@ -51,6 +51,14 @@ const struct cmd_entry *cmd_find_child(const struct cmd_entry *,
 int cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *, int,
     char **, struct tpu_err *);
 
+/*
+ * Usage errors about the command line itself (unknown command or option,
+ * operand count) print the usage after the message; errors about a value
+ * (a bad zone, a bad accelerator type) are one line only.
+ */
+void cmd_want_usage(void);
+int cmd_usage_wanted(void);
+
 /* The entry whose usage a usage error should print (the deepest reached). */
 const struct cmd_entry *cmd_current(void);
 /* "tpuctl data cp": the full name of the current command. */

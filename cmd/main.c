@@ -135,8 +135,9 @@ extract_global_flags(struct tpu_ctx *ctx, int argc, char **argv,
 		}
 		if (g->has_arg && val == NULL) {
 			if (i + 1 >= argc)
-				return tpu_error(err, TPU_E_USAGE,
-				    "option '%s' needs a value", g->name);
+				return cmd_want_usage(), tpu_error(err,
+				    TPU_E_USAGE, "option '%s' needs a value",
+				    g->name);
 			val = argv[++i];
 		}
 		if ((rc = apply_gflag(ctx, g, val != NULL ? val : "", err)) != 0)
@@ -220,7 +221,7 @@ out:
 	if (rc < 0) {
 		fprintf(stderr, "tpuctl: %s\n", err.msg[0] != '\0' ? err.msg :
 		    tpu_errc_name((enum tpu_errc)rc));
-		if (rc == TPU_E_USAGE) {
+		if (rc == TPU_E_USAGE && cmd_usage_wanted()) {
 			if (cmd_current() != NULL)
 				cmd_print_usage(stderr, cmd_current());
 			else
@@ -231,6 +232,7 @@ out:
 		status = rc;
 done:
 	output_release(&ctx.out);
+	ctx_release(&ctx);
 	config_free(ctx.cfg);
 	fflush(stdout);
 	if (status == 130 || status == 143) {

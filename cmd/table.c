@@ -17,7 +17,20 @@ const struct cmd_entry *const cmd_table[] = {
 };
 
 static const struct cmd_entry *current;
+static int usage_wanted;
 static char current_path[256] = "tpuctl";
+
+int
+cmd_usage_wanted(void)
+{
+	return usage_wanted;
+}
+
+void
+cmd_want_usage(void)
+{
+	usage_wanted = 1;
+}
 
 const struct cmd_entry *
 cmd_current(void)
@@ -100,9 +113,9 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 		e = cmd_find_child(parent, argv[0]);
 	if (e == NULL) {
 		if (parent == NULL)
-			return tpu_error(err, TPU_E_USAGE,
+			return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
 			    "unknown command '%s' (see 'tpuctl help')", argv[0]);
-		return tpu_error(err, TPU_E_USAGE,
+		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
 		    "unknown command '%s %s'", parent->name, argv[0]);
 	}
 	current = e;
@@ -117,7 +130,7 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 				cmd_print_usage(stdout, e);
 				return 0;
 			}
-			return tpu_error(err, TPU_E_USAGE,
+			return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
 			    "missing sub-command for '%s'", e->name);
 		}
 		return cmd_dispatch(e, ctx, argc - 1, argv + 1, err);
@@ -137,9 +150,9 @@ cmd_check_operands(const struct cmd_entry *e, int argc, char **argv,
     struct tpu_err *err)
 {
 	if (argc < e->min_args)
-		return tpu_error(err, TPU_E_USAGE, "missing operand");
+		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "missing operand");
 	if (e->max_args >= 0 && argc > e->max_args)
-		return tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
+		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
 		    argv[e->max_args]);
 	return 0;
 }
@@ -150,10 +163,10 @@ cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 	const char *arg = argv[optind - 1];
 
 	if (opt == ':')
-		return tpu_error(err, TPU_E_USAGE, "option '%s' needs a value",
+		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "option '%s' needs a value",
 		    arg);
 	if (optopt != 0 && optopt != '?' && arg[0] == '-' && arg[1] != '-')
-		return tpu_error(err, TPU_E_USAGE, "unknown option '-%c'",
+		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "unknown option '-%c'",
 		    optopt);
-	return tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
+	return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
 }

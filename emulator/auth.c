@@ -1,34 +1,1370 @@
-/* PLACEHOLDER: replaced by the emulator core/auth helper. */
+/*
+ * The emulator's identity side: the OAuth2 token endpoint (JWT-bearer
+ * grants signed by the generated service-account key, refresh-token
+ * grants), the STS token exchange for workload identity federation,
+ * iamcredentials generateAccessToken for impersonation, and the GCE
+ * metadata server.  On first start it writes every kind of credential file
+ * a client may be given under the state dir; the secrets behind them and
+ * every issued token persist across restarts under DIR/auth.
+ */
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
+#include <cjson/cJSON.h>
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
+#include "buf.h"
 #include "emu.h"
+#include "fleet.h"
+#include "util.h"
+#include "xmalloc.h"
 
-const struct emu_route auth_routes[] = { { NULL, 0, NULL, NULL } };
+#define AUTH_TOKEN_PREFIX "ya29.emu-"
+#define AUTH_JWT_TYPE "urn:ietf:params:oauth:token-type:jwt"
+#define AUTH_AT_TYPE "urn:ietf:params:oauth:token-type:access_token"
+#define AUTH_GOOGLE_AUD "https://oauth2.googleapis.com/token"
+
+struct auth_token {
+	char *token;
+	int64_t exp_ms;
+	const char *principal; /* interned: lives until auth_fini */
+};
+
+struct auth_state {
+	char *dir;     /* DIR/auth */
+	EVP_PKEY *key; /* the service account's RSA key */
+	char *pub_pem;
+	char *key_id;
+	char *email;
+	char *sa_client_id;
+	char *client_id; /* authorized_user */
+	char *client_secret;
+	char *refresh_token;
+	char *subject_token;
+	char *audience;
+	char *number; /* project number */
+	struct auth_token *tokens;
+	size_t ntokens;
+	char **principals;
+	size_t nprincipals;
+};
+
+static struct auth_state *
+A(struct emu *e)
+{
+	return e->auth;
+}
+
+/* ---- base64url ---- */
+
+static int
+b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '-' || c == '+')
+		return 62;
+	if (c == '_' || c == '/')
+		return 63;
+	return -1;
+}
+
+/* Decode n chars of base64url (padding optional); NULL when invalid. */
+static unsigned char *
+b64url_decode(const char *s, size_t n, size_t *outlen)
+{
+	unsigned char *out;
+	uint32_t acc = 0;
+	size_t i, o = 0;
+	int bits = 0, v;
+
+	while (n > 0 && s[n - 1] == '=')
+		n--;
+	if (n % 4 == 1)
+		return NULL;
+	out = xmalloc(n * 3 / 4 + 1);
+	for (i = 0; i < n; i++) {
+		if ((v = b64val((unsigned char)s[i])) < 0) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+
+static char *
+b64url_encode(const unsigned char *p, size_t n)
+{
+	static const char tbl[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
+	    "wxyz0123456789-_";
+	char *out = xmalloc(n * 4 / 3 + 4);
+	size_t i, o = 0;
+	uint32_t v;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		out[o++] = tbl[v >> 18 & 63];
+		out[o++] = tbl[v >> 12 & 63];
+		out[o++] = tbl[v >> 6 & 63];
+		out[o++] = tbl[v & 63];
+	}
+	if (n - i == 1) {
+		v = (uint32_t)p[i] << 16;
+		out[o++] = tbl[v >> 18 & 63];
+		out[o++] = tbl[v >> 12 & 63];
+	} else if (n - i == 2) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+		out[o++] = tbl[v >> 18 & 63];
+		out[o++] = tbl[v >> 12 & 63];
+		out[o++] = tbl[v >> 6 & 63];
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* ---- JWT verification ---- */
+
+static cJSON *
+jwt_part(const char *s, size_t n)
+{
+	unsigned char *raw;
+	const char *end = NULL;
+	size_t len;
+	cJSON *j;
+
+	if ((raw = b64url_decode(s, n, &len)) == NULL)
+		return NULL;
+	j = cJSON_ParseWithLengthOpts((const char *)raw, len, &end, 0);
+	if (j != NULL && end != NULL)
+		while (end < (const char *)raw + len &&
+		       isspace((unsigned char)*end))
+			end++;
+	if (j != NULL &&
+	    (end != (const char *)raw + len || !cJSON_IsObject(j))) {
+		cJSON_Delete(j);
+		j = NULL;
+	}
+	free(raw);
+	return j;
+}
+
+static int
+verify_rs256(const char *pem, const char *data, size_t n,
+    const unsigned char *sig, size_t siglen)
+{
+	BIO *b = BIO_new_mem_buf(pem, -1);
+	EVP_PKEY *k = NULL;
+	EVP_MD_CTX *md = NULL;
+	int ok = 0;
+
+	if (b == NULL)
+		goto out;
+	k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
+	if (k == NULL || EVP_PKEY_base_id(k) != EVP_PKEY_RSA)
+		goto out;
+	md = EVP_MD_CTX_new();
+	if (md == NULL ||
+	    EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, k) != 1)
+		goto out;
+	ok = EVP_DigestVerify(
+	         md, sig, siglen, (const unsigned char *)data, n) == 1;
+out:
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(k);
+	BIO_free(b);
+	return ok;
+}
+
+static const char *
+jstr(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int
+auth_jwt_verify(const char *jwt, const char *pub_pem, const char *kid,
+    const char *iss, const char *aud, const char *aud2, int64_t now,
+    char *errbuf, size_t errlen)
+{
+	const char *d1, *d2, *v;
+	cJSON *hdr = NULL, *pl = NULL;
+	const cJSON *iat, *exp;
+	unsigned char *sig = NULL;
+	size_t siglen;
+	int rc = -1;
+
+	d1 = strchr(jwt, '.');
+	d2 = d1 != NULL ? strchr(d1 + 1, '.') : NULL;
+	if (d1 == NULL || d2 == NULL || strchr(d2 + 1, '.') != NULL) {
+		snprintf(errbuf, errlen, "Invalid JWT: not three parts.");
+		goto out;
+	}
+	hdr = jwt_part(jwt, (size_t)(d1 - jwt));
+	pl = jwt_part(d1 + 1, (size_t)(d2 - d1 - 1));
+	sig = b64url_decode(d2 + 1, strlen(d2 + 1), &siglen);
+	if (hdr == NULL || pl == NULL || sig == NULL) {
+		snprintf(errbuf, errlen, "Invalid JWT: cannot decode it.");
+		goto out;
+	}
+	if ((v = jstr(hdr, "alg")) == NULL || strcmp(v, "RS256") != 0) {
+		snprintf(errbuf, errlen,
+		    "Invalid JWT: the algorithm must be RS256.");
+		goto out;
+	}
+	if ((v = jstr(hdr, "kid")) != NULL && kid != NULL &&
+	    strcmp(v, kid) != 0) {
+		snprintf(
+		    errbuf, errlen, "Invalid JWT Signature: unknown key id.");
+		goto out;
+	}
+	if (!verify_rs256(pub_pem, jwt, (size_t)(d2 - jwt), sig, siglen)) {
+		snprintf(errbuf, errlen, "Invalid JWT Signature.");
+		goto out;
+	}
+	if ((v = jstr(pl, "iss")) == NULL || strcmp(v, iss) != 0) {
+		snprintf(errbuf, errlen, "Invalid JWT: unknown issuer.");
+		goto out;
+	}
+	if ((v = jstr(pl, "aud")) == NULL ||
+	    (strcmp(v, aud) != 0 && (aud2 == NULL || strcmp(v, aud2) != 0))) {
+		snprintf(errbuf, errlen,
+		    "Invalid JWT: the audience must be the token URI.");
+		goto out;
+	}
+	iat = cJSON_GetObjectItemCaseSensitive(pl, "iat");
+	exp = cJSON_GetObjectItemCaseSensitive(pl, "exp");
+	if (!cJSON_IsNumber(iat) || !cJSON_IsNumber(exp) ||
+	    exp->valuedouble - iat->valuedouble > 3600 ||
+	    exp->valuedouble <= iat->valuedouble ||
+	    (double)now < iat->valuedouble - 300 ||
+	    (double)now > exp->valuedouble) {
+		snprintf(errbuf, errlen,
+		    "Invalid JWT: Token must be a short-lived token (60 "
+		    "minutes) and in a reasonable timeframe. Check your iat "
+		    "and exp values in the JWT claim.");
+		goto out;
+	}
+	if ((v = jstr(pl, "scope")) == NULL || *v == '\0') {
+		snprintf(errbuf, errlen, "Empty or missing scope not allowed.");
+		rc = -2;
+		goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(hdr);
+	cJSON_Delete(pl);
+	free(sig);
+	return rc;
+}
+
+/* ---- tokens ---- */
+
+static const char *
+intern(struct auth_state *s, const char *p)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprincipals; i++)
+		if (strcmp(s->principals[i], p) == 0)
+			return s->principals[i];
+	s->principals =
+	    xreallocarray(s->principals, s->nprincipals + 1, sizeof(char *));
+	s->principals[s->nprincipals] = xstrdup(p);
+	return s->principals[s->nprincipals++];
+}
+
+static void
+tokens_save(struct auth_state *s)
+{
+	cJSON *arr = cJSON_CreateArray(), *o;
+	char *text, *path;
+	size_t i;
+
+	for (i = 0; i < s->ntokens; i++) {
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "token", s->tokens[i].token);
+		cJSON_AddNumberToObject(
+		    o, "exp_ms", (double)s->tokens[i].exp_ms);
+		cJSON_AddStringToObject(o, "principal", s->tokens[i].principal);
+		cJSON_AddItemToArray(arr, o);
+	}
+	text = cJSON_Print(arr);
+	path = xasprintf("%s/tokens.json", s->dir);
+	if (text != NULL && emu_write_file(path, text, strlen(text), 0600) != 0)
+		fprintf(stderr, "tpuctl-emulator: cannot write '%s': %s\n",
+		    path, strerror(errno));
+	if (text != NULL)
+		OPENSSL_cleanse(text, strlen(text));
+	cJSON_free(text);
+	cJSON_Delete(arr);
+	free(path);
+}
+
+static void
+tokens_add(struct auth_state *s, const char *tok, int64_t exp_ms,
+    const char *principal)
+{
+	s->tokens =
+	    xreallocarray(s->tokens, s->ntokens + 1, sizeof(*s->tokens));
+	s->tokens[s->ntokens].token = xstrdup(tok);
+	s->tokens[s->ntokens].exp_ms = exp_ms;
+	s->tokens[s->ntokens].principal = intern(s, principal);
+	s->ntokens++;
+}
+
+/* Issue a token for principal, valid ttl_s; borrowed until the next call. */
+static const char *
+token_issue(struct emu *e, const char *principal, long long ttl_s)
+{
+	struct auth_state *s = A(e);
+	char hex[49], tok[80];
+	int64_t now = emu_wall_ms();
+	size_t i, o = 0;
+
+	/* Drop the expired ones first. */
+	for (i = 0; i < s->ntokens; i++) {
+		if (s->tokens[i].exp_ms <= now)
+			xfree_secret(s->tokens[i].token);
+		else
+			s->tokens[o++] = s->tokens[i];
+	}
+	s->ntokens = o;
+	emu_random_hex(hex, 48);
+	snprintf(tok, sizeof(tok), AUTH_TOKEN_PREFIX "%s", hex);
+	tokens_add(s, tok, now + ttl_s * 1000, principal);
+	tokens_save(s);
+	OPENSSL_cleanse(tok, sizeof(tok));
+	return s->tokens[s->ntokens - 1].token;
+}
+
+static const struct auth_token *
+token_find(struct auth_state *s, const char *tok)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntokens; i++)
+		if (strcmp(s->tokens[i].token, tok) == 0)
+			return &s->tokens[i];
+	return NULL;
+}
+
+static long long
+token_ttl(struct emu *e)
+{
+	long long t = emu_opt_int(e, "auth.token_ttl_s", 3599);
+
+	return t < 1 ? 1 : t;
+}
+
+/* ---- replies ---- */
+
+static int
+oauth_error(struct emu_req *r, int status, const char *error, const char *desc)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "error", error);
+	cJSON_AddStringToObject(o, "error_description", desc);
+	return emu_reply_json(r, status, o);
+}
+
+static int
+token_reply(
+    struct emu *e, struct emu_req *r, const char *principal, const char *scope)
+{
+	cJSON *o = cJSON_CreateObject();
+	long long ttl = token_ttl(e);
+
+	cJSON_AddStringToObject(
+	    o, "access_token", token_issue(e, principal, ttl));
+	cJSON_AddNumberToObject(o, "expires_in", (double)ttl);
+	if (scope != NULL)
+		cJSON_AddStringToObject(o, "scope", scope);
+	cJSON_AddStringToObject(o, "token_type", "Bearer");
+	emu_add_header(r, "Cache-Control", "no-cache, no-store, max-age=0");
+	return emu_reply_json(r, 200, o);
+}
+
+/* A request parameter from a form or JSON body; the caller frees. */
+static char *
+param(struct emu_req *r, const char *key)
+{
+	const char *ct = emu_header(r, "Content-Type");
+	const char *v;
+	cJSON *j;
+	char *out = NULL;
+
+	if (ct != NULL && strncasecmp(ct, "application/json", 16) == 0) {
+		j = cJSON_ParseWithLength(r->body, r->body_len);
+		v = jstr(j, key);
+		if (v != NULL)
+			out = xstrdup(v);
+		cJSON_Delete(j);
+		return out;
+	}
+	return emu_form_get(r->body, r->body_len, key);
+}
+
+static int
+post_only(struct emu_req *r)
+{
+	if (strcmp(r->method, "POST") == 0)
+		return 0;
+	emu_add_header(r, "Allow", "POST");
+	emu_reply_error(r, 405, "INVALID_ARGUMENT",
+	    "Method %s is not allowed on %s; use POST.", r->method, r->path);
+	return -1;
+}
+
+static int
+streq_secret(const char *a, const char *b)
+{
+	size_t n;
+
+	if (a == NULL || b == NULL || (n = strlen(a)) != strlen(b))
+		return 0;
+	return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+/* HTTP Basic client credentials, when the form has none. */
+static void
+basic_client(struct emu_req *r, char **id, char **secret)
+{
+	const char *h = emu_header(r, "Authorization");
+	unsigned char *raw;
+	size_t n;
+	char *colon;
+
+	if (h == NULL || strncasecmp(h, "Basic ", 6) != 0)
+		return;
+	raw = b64url_decode(h + 6, strlen(h + 6), &n);
+	if (raw == NULL)
+		return;
+	colon = strchr((char *)raw, ':');
+	if (colon != NULL) {
+		*colon = '\0';
+		free(*id);
+		free(*secret);
+		*id = xstrdup((char *)raw);
+		*secret = xstrdup(colon + 1);
+	}
+	OPENSSL_cleanse(raw, n);
+	free(raw);
+}
+
+/* ---- POST /token ---- */
+
+static int
+grant_jwt(struct emu *e, struct emu_req *r)
+{
+	struct auth_state *s = A(e);
+	char *assertion = param(r, "assertion"), *aud, errbuf[256];
+	const char *d1, *d2;
+	cJSON *pl;
+	char *scope = NULL;
+	int rc;
+
+	if (assertion == NULL) {
+		rc = oauth_error(r, 400, "invalid_request",
+		    "Missing required parameter: assertion");
+		goto out;
+	}
+	aud = xasprintf("%s/token", e->base_url);
+	rc = auth_jwt_verify(assertion, s->pub_pem, s->key_id, s->email, aud,
+	    AUTH_GOOGLE_AUD, emu_wall_ms() / 1000, errbuf, sizeof(errbuf));
+	free(aud);
+	if (rc != 0) {
+		rc = oauth_error(r, 400,
+		    rc == -2 ? "invalid_scope" : "invalid_grant", errbuf);
+		goto out;
+	}
+	d1 = strchr(assertion, '.');
+	d2 = strchr(d1 + 1, '.');
+	pl = jwt_part(d1 + 1, (size_t)(d2 - d1 - 1));
+	if (jstr(pl, "scope") != NULL)
+		scope = xstrdup(jstr(pl, "scope"));
+	cJSON_Delete(pl);
+	rc = token_reply(e, r, s->email, scope);
+out:
+	free(scope);
+	xfree_secret(assertion);
+	return rc;
+}
+
+static int
+grant_refresh(struct emu *e, struct emu_req *r)
+{
+	struct auth_state *s = A(e);
+	char *id = param(r, "client_id"), *secret = param(r, "client_secret");
+	char *rt = param(r, "refresh_token"), *scope = param(r, "scope");
+	char *principal;
+	int rc;
+
+	if (id == NULL)
+		basic_client(r, &id, &secret);
+	if (!streq_secret(id, s->client_id) ||
+	    !streq_secret(secret, s->client_secret)) {
+		rc = oauth_error(r, 401, "invalid_client",
+		    "The OAuth client was not found.");
+		goto out;
+	}
+	if (!streq_secret(rt, s->refresh_token)) {
+		rc = oauth_error(r, 400, "invalid_grant", "Bad Request");
+		goto out;
+	}
+	principal = xasprintf("user:emu-user@%s.example.com", e->project);
+	rc = token_reply(e, r, principal, scope);
+	free(principal);
+out:
+	free(id);
+	xfree_secret(secret);
+	xfree_secret(rt);
+	free(scope);
+	return rc;
+}
+
+static int
+auth_token(struct emu *e, struct emu_req *r)
+{
+	char *gt;
+	int rc;
+
+	if (strcmp(r->path, "/token") != 0)
+		return emu_reply_error(r, 404, "NOT_FOUND",
+		    "The requested URL %s was not found on this server.",
+		    r->path);
+	if (post_only(r) != 0)
+		return 0;
+	gt = param(r, "grant_type");
+	if (gt == NULL)
+		rc = oauth_error(r, 400, "invalid_request",
+		    "Missing required parameter: grant_type");
+	else if (strcmp(gt, "urn:ietf:params:oauth:grant-type:jwt-bearer") == 0)
+		rc = grant_jwt(e, r);
+	else if (strcmp(gt, "refresh_token") == 0)
+		rc = grant_refresh(e, r);
+	else {
+		char *d = xasprintf("Invalid grant_type: %s", gt);
+
+		rc = oauth_error(r, 400, "unsupported_grant_type", d);
+		free(d);
+	}
+	free(gt);
+	return rc;
+}
+
+/* ---- POST /v1/token (STS) ---- */
+
+static int
+auth_sts(struct emu *e, struct emu_req *r)
+{
+	struct auth_state *s = A(e);
+	char *gt = NULL, *aud = NULL, *stt = NULL, *st = NULL, *principal;
+	cJSON *o;
+	long long ttl = token_ttl(e);
+	int rc;
+
+	if (strcmp(r->path, "/v1/token") != 0)
+		return emu_reply_error(r, 404, "NOT_FOUND",
+		    "The requested URL %s was not found on this server.",
+		    r->path);
+	if (post_only(r) != 0)
+		return 0;
+	gt = param(r, "grant_type");
+	aud = param(r, "audience");
+	stt = param(r, "subject_token_type");
+	st = param(r, "subject_token");
+	if (gt == NULL ||
+	    strcmp(gt, "urn:ietf:params:oauth:grant-type:token-exchange") !=
+	        0) {
+		rc = oauth_error(r, 400, "unsupported_grant_type",
+		    "Invalid value for \"grant_type\": expected "
+		    "urn:ietf:params:oauth:grant-type:token-exchange.");
+		goto out;
+	}
+	if (aud == NULL || strcmp(aud, s->audience) != 0) {
+		rc = oauth_error(r, 400, "invalid_target",
+		    "The target service indicated by the \"audience\" "
+		    "parameters is invalid. This might either be because the "
+		    "pool or provider is disabled or deleted or because it "
+		    "doesn't exist.");
+		goto out;
+	}
+	if (stt == NULL ||
+	    (strcmp(stt, AUTH_JWT_TYPE) != 0 &&
+	        strcmp(stt, "urn:ietf:params:oauth:token-type:id_token") !=
+	            0)) {
+		rc = oauth_error(r, 400, "invalid_request",
+		    "Invalid value for \"subject_token_type\".");
+		goto out;
+	}
+	if (!streq_secret(st, s->subject_token)) {
+		rc = oauth_error(r, 400, "invalid_grant",
+		    "The provided subject token is invalid.");
+		goto out;
+	}
+	principal = xasprintf("principal://iam.googleapis.com/projects/%s/"
+	                      "locations/global/workloadIdentityPools/emu-pool/"
+	                      "subject/emu-ci",
+	    s->number);
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(
+	    o, "access_token", token_issue(e, principal, ttl));
+	cJSON_AddStringToObject(o, "issued_token_type", AUTH_AT_TYPE);
+	cJSON_AddStringToObject(o, "token_type", "Bearer");
+	cJSON_AddNumberToObject(o, "expires_in", (double)ttl);
+	free(principal);
+	rc = emu_reply_json(r, 200, o);
+out:
+	free(gt);
+	free(aud);
+	free(stt);
+	xfree_secret(st);
+	return rc;
+}
+
+/* ---- POST /v1/projects/-/serviceAccounts/EMAIL:generateAccessToken ---- */
+
+static int
+auth_iam(struct emu *e, struct emu_req *r)
+{
+	struct auth_state *s = A(e);
+	const char *p = r->path + strlen("/v1/projects/-/serviceAccounts/");
+	const char *colon = strrchr(p, ':'), *lt;
+	const cJSON *scope;
+	cJSON *body, *o;
+	char ts[64], *email;
+	long long ttl = 3600;
+	const char *errstr;
+	int rc;
+
+	if (colon == NULL || strcmp(colon, ":generateAccessToken") != 0)
+		return emu_reply_error(r, 404, "NOT_FOUND",
+		    "The requested URL %s was not found on this server.",
+		    r->path);
+	if (post_only(r) != 0)
+		return 0;
+	email = xstrndup(p, (size_t)(colon - p));
+	if ((body = emu_body_json(e, r)) == NULL) {
+		free(email);
+		return 0;
+	}
+	if (strcmp(email, s->email) != 0) {
+		rc = emu_reply_error(r, 404, "NOT_FOUND",
+		    "Not found; Gaia id not found for email %s", email);
+		goto out;
+	}
+	scope = cJSON_GetObjectItemCaseSensitive(body, "scope");
+	if (!cJSON_IsArray(scope) || cJSON_GetArraySize(scope) == 0) {
+		rc = emu_reply_error(
+		    r, 400, "INVALID_ARGUMENT", "Scope required.");
+		goto out;
+	}
+	if ((lt = jstr(body, "lifetime")) != NULL) {
+		char num[32];
+		size_t n = strlen(lt);
+
+		if (n < 2 || n > 20 || lt[n - 1] != 's')
+			errstr = "invalid";
+		else {
+			snprintf(num, sizeof(num), "%.*s", (int)(n - 1), lt);
+			ttl = tpu_strtonum(num, 1, 43200, &errstr);
+		}
+		if (errstr != NULL) {
+			rc = emu_reply_error(r, 400, "INVALID_ARGUMENT",
+			    "Invalid lifetime '%s': expected a duration like "
+			    "\"3600s\" (1 to 43200 seconds).",
+			    lt);
+			goto out;
+		}
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(
+	    o, "accessToken", token_issue(e, s->email, ttl));
+	emu_rfc3339(ts, sizeof(ts), emu_wall_ms() + ttl * 1000);
+	/* Google sends whole seconds here: 2024-01-01T00:00:00Z. */
+	snprintf(ts + 19, sizeof(ts) - 19, "Z");
+	cJSON_AddStringToObject(o, "expireTime", ts);
+	rc = emu_reply_json(r, 200, o);
+out:
+	cJSON_Delete(body);
+	free(email);
+	return rc;
+}
+
+/* ---- the metadata server ---- */
+
+static int
+md_text(struct emu_req *r, const char *text)
+{
+	emu_add_header(r, "Metadata-Flavor", "Google");
+	return emu_reply_data(r, 200, "application/text", text, strlen(text));
+}
+
+static int
+md_not_found(struct emu_req *r)
+{
+	static const char msg[] = "Not Found\n";
+
+	emu_add_header(r, "Metadata-Flavor", "Google");
+	return emu_reply_data(
+	    r, 404, "text/html; charset=UTF-8", msg, sizeof(msg) - 1);
+}
+
+static int
+md_flavor_ok(struct emu_req *r)
+{
+	const char *h = emu_header(r, "Metadata-Flavor");
+	static const char msg[] = "Missing required header: Metadata-Flavor\n";
+
+	if (h != NULL && strcmp(h, "Google") == 0)
+		return 1;
+	emu_add_header(r, "Metadata-Flavor", "Google");
+	emu_reply_data(
+	    r, 403, "text/html; charset=UTF-8", msg, sizeof(msg) - 1);
+	return 0;
+}
+
+/* The accelerator type of node key from the fleet's state, or NULL. */
+static char *
+fleet_accel(struct emu *e, const char *key)
+{
+	char *path = emu_state_path(e, "fleet/fleet.json"), *text, *out = NULL;
+	const cJSON *it;
+	cJSON *root;
+
+	text = emu_read_file(path, NULL);
+	free(path);
+	root = text != NULL ? cJSON_Parse(text) : NULL;
+	free(text);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(root, "nodes"))
+	{
+		const char *k = jstr(it, "key"), *a = jstr(it, "accel");
+
+		if (k != NULL && a != NULL && strcmp(k, key) == 0)
+			out = xstrdup(a);
+	}
+	cJSON_Delete(root);
+	return out;
+}
+
+/*
+ * Worker attributes for "X-Emulator-Worker: NODE/N" (NODE a full node
+ * name or a short one in the default project and zone).  The value of
+ * attribute name (NULL for the listing); NULL when unknown.
+ */
+static char *
+md_worker_attr(struct emu *e, struct emu_req *r, const char *name)
+{
+	const char *h = emu_header(r, "X-Emulator-Worker"), *slash, *errstr;
+	struct fleet_worker_info w[256];
+	char *node, *key, *out = NULL;
+	struct buf b;
+	long long idx;
+	int n, i;
+
+	if (h == NULL || (slash = strrchr(h, '/')) == NULL)
+		return NULL;
+	idx = tpu_strtonum(slash + 1, 0, 255, &errstr);
+	if (errstr != NULL)
+		return NULL;
+	node = xstrndup(h, (size_t)(slash - h));
+	key = strncmp(node, "projects/", 9) == 0
+	          ? xstrdup(node)
+	          : xasprintf("projects/%s/locations/%s/nodes/%s", e->project,
+	                e->zone, node);
+	n = fleet_node_workers(e, key, w, (int)nitems(w));
+	if (n <= 0 || idx >= n)
+		goto out;
+	if (name == NULL)
+		out = xstrdup("accelerator-type\nagent-worker-number\n"
+		              "worker-network-endpoints\n");
+	else if (strcmp(name, "agent-worker-number") == 0)
+		out = xasprintf("%lld", idx);
+	else if (strcmp(name, "accelerator-type") == 0)
+		out = fleet_accel(e, key);
+	else if (strcmp(name, "worker-network-endpoints") == 0) {
+		buf_init(&b, BUF_NOCAP);
+		for (i = 0; i < n; i++)
+			buf_printf(&b, "%sunknown:unknown:%s", i > 0 ? "," : "",
+			    w[i].addr);
+		out = buf_detach(&b, NULL);
+	}
+out:
+	free(node);
+	free(key);
+	return out;
+}
+
+static int
+auth_metadata(struct emu *e, struct emu_req *r)
+{
+	struct auth_state *s = A(e);
+	const char *p = r->path;
+	char *v = NULL, buf[512];
+	int rc;
+
+	if (!md_flavor_ok(r))
+		return 0;
+	if (strcmp(r->method, "GET") != 0)
+		return md_not_found(r);
+	if (!tpu_startswith(p, "/computeMetadata/v1/"))
+		return md_not_found(r);
+	p += strlen("/computeMetadata/v1/");
+	if (*p == '\0')
+		return md_text(r, "instance/\nproject/\n");
+	if (strcmp(p, "project/project-id") == 0)
+		return md_text(r, e->project);
+	if (strcmp(p, "project/numeric-project-id") == 0)
+		return md_text(r, s->number);
+	if (strcmp(p, "instance/zone") == 0) {
+		snprintf(buf, sizeof(buf), "projects/%s/zones/%s", s->number,
+		    e->zone);
+		return md_text(r, buf);
+	}
+	if (strcmp(p, "instance/service-accounts/") == 0) {
+		snprintf(buf, sizeof(buf), "default/\n%s/\n", s->email);
+		return md_text(r, buf);
+	}
+	if (tpu_startswith(p, "instance/service-accounts/")) {
+		const char *acct = p + strlen("instance/service-accounts/");
+		const char *slash = strchr(acct, '/');
+		size_t n = slash != NULL ? (size_t)(slash - acct) : 0;
+
+		if (slash == NULL ||
+		    !((n == 7 && strncmp(acct, "default", 7) == 0) ||
+		        (n == strlen(s->email) &&
+		            strncmp(acct, s->email, n) == 0)))
+			return md_not_found(r);
+		if (strcmp(slash, "/email") == 0)
+			return md_text(r, s->email);
+		if (strcmp(slash, "/scopes") == 0)
+			return md_text(r,
+			    "https://www.googleapis.com/auth/cloud-platform\n");
+		if (strcmp(slash, "/aliases") == 0)
+			return md_text(r, "default\n");
+		if (strcmp(slash, "/") == 0)
+			return md_text(r, "aliases\nemail\nscopes\ntoken\n");
+		if (strcmp(slash, "/token") == 0) {
+			emu_add_header(r, "Metadata-Flavor", "Google");
+			return token_reply(e, r, s->email, NULL);
+		}
+		return md_not_found(r);
+	}
+	if (strcmp(p, "instance/attributes/") == 0) {
+		v = md_worker_attr(e, r, NULL);
+		rc = md_text(r, v != NULL ? v : "");
+		free(v);
+		return rc;
+	}
+	if (tpu_startswith(p, "instance/attributes/")) {
+		v = md_worker_attr(e, r, p + strlen("instance/attributes/"));
+		rc = v != NULL ? md_text(r, v) : md_not_found(r);
+		free(v);
+		return rc;
+	}
+	if (strcmp(p, "instance/hostname") == 0)
+		return md_text(r, "tpuctl-emu.internal");
+	return md_not_found(r);
+}
+
+int
+auth_root(struct emu *e, struct emu_req *r)
+{
+	(void)e;
+	if (!md_flavor_ok(r))
+		return 0;
+	return md_text(r, "ok");
+}
+
+/* ---- the auth check for EMU_R_AUTH routes ---- */
+
+static int
+unauthenticated(struct emu_req *r, const char *msg)
+{
+	emu_add_header(r, "WWW-Authenticate",
+	    "Bearer realm=\"https://accounts.google.com/\"");
+	return emu_reply_error(r, 401, "UNAUTHENTICATED",
+	    "%s Expected OAuth 2 access token, login cookie or other valid "
+	    "authentication credential. See "
+	    "https://developers.google.com/identity/sign-in/web/"
+	    "devconsole-project.",
+	    msg);
+}
+
+int
+auth_check(struct emu *e, struct emu_req *r)
+{
+	struct auth_state *s = A(e);
+	const struct auth_token *t;
+	const char *h = emu_header(r, "Authorization"), *p, *end;
+	char project[128];
+	size_t n;
+
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0) {
+		unauthenticated(r,
+		    "Request is missing required authentication credential.");
+		return -1;
+	}
+	for (h += 7; *h == ' '; h++)
+		;
+	t = token_find(s, h);
+	if (t == NULL || t->exp_ms <= emu_wall_ms()) {
+		unauthenticated(r, "Request had invalid authentication "
+		                   "credentials.");
+		return -1;
+	}
+	r->principal = t->principal;
+	/* "projects/P" anywhere in the path names the project. */
+	p = strstr(r->path, "projects/");
+	if (p != NULL && (p == r->path || p[-1] == '/')) {
+		p += 9;
+		end = strchr(p, '/');
+		n = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (n == 0 || n >= sizeof(project))
+			return 0;
+		snprintf(project, sizeof(project), "%.*s", (int)n, p);
+		if (strcmp(project, "-") == 0 ||
+		    emu_project_allowed(e, project) ||
+		    strcmp(project, s->number) == 0)
+			return 0;
+		emu_reply_error(r, 403, "PERMISSION_DENIED",
+		    "Permission denied on resource project %s.", project);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- files and lifecycle ---- */
+
+static int
+write_json(struct emu *e, const char *name, cJSON *o)
+{
+	char *text = cJSON_Print(o), *path = emu_state_path(e, "%s", name);
+	int rc = -1;
+
+	if (text != NULL)
+		rc = emu_write_file(path, text, strlen(text), 0600);
+	if (rc != 0)
+		fprintf(stderr, "tpuctl-emulator: cannot write '%s': %s\n",
+		    path, strerror(errno));
+	if (text != NULL)
+		OPENSSL_cleanse(text, strlen(text));
+	cJSON_free(text);
+	cJSON_Delete(o);
+	free(path);
+	return rc;
+}
+
+static char *
+random_id(size_t n)
+{
+	char *s = xmalloc(n + 1);
+
+	emu_random_hex(s, n);
+	return s;
+}
+
+static char *
+digits_id(void)
+{
+	char hex[25], *s = xmalloc(22);
+	size_t i;
+
+	emu_random_hex(hex, 21);
+	for (i = 0; i < 21; i++)
+		s[i] = (char)('0' + (hex[i] % 10));
+	s[0] = s[0] == '0' ? '1' : s[0];
+	s[21] = '\0';
+	return s;
+}
+
+/* Load DIR/auth/secrets.json and sa-key.pem, or create them. */
+static int
+secrets_load(struct emu *e, struct auth_state *s)
+{
+	char *kpath = xasprintf("%s/sa-key.pem", s->dir);
+	char *spath = xasprintf("%s/secrets.json", s->dir), *text = NULL;
+	cJSON *j = NULL;
+	BIO *b = NULL;
+	int rc = -1;
+
+	text = emu_read_file(spath, NULL);
+	j = text != NULL ? cJSON_Parse(text) : NULL;
+	if (text != NULL) {
+		b = BIO_new_file(kpath, "r");
+		s->key = b != NULL
+		             ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL)
+		             : NULL;
+	}
+	if (j != NULL && s->key != NULL && jstr(j, "key_id") != NULL &&
+	    jstr(j, "client_secret") != NULL &&
+	    jstr(j, "refresh_token") != NULL &&
+	    jstr(j, "subject_token") != NULL) {
+		s->key_id = xstrdup(jstr(j, "key_id"));
+		s->sa_client_id = xstrdup(jstr(j, "sa_client_id"));
+		s->client_id = xstrdup(jstr(j, "client_id"));
+		s->client_secret = xstrdup(jstr(j, "client_secret"));
+		s->refresh_token = xstrdup(jstr(j, "refresh_token"));
+		s->subject_token = xstrdup(jstr(j, "subject_token"));
+		rc = 0;
+		goto out;
+	}
+	/* First start (or damaged state): make everything anew. */
+	EVP_PKEY_free(s->key);
+	s->key = EVP_RSA_gen(2048);
+	if (s->key == NULL)
+		goto out;
+	{
+		BIO *w = BIO_new(BIO_s_mem());
+		char *pem = NULL;
+		long n;
+
+		if (w == NULL || PEM_write_bio_PrivateKey(w, s->key, NULL, NULL,
+		                     0, NULL, NULL) != 1) {
+			BIO_free(w);
+			goto out;
+		}
+		n = BIO_get_mem_data(w, &pem);
+		if (emu_write_file(kpath, pem, (size_t)n, 0600) != 0) {
+			BIO_free(w);
+			goto out;
+		}
+		BIO_free(w);
+	}
+	{
+		char hex[41], hdr[128], pl[512], *h64, *p64, *sig;
+		unsigned char rnd[64];
+
+		s->key_id = random_id(40);
+		s->sa_client_id = digits_id();
+		emu_random_hex(hex, 12);
+		s->client_id =
+		    xasprintf("%s-emu.apps.googleusercontent.com", hex);
+		emu_random_hex(hex, 24);
+		s->client_secret = xasprintf("GOCSPX-%s", hex);
+		emu_random_hex(hex, 40);
+		s->refresh_token = xasprintf("1//emu-%s", hex);
+		/* A JWT-shaped OIDC token, as a CI system would hand out. */
+		snprintf(hdr, sizeof(hdr),
+		    "{\"alg\":\"RS256\",\"kid\":\"%.16s\",\"typ\":\"JWT\"}",
+		    s->key_id);
+		emu_random_hex(hex, 16);
+		snprintf(pl, sizeof(pl),
+		    "{\"iss\":\"https://ci.emu.example\",\"sub\":\"emu-ci\","
+		    "\"aud\":\"emu-provider\",\"jti\":\"%s\"}",
+		    hex);
+		emu_random_hex(hex, 40);
+		memcpy(rnd, hex, 40);
+		h64 = b64url_encode((const unsigned char *)hdr, strlen(hdr));
+		p64 = b64url_encode((const unsigned char *)pl, strlen(pl));
+		sig = b64url_encode(rnd, 40);
+		s->subject_token = xasprintf("%s.%s.%s", h64, p64, sig);
+		free(h64);
+		free(p64);
+		free(sig);
+	}
+	cJSON_Delete(j);
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "key_id", s->key_id);
+	cJSON_AddStringToObject(j, "sa_client_id", s->sa_client_id);
+	cJSON_AddStringToObject(j, "client_id", s->client_id);
+	cJSON_AddStringToObject(j, "client_secret", s->client_secret);
+	cJSON_AddStringToObject(j, "refresh_token", s->refresh_token);
+	cJSON_AddStringToObject(j, "subject_token", s->subject_token);
+	{
+		char *t = cJSON_Print(j);
+
+		rc = t != NULL && emu_write_file(spath, t, strlen(t), 0600) == 0
+		         ? 0
+		         : -1;
+		if (t != NULL)
+			OPENSSL_cleanse(t, strlen(t));
+		cJSON_free(t);
+	}
+	(void)e;
+out:
+	if (text != NULL)
+		OPENSSL_cleanse(text, strlen(text));
+	free(text);
+	cJSON_Delete(j);
+	BIO_free(b);
+	free(kpath);
+	free(spath);
+	return rc;
+}
+
+static void
+tokens_load(struct auth_state *s)
+{
+	char *path = xasprintf("%s/tokens.json", s->dir), *text;
+	const cJSON *it;
+	cJSON *arr;
+	int64_t now = emu_wall_ms();
+
+	text = emu_read_file(path, NULL);
+	free(path);
+	if (text == NULL)
+		return;
+	arr = cJSON_Parse(text);
+	OPENSSL_cleanse(text, strlen(text));
+	free(text);
+	cJSON_ArrayForEach(it, arr)
+	{
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(it, "exp_ms");
+		const char *t = jstr(it, "token"), *p = jstr(it, "principal");
+
+		if (t != NULL && p != NULL && cJSON_IsNumber(x) &&
+		    x->valuedouble > (double)now)
+			tokens_add(s, t, (int64_t)x->valuedouble, p);
+	}
+	cJSON_Delete(arr);
+}
+
+/* The key as PEM (private for the JSON file, public for checks). */
+static char *
+pem_of(EVP_PKEY *k, int priv)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *p = NULL, *out = NULL;
+	long n;
+	int ok;
+
+	if (b == NULL)
+		return NULL;
+	ok = priv ? PEM_write_bio_PKCS8PrivateKey(
+	                b, k, NULL, NULL, 0, NULL, NULL)
+	          : PEM_write_bio_PUBKEY(b, k);
+	if (ok == 1) {
+		n = BIO_get_mem_data(b, &p);
+		out = xstrndup(p, (size_t)n);
+	}
+	BIO_free(b);
+	return out;
+}
+
+static cJSON *
+authorized_user(struct emu *e, struct auth_state *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *uri = xasprintf("%s/token", e->base_url);
+
+	cJSON_AddStringToObject(o, "client_id", s->client_id);
+	cJSON_AddStringToObject(o, "client_secret", s->client_secret);
+	cJSON_AddStringToObject(o, "refresh_token", s->refresh_token);
+	cJSON_AddStringToObject(o, "type", "authorized_user");
+	cJSON_AddStringToObject(o, "token_uri", uri);
+	cJSON_AddStringToObject(o, "quota_project_id", e->project);
+	free(uri);
+	return o;
+}
+
+static cJSON *
+external_account(struct emu *e, struct auth_state *s, int impersonate)
+{
+	cJSON *o = cJSON_CreateObject(), *src;
+	char *url, *file = emu_state_path(e, "subject-token");
+
+	cJSON_AddStringToObject(o, "type", "external_account");
+	cJSON_AddStringToObject(o, "audience", s->audience);
+	cJSON_AddStringToObject(o, "subject_token_type", AUTH_JWT_TYPE);
+	url = xasprintf("%s/v1/token", e->base_url);
+	cJSON_AddStringToObject(o, "token_url", url);
+	free(url);
+	src = cJSON_AddObjectToObject(o, "credential_source");
+	cJSON_AddStringToObject(src, "file", file);
+	if (impersonate) {
+		url = xasprintf("%s/v1/projects/-/serviceAccounts/"
+		                "%s:generateAccessToken",
+		    e->base_url, s->email);
+		cJSON_AddStringToObject(
+		    o, "service_account_impersonation_url", url);
+		free(url);
+	}
+	cJSON_AddStringToObject(o, "quota_project_id", e->project);
+	free(file);
+	return o;
+}
+
+/* Write every credential file (the URLs change with the port). */
+static int
+files_write(struct emu *e, struct auth_state *s)
+{
+	cJSON *o;
+	char *pem, *uri, *path, *url;
+	const char *tok = NULL;
+	size_t i;
+	int rc = 0;
+
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "service_account");
+	cJSON_AddStringToObject(o, "project_id", e->project);
+	cJSON_AddStringToObject(o, "private_key_id", s->key_id);
+	pem = pem_of(s->key, 1);
+	if (pem == NULL) {
+		cJSON_Delete(o);
+		return -1;
+	}
+	cJSON_AddStringToObject(o, "private_key", pem);
+	xfree_secret(pem);
+	cJSON_AddStringToObject(o, "client_email", s->email);
+	cJSON_AddStringToObject(o, "client_id", s->sa_client_id);
+	cJSON_AddStringToObject(
+	    o, "auth_uri", "https://accounts.google.com/o/oauth2/auth");
+	uri = xasprintf("%s/token", e->base_url);
+	cJSON_AddStringToObject(o, "token_uri", uri);
+	free(uri);
+	cJSON_AddStringToObject(o, "universe_domain", "googleapis.com");
+	rc |= write_json(e, "service-account.json", o);
+	rc |= write_json(e, "authorized-user.json", authorized_user(e, s));
+	rc |= write_json(e, "external-account.json", external_account(e, s, 0));
+	rc |= write_json(
+	    e, "external-account-impersonate.json", external_account(e, s, 1));
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "impersonated_service_account");
+	url =
+	    xasprintf("%s/v1/projects/-/serviceAccounts/%s:generateAccessToken",
+	        e->base_url, s->email);
+	cJSON_AddStringToObject(o, "service_account_impersonation_url", url);
+	free(url);
+	cJSON_AddItemToObject(o, "source_credentials", authorized_user(e, s));
+	cJSON_AddArrayToObject(o, "delegates");
+	rc |= write_json(e, "impersonated-service-account.json", o);
+
+	path = emu_state_path(e, "subject-token");
+	rc |= emu_write_file(
+	    path, s->subject_token, strlen(s->subject_token), 0600);
+	free(path);
+	/* A long-lived token for --access-token-file: reuse a live one. */
+	path = emu_state_path(e, "access-token");
+	{
+		char *cur = emu_read_file(path, NULL);
+		const struct auth_token *t =
+		    cur != NULL ? token_find(s, cur) : NULL;
+
+		if (t != NULL && t->exp_ms > emu_wall_ms() + 86400000LL)
+			tok = t->token;
+		xfree_secret(cur);
+	}
+	if (tok == NULL)
+		tok = token_issue(e, s->email, 10LL * 365 * 86400);
+	rc |= emu_write_file(path, tok, strlen(tok), 0600);
+	free(path);
+	(void)i;
+	return rc;
+}
 
 int
 auth_init(struct emu *e)
 {
-	(void)e;
+	struct auth_state *s = xcalloc(1, sizeof(*s));
+	char num[32];
+
+	e->auth = s;
+	s->dir = emu_state_path(e, "auth");
+	if (mkdir(s->dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "tpuctl-emulator: cannot create '%s': %s\n",
+		    s->dir, strerror(errno));
+		return -1;
+	}
+	emu_project_number(e->project, num, sizeof(num));
+	s->number = xstrdup(num);
+	s->email = xasprintf("emu-sa@%s.iam.gserviceaccount.com", e->project);
+	s->audience = xasprintf("//iam.googleapis.com/projects/%s/locations/"
+	                        "global/workloadIdentityPools/emu-pool/"
+	                        "providers/emu-provider",
+	    s->number);
+	if (secrets_load(e, s) != 0) {
+		fprintf(stderr,
+		    "tpuctl-emulator: cannot create the credentials under "
+		    "'%s'\n",
+		    s->dir);
+		return -1;
+	}
+	if ((s->pub_pem = pem_of(s->key, 0)) == NULL)
+		return -1;
+	tokens_load(s);
+	if (files_write(e, s) != 0) {
+		fprintf(stderr, "tpuctl-emulator: cannot write the credential "
+		                "files\n");
+		return -1;
+	}
 	return 0;
 }
 
 void
 auth_fini(struct emu *e)
 {
-	(void)e;
-}
+	struct auth_state *s = A(e);
+	size_t i;
 
-int
-auth_check(struct emu *e, struct emu_req *r)
-{
-	(void)e;
-	(void)r;
-	return 0;
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->ntokens; i++)
+		xfree_secret(s->tokens[i].token);
+	free(s->tokens);
+	for (i = 0; i < s->nprincipals; i++)
+		free(s->principals[i]);
+	free(s->principals);
+	EVP_PKEY_free(s->key);
+	free(s->pub_pem);
+	free(s->key_id);
+	free(s->email);
+	free(s->sa_client_id);
+	free(s->client_id);
+	xfree_secret(s->client_secret);
+	xfree_secret(s->refresh_token);
+	xfree_secret(s->subject_token);
+	free(s->audience);
+	free(s->number);
+	free(s->dir);
+	free(s);
+	e->auth = NULL;
 }
 
 void
 auth_env(struct emu *e, FILE *fp)
 {
-	(void)e;
-	(void)fp;
+	struct auth_state *s = A(e);
+	char *p;
+
+	if (s == NULL)
+		return;
+	p = emu_state_path(e, "access-token");
+	fprintf(fp, "export TPUCTL_EMULATOR_ACCESS_TOKEN_FILE='%s'\n", p);
+	free(p);
+	fprintf(fp, "export TPUCTL_EMULATOR_SA_EMAIL='%s'\n", s->email);
 }
+
+const struct emu_route auth_routes[] = {
+	{ "/token", 0, auth_token, NULL },
+	{ "/v1/token", 0, auth_sts, NULL },
+	{ "/v1/projects/-/serviceAccounts/", EMU_R_AUTH, auth_iam, NULL },
+	{ "/computeMetadata/", 0, auth_metadata, NULL },
+	{ NULL, 0, NULL, NULL },
+};

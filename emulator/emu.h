@@ -28,25 +28,25 @@ struct emu_req;
 
 /* A fault scripted through the control endpoint or "inject". */
 struct emu_fault {
-	char method[16];	/* "" matches any */
-	char path[512];		/* prefix match on the path; "" any */
-	char spec[128];		/* "return-503", "lro-pending-5", ... */
-	int remaining;		/* matches left; -1 forever */
+	char method[16]; /* "" matches any */
+	char path[512];  /* prefix match on the path; "" any */
+	char spec[128];  /* "return-503", "lro-pending-5", ... */
+	int remaining;   /* matches left; -1 forever */
 };
 
 struct emu_req {
-	const char *method;	/* "GET" */
-	const char *path;	/* percent-decoded by MHD, no query */
-	const char *raw_url;	/* as received, with the query */
+	const char *method;  /* "GET" */
+	const char *path;    /* percent-decoded by MHD, no query */
+	const char *raw_url; /* as received, with the query */
 	struct MHD_Connection *conn;
 	/* The body: in memory (NUL-terminated) unless the route had a sink. */
 	const char *body;
 	size_t body_len;
-	uint64_t body_sunk;	/* bytes written to the sink fd */
-	int sink_fd;		/* -1 when no sink */
-	void *sink_ctx;		/* the route's own state for this request */
+	uint64_t body_sunk; /* bytes written to the sink fd */
+	int sink_fd;        /* -1 when no sink */
+	void *sink_ctx;     /* the route's own state for this request */
 	/* Who called: set by the auth check (core calls auth.c). */
-	const char *principal;	/* service account email, or "" */
+	const char *principal; /* service account email, or "" */
 	/* The fault that matched this request, if any (core-owned copy). */
 	struct emu_fault *fault;
 	/* The response the handler builds (see emu_reply_*). */
@@ -56,11 +56,11 @@ struct emu_req {
 };
 
 enum emu_route_flags {
-	EMU_R_AUTH = (1 << 0),	/* requires a Bearer token we issued */
+	EMU_R_AUTH = (1 << 0), /* requires a Bearer token we issued */
 };
 
 struct emu_route {
-	const char *prefix;	/* path prefix: "/v2/", "/storage/v1/" */
+	const char *prefix; /* path prefix: "/v2/", "/storage/v1/" */
 	int flags;
 	/* Build the response with emu_reply_*(); return 0, or -1 to drop. */
 	int (*handle)(struct emu *, struct emu_req *);
@@ -76,9 +76,9 @@ struct emu_route {
 struct emu {
 	pthread_mutex_t lock;
 	char *state_dir;
-	char *base_url;		/* "http://127.0.0.1:PORT" (https with --tls) */
-	char *project;		/* default project */
-	char *zone;		/* default zone */
+	char *base_url; /* "http://127.0.0.1:PORT" (https with --tls) */
+	char *project;  /* default project */
+	char *zone;     /* default zone */
 	int tls;
 	/* Module state, owned by each module. */
 	void *auth;
@@ -88,9 +88,13 @@ struct emu {
 	/* Faults. */
 	struct emu_fault *faults;
 	size_t nfaults;
-	FILE *reqlog;		/* DIR/requests.jsonl */
-	char **opts;		/* "key=value" from --set; NULL-terminated */
+	FILE *reqlog; /* DIR/requests.jsonl */
+	char **opts;  /* "key=value" from --set; NULL-terminated */
 	volatile int stopping;
+	/* Added by the core: "127.0.0.1:PORT" of the plain-HTTP metadata
+	 * listener (the main port with --tls, which metadata clients can't
+	 * speak); NULL without --tls. */
+	char *metadata_host;
 };
 
 /* Request helpers (valid during handle/sink). */
@@ -101,8 +105,8 @@ cJSON *emu_body_json(struct emu *, struct emu_req *);
 
 /* Replies: each sets req->resp/status once.  json is consumed. */
 int emu_reply_json(struct emu_req *, int status, cJSON *json);
-int emu_reply_data(struct emu_req *, int status, const char *ctype,
-    const void *, size_t);
+int emu_reply_data(
+    struct emu_req *, int status, const char *ctype, const void *, size_t);
 /* Google error JSON {"error":{"code","message","status","errors":[...]}}. */
 int emu_reply_error(struct emu_req *, int status, const char *gstatus,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -149,7 +153,7 @@ int auth_init(struct emu *);
 int fleet_init(struct emu *);
 int tpu_init(struct emu *);
 int gcs_init(struct emu *);
-void tpu_tick(struct emu *);	/* every 100 ms, lock held: advance state */
+void tpu_tick(struct emu *); /* every 100 ms, lock held: advance state */
 void gcs_fini(struct emu *);
 void tpu_fini(struct emu *);
 void fleet_fini(struct emu *);
@@ -161,8 +165,86 @@ int auth_check(struct emu *, struct emu_req *);
 void auth_env(struct emu *, FILE *);
 void fleet_env(struct emu *, FILE *);
 
-extern const struct emu_route auth_routes[];	/* NULL-prefix terminated */
+extern const struct emu_route auth_routes[]; /* NULL-prefix terminated */
 extern const struct emu_route tpu_routes[];
 extern const struct emu_route gcs_routes[];
+
+/*
+ * Additions by the core (core*.c, auth.c).  Other modules may use them;
+ * nothing above this line changed.
+ */
+
+/* Parsed form of a fault spec (emu_fault_parse). */
+enum emu_fault_kind {
+	EMU_FK_MODULE,        /* not generic: left to the module */
+	EMU_FK_RETURN,        /* return-CODE: reply CODE, no handler */
+	EMU_FK_RETURN_AFTER,  /* return-CODE-after-NK: handler, then CODE */
+	EMU_FK_RETRY_AFTER,   /* retry-after-N: 429, Retry-After: N */
+	EMU_FK_RETRY_DATE,    /* retry-after-date[-N]: 429, HTTP-date */
+	EMU_FK_RETRY_GARBAGE, /* retry-after-garbage: 429, bad header */
+	EMU_FK_RESET,         /* reset-connection: handler, then RST */
+	EMU_FK_BROKEN,        /* broken-stream-after-NK */
+	EMU_FK_STALL,         /* stall-Ss-after-NK */
+	EMU_FK_CORRUPT,       /* corrupt-byte-OFF */
+};
+
+struct emu_fault_action {
+	enum emu_fault_kind kind;
+	int code;        /* HTTP status for return-* */
+	long long bytes; /* N KiB as bytes, or the corrupt offset */
+	long long secs;  /* stall or retry-after seconds */
+};
+
+/*
+ * Parse a fault spec.  Returns 0 (kind EMU_FK_MODULE for specs the core
+ * does not know, which must still be lowercase [a-z0-9-]), or -1 with a
+ * one-line reason in errbuf.
+ */
+int emu_fault_parse(
+    const char *spec, struct emu_fault_action *, char *errbuf, size_t errlen);
+/* Google's status string and reason for an HTTP code ("NOT_FOUND"). */
+const char *emu_http_gstatus(int code);
+const char *emu_http_reason(int code);
+
+/*
+ * The value of key in an application/x-www-form-urlencoded body, decoded;
+ * the caller frees.  NULL when absent.
+ */
+char *emu_form_get(const char *body, size_t len, const char *key);
+
+/*
+ * One request log line (JSON, no newline; the caller frees).  headers is
+ * an object of name -> value, redacted here; query is the raw query
+ * string or NULL; fault the matched spec or NULL.
+ */
+char *emu_log_line(int64_t ts_ms, const char *method, const char *path,
+    const char *query, int status, uint64_t req_bytes, uint64_t resp_bytes,
+    int64_t duration_ms, const char *fault, const cJSON *headers);
+
+/* Write the export lines of DIR/env (core's own, then auth's, fleet's). */
+void emu_env_write(struct emu *, FILE *);
+/* "host:port" of the server (for GCE_METADATA_HOST). */
+const char *emu_hostport(struct emu *);
+/* A stable 12-digit project number for a project id, into out (>= 13). */
+void emu_project_number(const char *project, char *out, size_t len);
+/* 1 when project is one of the allowed ones (default + auth.projects). */
+int emu_project_allowed(struct emu *, const char *project);
+/* Write len bytes to path atomically (temp + rename), with mode. */
+int emu_write_file(const char *path, const void *, size_t, int mode);
+/* Read a whole (small) file; NULL on error.  The caller frees. */
+char *emu_read_file(const char *path, size_t *len);
+
+/* The plain "GET /" metadata-server probe (auth.c). */
+int auth_root(struct emu *, struct emu_req *);
+/*
+ * Verify an RS256 JWT bearer assertion against the PEM public key.
+ * iss and aud are the expected issuer and audience (aud2 an alternative
+ * or NULL); now_s the current time.  Returns 0, or -1 (invalid_grant)
+ * or -2 (invalid_scope: no scope claim) with errbuf set to Google's
+ * error_description.  Exported for the unit tests and the fuzzer.
+ */
+int auth_jwt_verify(const char *jwt, const char *pubkey_pem, const char *kid,
+    const char *iss, const char *aud, const char *aud2, int64_t now_s,
+    char *errbuf, size_t errlen);
 
 #endif

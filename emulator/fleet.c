@@ -1,24 +1,2179 @@
-/* PLACEHOLDER: replaced by the emulator fleet helper. */
+/*
+ * The sshd worker fleet of tpuctl-emulator.  Every worker of every node is
+ * its own OpenSSH sshd process (one process per worker, because HostKey is
+ * per process) listening on its own loopback address and the emulator's
+ * single fleet port, with its own ed25519 host key, HOME, authorized_keys
+ * and identity (SetEnv TPU_WORKER_ID, TPU_WORKER_HOSTNAMES, ...).
+ *
+ * Layout under the state dir (kept across emulator restarts):
+ *   fleet/fleet.json        port and node table (key, id, subnet, workers)
+ *   fleet/nS/wI/            worker I of the node whose block starts at S:
+ *     hostkey, hostkey.pub  the key sshd serves
+ *     published.pub         the key fleet_node_workers() publishes (differs
+ *                           from hostkey.pub after fleet_worker_rekey)
+ *     authorized_keys       written by the "guest agent" (metadata ssh-keys)
+ *     sshd_config, sshd.pid, sshd.log, home/
+ *
+ * Addresses: the loopback space 127.1.0.0 - 127.255.255.255 is cut into
+ * /24 "subnets" s = 0..65279 (127.(1 + s / 256).(s % 256).0/24).  A node
+ * of n workers gets ceil(n / 254) consecutive subnets, first fit; worker w
+ * is 127.a.b.(1 + w % 254) in subnet (first + w / 254).
+ *
+ * Root versus an ordinary user: sshd can only authenticate the account it
+ * runs as unless it runs as root.  So the login user (TPUCTL_SSH_USER) is
+ * always the account the emulator runs as: root in CI, the current user
+ * otherwise.  As root sshd also needs /run/sshd (created here if missing);
+ * as another user it runs without privilege separation chroot, on the
+ * fleet's high port.  Either way the account's password field must not be
+ * locked ('!'); '*' is fine, since UsePAM is off.
+ *
+ * HOME: sshd sets HOME from SetEnv (after its own HOME=pw_dir) but starts
+ * the shell in the account's passwd home, so the worker's minimal .bashrc
+ * and .profile cd to $HOME (bash reads ~/.bashrc for commands run by
+ * sshd; with a non-bash login shell, commands start in the passwd home).
+ * sftp (and scp, which uses sftp) starts in the worker's HOME through
+ * "internal-sftp -d".  No AcceptEnv: the client's environment is not
+ * passed, as on a default sshd.
+ *
+ * Concurrency: the API functions run with emu->lock held (tpu.c) and take
+ * the fleet's own mutex; a monitor thread takes only the fleet mutex.  It
+ * generates host keys (ssh-keygen children), starts sshd processes, probes
+ * readiness with non-blocking connects, writes authorized_keys when the
+ * agent delay expires, reaps children and restarts sshds that died.  The
+ * emulator is made a child subreaper so that session processes orphaned by
+ * a dying sshd come back to it and are reaped here, not left as zombies.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "fleet.h"
+#include "log.h"
+#include "util.h"
+#include "xmalloc.h"
+
+#define FLEET_HOSTS_PER_SUBNET 254
+#define FLEET_MAX_SUBNETS (255 * 256)
+#define FLEET_MAX_WORKERS 4096
+#define FLEET_MAX_KEYGEN 8    /* ssh-keygen children at once */
+#define FLEET_MAX_STARTING 48 /* sshd spawned but not yet accepting */
+#define FLEET_TICK_MS 50
+#define FLEET_KILL_WAIT_MS 3000
+#define FLEET_ENV_CAP 65536 /* bytes of /proc/PID/environ looked at */
+#define FLEET_DEFAULT_SSHD "/usr/sbin/sshd"
+
+struct fleet_worker {
+	int idx;
+	char addr[64];
+	char *dir;
+	char *home;
+	pid_t pid;             /* sshd listener, 0 when none */
+	pid_t kpid;            /* ssh-keygen, 0 when none */
+	int setup;             /* dir, HOME and published key loaded */
+	int keyok;             /* hostkey exists */
+	int rekey;             /* a new host key is wanted */
+	int ready;             /* the port accepted a connection */
+	int down;              /* fault: kept stopped */
+	int probe_fd;          /* in-flight non-blocking connect, or -1 */
+	int fails;             /* consecutive unexpected exits */
+	int64_t not_before_ms; /* backoff before the next spawn */
+	int64_t ready_ms;
+	char pubkey[512]; /* published host key, "" until generated */
+};
+
+struct fleet_node {
+	struct fleet_node *next;
+	char *key; /* projects/P/locations/Z/nodes/N */
+	char *id;
+	char *name; /* N */
+	char *accel;
+	int nworkers;
+	int subnet;
+	int nsubnets;
+	int run; /* sshds wanted (created or started, not stopped) */
+	char *dir;
+	char *hostnames; /* comma-separated worker addresses */
+	char *mdhost;    /* GCE_METADATA_HOST for the workers, or NULL */
+	struct fleet_worker *w;
+	char *keys; /* authorized_keys to apply, NULL when none */
+	int64_t keys_due_ms;
+};
+
+struct fleet {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thr;
+	int thr_started;
+	int stop;
+	char *dir;
+	char *sshd;
+	int port;
+	char user[64];
+	char *pwdir; /* the login user's passwd home */
+	long long key_delay_ms;
+	pid_t self;
+	int subreaper;
+	struct fleet_node *nodes;
+	struct fleet_dying *dying;
+	size_t ndying;
+	size_t capdying;
+	char **trash; /* dirs of deleted nodes, removed by the monitor */
+	size_t ntrash;
+	unsigned trashseq;
+	pid_t sid; /* our session: children outside it are adopted */
+	int64_t orphan_scan_ms;
+};
+
+/*
+ * A process we signalled and wait for: reaped by the monitor, SIGKILLed
+ * at kill_at.  addr is the address its sshd listened on ("" for others):
+ * no new sshd is started there until it is gone.
+ */
+struct fleet_dying {
+	pid_t pid;
+	int64_t kill_at;
+	char addr[64];
+};
+
+/* A process table snapshot from /proc: pid and parent. */
+struct fleet_proc {
+	pid_t pid;
+	pid_t ppid;
+};
+
+static struct fleet *
+fleet_of(struct emu *e)
+{
+	return e->fleet;
+}
+
+static int64_t
+fleet_now(void)
+{
+	return tpu_now_ms();
+}
+
+static void fleet_seterr(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fleet_seterr(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf == NULL || len == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* mkdir that accepts an existing directory. */
+static int
+fleet_mkdir(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	return -1;
+}
+
+/*
+ * Replace path atomically (temp file, rename): readers (sshd) see the old
+ * or the new content, never a partial file.  No fsync: these files are
+ * cheap to regenerate, and 256 fsyncs would hold the fleet lock too long.
+ */
+static int
+fleet_write_file(const char *path, const char *data, size_t len, mode_t mode)
+{
+	char *tmp = NULL;
+	int fd = -1, rc = -1;
+	size_t off = 0;
+
+	tmp = xasprintf("%s.tmp", path);
+	fd = open(
+	    tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd == -1)
+		goto out;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto out;
+		off += (size_t)n;
+	}
+	if (fchmod(fd, mode) == -1)
+		goto out;
+	if (close(fd) == -1) {
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1)
+		goto out;
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	if (rc != 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* Read a small file into a NUL-terminated string; NULL on error. */
+static char *
+fleet_read_file(const char *path, size_t cap)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return NULL;
+	buf = xmalloc(cap + 1);
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			free(buf);
+			buf = NULL;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap)
+			break;
+	}
+	buf[len] = '\0';
+out:
+	close(fd);
+	return buf;
+}
+
+/* "ssh-ed25519 AAAA... comment\n" -> "ssh-ed25519 AAAA..." into out. */
+static int
+fleet_pubkey_fields(const char *line, char *out, size_t outlen)
+{
+	const char *sp1, *end;
+	size_t n;
+
+	sp1 = strchr(line, ' ');
+	if (sp1 == NULL)
+		return -1;
+	end = sp1 + 1;
+	while (*end != '\0' && *end != ' ' && *end != '\n' && *end != '\r')
+		end++;
+	n = (size_t)(end - line);
+	if (end == sp1 + 1 || n >= outlen)
+		return -1;
+	memcpy(out, line, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int
+fleet_load_pubkey(const char *path, char *out, size_t outlen)
+{
+	char *s;
+	int rc;
+
+	s = fleet_read_file(path, 4096);
+	if (s == NULL)
+		return -1;
+	rc = fleet_pubkey_fields(s, out, outlen);
+	free(s);
+	return rc;
+}
+
+static int
+fleet_rmtree_cb(
+    const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void
+fleet_rmtree(const char *path)
+{
+	nftw(path, fleet_rmtree_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Characters we allow in paths and values written into sshd_config. */
+static int
+fleet_config_safe(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= ' ' || c == '"' || c == '\'' || c == '\\' ||
+		    c == '#' || c == 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+/* --- addresses and persistence ------------------------------------ */
+
+static void
+fleet_worker_addr(int subnet, int w, char *out, size_t len)
+{
+	int s = subnet + w / FLEET_HOSTS_PER_SUBNET;
+
+	snprintf(out, len, "127.%d.%d.%d", 1 + s / 256, s % 256,
+	    1 + w % FLEET_HOSTS_PER_SUBNET);
+}
+
+static int
+fleet_nsubnets(int nworkers)
+{
+	return (nworkers + FLEET_HOSTS_PER_SUBNET - 1) / FLEET_HOSTS_PER_SUBNET;
+}
+
+/* First fit of k consecutive subnets; -1 when the space is full. */
+static int
+fleet_alloc_subnet(struct fleet *f, int k)
+{
+	int s = 0;
+
+	while (s + k <= FLEET_MAX_SUBNETS) {
+		struct fleet_node *n;
+		int moved = 0;
+
+		for (n = f->nodes; n != NULL; n = n->next) {
+			if (s < n->subnet + n->nsubnets && n->subnet < s + k) {
+				s = n->subnet + n->nsubnets;
+				moved = 1;
+			}
+		}
+		if (!moved)
+			return s;
+	}
+	return -1;
+}
+
+static void
+fleet_save(struct fleet *f)
+{
+	cJSON *root, *arr;
+	struct fleet_node *n;
+	char *text = NULL, *path = NULL;
+
+	root = cJSON_CreateObject();
+	cJSON_AddNumberToObject(root, "port", f->port);
+	arr = cJSON_AddArrayToObject(root, "nodes");
+	for (n = f->nodes; n != NULL; n = n->next) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "key", n->key);
+		cJSON_AddStringToObject(o, "id", n->id);
+		cJSON_AddStringToObject(o, "accel", n->accel);
+		cJSON_AddNumberToObject(o, "workers", n->nworkers);
+		cJSON_AddNumberToObject(o, "subnet", n->subnet);
+		cJSON_AddItemToArray(arr, o);
+	}
+	text = cJSON_Print(root);
+	path = xasprintf("%s/fleet.json", f->dir);
+	if (text == NULL ||
+	    fleet_write_file(path, text, strlen(text), 0600) == -1)
+		log_warn("fleet: cannot write '%s': %s", path, strerror(errno));
+	cJSON_free(text);
+	cJSON_Delete(root);
+	free(path);
+}
+
+static const char *
+fleet_short_name(const char *key)
+{
+	const char *p = strrchr(key, '/');
+
+	return p != NULL ? p + 1 : key;
+}
+
+/* Allocate the in-memory node (not linked, nothing on disk). */
+static struct fleet_node *
+fleet_node_new(struct fleet *f, const char *key, const char *id,
+    const char *accel, int nworkers, int subnet)
+{
+	struct fleet_node *n;
+	size_t hlen;
+	int i;
+
+	n = xcalloc(1, sizeof(*n));
+	n->key = xstrdup(key);
+	n->id = xstrdup(id);
+	n->name = xstrdup(fleet_short_name(key));
+	n->accel = xstrdup(accel);
+	n->nworkers = nworkers;
+	n->subnet = subnet;
+	n->nsubnets = fleet_nsubnets(nworkers);
+	n->dir = xasprintf("%s/n%d", f->dir, subnet);
+	n->w = xcalloc((size_t)nworkers, sizeof(*n->w));
+	hlen = (size_t)nworkers * 16 + 1;
+	n->hostnames = xmalloc(hlen);
+	n->hostnames[0] = '\0';
+	for (i = 0; i < nworkers; i++) {
+		struct fleet_worker *w = &n->w[i];
+		size_t used = strlen(n->hostnames);
+
+		w->idx = i;
+		w->probe_fd = -1;
+		fleet_worker_addr(subnet, i, w->addr, sizeof(w->addr));
+		w->dir = xasprintf("%s/w%d", n->dir, i);
+		w->home = xasprintf("%s/home", w->dir);
+		snprintf(n->hostnames + used, hlen - used, "%s%s",
+		    i > 0 ? "," : "", w->addr);
+	}
+	return n;
+}
+
+static void
+fleet_node_free(struct fleet_node *n)
+{
+	int i;
+
+	if (n == NULL)
+		return;
+	for (i = 0; i < n->nworkers; i++) {
+		if (n->w[i].probe_fd != -1)
+			close(n->w[i].probe_fd);
+		free(n->w[i].dir);
+		free(n->w[i].home);
+	}
+	free(n->w);
+	free(n->key);
+	free(n->id);
+	free(n->name);
+	free(n->accel);
+	free(n->dir);
+	free(n->hostnames);
+	free(n->mdhost);
+	free(n->keys);
+	free(n);
+}
+
+static struct fleet_node *
+fleet_find(struct fleet *f, const char *key)
+{
+	struct fleet_node *n;
+
+	for (n = f->nodes; n != NULL; n = n->next)
+		if (strcmp(n->key, key) == 0)
+			return n;
+	return NULL;
+}
+
+static void
+fleet_unlink_node(struct fleet *f, struct fleet_node *n)
+{
+	struct fleet_node **pp;
+
+	for (pp = &f->nodes; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			return;
+		}
+	}
+}
+
+/* --- processes ------------------------------------------------------ */
+
+/*
+ * Start argv[0] (an absolute path, or a name looked up in PATH) in its own
+ * process group with stdin on /dev/null and stdout/stderr appended to
+ * outpath.  Only async-signal-safe calls between fork and exec.  The child
+ * gets SIGTERM if the spawning (monitor) thread goes away.  Returns the pid
+ * or -1.
+ */
+static pid_t
+fleet_spawn(char *const argv[], const char *outpath)
+{
+	sigset_t all, old;
+	pid_t parent = getpid(), pid;
+	int nullfd, outfd;
+
+	nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nullfd == -1)
+		return -1;
+	outfd = open(outpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (outfd == -1) {
+		close(nullfd);
+		return -1;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		struct sigaction sa;
+		sigset_t none;
+		int sig;
+
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		for (sig = 1; sig < NSIG; sig++)
+			sigaction(sig, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (dup2(nullfd, 0) == -1 || dup2(outfd, 1) == -1 ||
+		    dup2(outfd, 2) == -1)
+			_exit(127);
+		closefrom(3);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid > 0)
+		setpgid(pid, pid);
+	close(nullfd);
+	close(outfd);
+	return pid;
+}
+
+/* Snapshot pid/ppid of every process; the caller frees *out. */
+static size_t
+fleet_proc_scan(struct fleet_proc **out)
+{
+	struct fleet_proc *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	*out = NULL;
+	d = opendir("/proc");
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[64], buf[512];
+		const char *rp;
+		ssize_t len;
+		long ppid;
+		int fd;
+
+		long pid;
+		char *endp;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = strtol(de->d_name, &endp, 10);
+		if (*endp != '\0')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		rp = strrchr(buf, ')');
+		if (rp == NULL || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			v = xreallocarray(v, cap, sizeof(*v));
+		}
+		v[n].pid = (pid_t)pid;
+		v[n].ppid = (pid_t)ppid;
+		n++;
+	}
+	closedir(d);
+	*out = v;
+	return n;
+}
+
+/* SIGKILL every descendant of root (not root itself). */
+static void
+fleet_kill_descendants(const struct fleet_proc *p, size_t np, pid_t root)
+{
+	pid_t *queue;
+	size_t head = 0, tail = 0, i;
+
+	queue = xreallocarray(NULL, np + 1, sizeof(*queue));
+	queue[tail++] = root;
+	while (head < tail) {
+		pid_t cur = queue[head++];
+
+		for (i = 0; i < np; i++) {
+			if (p[i].ppid == cur && tail < np + 1) {
+				queue[tail++] = p[i].pid;
+				kill(p[i].pid, SIGKILL);
+			}
+		}
+	}
+	free(queue);
+}
+
+/*
+ * The HOME in /proc/pid/environ, pointing into buf (cap bytes, reused by
+ * the caller across calls), or NULL.
+ */
+static const char *
+fleet_proc_home(pid_t pid, char *buf, size_t cap)
+{
+	const char *p, *home = NULL;
+	char path[64];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return NULL;
+	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	for (p = buf; p < buf + len; p += strlen(p) + 1)
+		if (strncmp(p, "HOME=", 5) == 0)
+			home = p + 5;
+	return home;
+}
+
+static int fleet_is_known(struct fleet *, pid_t);
+
+/* Handle the exit of a fleet child; 1 if pid was ours. */
+static int fleet_child_exited(struct fleet *, pid_t, int status);
+
+/* Reap pid if it exited; 1 when it did (and was dispatched). */
+static int
+fleet_reap_pid(struct fleet *f, pid_t pid)
+{
+	int status;
+
+	if (pid <= 0 || waitpid(pid, &status, WNOHANG) != pid)
+		return 0;
+	fleet_child_exited(f, pid, status);
+	return 1;
+}
+
+/*
+ * Reap zombie children that are not ours by pid but were adopted as
+ * subreaper: processes of worker sessions (another session id than the
+ * emulator's).  Children other modules fork stay in our session and are
+ * left to them.  At most every 250 ms: it scans /proc.
+ */
+static void
+fleet_reap_orphans(struct fleet *f)
+{
+	struct dirent *de;
+	int64_t now = fleet_now();
+	DIR *d;
+
+	if (now < f->orphan_scan_ms)
+		return;
+	f->orphan_scan_ms = now + 250;
+	d = opendir("/proc");
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[64], buf[512], state;
+		const char *rp;
+		long pid, ppid, pgrp, sid;
+		char *endp;
+		ssize_t len;
+		int fd, status;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = strtol(de->d_name, &endp, 10);
+		if (*endp != '\0')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		rp = strrchr(buf, ')');
+		if (rp == NULL || sscanf(rp + 1, " %c %ld %ld %ld", &state,
+		                      &ppid, &pgrp, &sid) != 4)
+			continue;
+		if (state == 'Z' && ppid == (long)f->self && sid != f->sid)
+			waitpid((pid_t)pid, &status, WNOHANG);
+	}
+	closedir(d);
+}
+
+/*
+ * Reap exited children without blocking: the fleet's own by pid
+ * (dispatched to their worker), then adopted session orphans.  Never
+ * waitpid(-1): children of other modules are theirs to reap.
+ */
+static void
+fleet_reap(struct fleet *f)
+{
+	struct fleet_node *n;
+	siginfo_t si;
+	size_t j;
+	int i;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+	    si.si_pid == 0)
+		return; /* no zombie child at all: the common case */
+	for (n = f->nodes; n != NULL; n = n->next) {
+		for (i = 0; i < n->nworkers; i++) {
+			fleet_reap_pid(f, n->w[i].pid);
+			fleet_reap_pid(f, n->w[i].kpid);
+		}
+	}
+	for (j = 0; j < f->ndying;)
+		if (!fleet_reap_pid(f, f->dying[j].pid))
+			j++;
+	fleet_reap_orphans(f);
+}
+
+static void
+fleet_add_dying(struct fleet *f, pid_t pid, const char *addr)
+{
+	struct fleet_dying *d;
+
+	if (f->ndying == f->capdying) {
+		f->capdying = f->capdying ? f->capdying * 2 : 64;
+		f->dying = xreallocarray(f->dying, f->capdying, sizeof(*d));
+	}
+	d = &f->dying[f->ndying++];
+	d->pid = pid;
+	d->kill_at = fleet_now() + FLEET_KILL_WAIT_MS;
+	snprintf(d->addr, sizeof(d->addr), "%s", addr);
+}
+
+static int
+fleet_is_dying(struct fleet *f, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < f->ndying; i++)
+		if (f->dying[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+/* Is an old sshd still holding addr? */
+static int
+fleet_addr_busy(struct fleet *f, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < f->ndying; i++)
+		if (strcmp(f->dying[i].addr, addr) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * SIGKILL dying processes past their deadline; forget those that are
+ * gone without us reaping them (SIGCHLD ignored by someone).
+ */
+static void
+fleet_kill_overdue(struct fleet *f, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < f->ndying; i++) {
+		struct fleet_dying *d = &f->dying[i];
+
+		if (kill(d->pid, 0) == -1 && errno == ESRCH) {
+			f->dying[i--] = f->dying[--f->ndying];
+			continue;
+		}
+		if (now < d->kill_at)
+			continue;
+		if (d->addr[0] != '\0')
+			log_warn("fleet: sshd %ld (%s) still running 3 s "
+			         "after SIGTERM; sending SIGKILL",
+			    (long)d->pid, d->addr);
+		kill(-d->pid, SIGKILL);
+		kill(d->pid, SIGKILL);
+		d->kill_at = INT64_MAX;
+	}
+}
+
+/*
+ * Wait until the dying pid (or, with pid 0, every dying process) is
+ * reaped, SIGKILLing at the deadlines.  Used only where the caller must
+ * see the process gone: worker-down, fini.
+ */
+static void
+fleet_wait_dying(struct fleet *f, pid_t pid)
+{
+	for (;;) {
+		fleet_reap(f);
+		if (pid != 0 ? !fleet_is_dying(f, pid) : f->ndying == 0)
+			return;
+		fleet_kill_overdue(f, fleet_now());
+		tpu_sleep_ms(1);
+	}
+}
+
+/*
+ * Stop the processes of the given workers of n (all when worker < 0):
+ * descendants (sessions) get SIGKILL, the listener SIGTERM (SIGKILL after
+ * FLEET_KILL_WAIT_MS), running ssh-keygens SIGKILL.  Processes that
+ * escaped into the subreaper (daemonised by a session) are found by their
+ * HOME and killed as well.  Does not wait: the monitor reaps them, and
+ * starts no new sshd on an address until its old one is gone.
+ */
+static void
+fleet_kill_workers(struct fleet *f, struct fleet_node *n, int worker)
+{
+	struct fleet_proc *procs = NULL;
+	size_t np, i, plen;
+	char *prefix, *envbuf;
+	int lo, hi, k;
+
+	lo = worker < 0 ? 0 : worker;
+	hi = worker < 0 ? n->nworkers : worker + 1;
+	np = fleet_proc_scan(&procs);
+	/*
+	 * Processes that left their session (daemonised: re-parented to us,
+	 * or in transit) are found by the HOME the worker's sshd gave them.
+	 */
+	prefix = xasprintf("%s/w", n->dir);
+	plen = strlen(prefix);
+	envbuf = xmalloc(FLEET_ENV_CAP);
+	for (i = 0; i < np; i++) {
+		const char *errstr, *home, *slash;
+		char num[16];
+		long long k2;
+
+		/* Skip ourselves, our sshds and kernel threads. */
+		if (procs[i].pid == f->self || procs[i].pid == 2 ||
+		    procs[i].ppid == 2 || fleet_is_known(f, procs[i].pid))
+			continue;
+		home = fleet_proc_home(procs[i].pid, envbuf, FLEET_ENV_CAP);
+		if (home == NULL || strncmp(home, prefix, plen) != 0 ||
+		    (slash = strchr(home + plen, '/')) == NULL ||
+		    (size_t)(slash - home - plen) >= sizeof(num))
+			continue;
+		memcpy(num, home + plen, (size_t)(slash - home - plen));
+		num[slash - home - plen] = '\0';
+		k2 = tpu_strtonum(num, lo, hi - 1, &errstr);
+		if (errstr == NULL && strcmp(home, n->w[k2].home) == 0) {
+			fleet_kill_descendants(procs, np, procs[i].pid);
+			kill(procs[i].pid, SIGKILL);
+			if (procs[i].ppid == f->self)
+				fleet_add_dying(f, procs[i].pid, "");
+		}
+	}
+	free(envbuf);
+	free(prefix);
+	for (k = lo; k < hi; k++) {
+		struct fleet_worker *w = &n->w[k];
+
+		if (w->pid > 0) {
+			fleet_kill_descendants(procs, np, w->pid);
+			kill(w->pid, SIGTERM);
+		}
+		if (w->kpid > 0)
+			kill(w->kpid, SIGKILL);
+	}
+	free(procs);
+	for (k = lo; k < hi; k++) {
+		struct fleet_worker *w = &n->w[k];
+
+		if (w->kpid > 0)
+			fleet_add_dying(f, w->kpid, "");
+		if (w->pid > 0)
+			fleet_add_dying(f, w->pid, w->addr);
+		w->pid = 0;
+		w->kpid = 0;
+		w->ready = 0;
+		if (w->probe_fd != -1) {
+			close(w->probe_fd);
+			w->probe_fd = -1;
+		}
+	}
+	fleet_reap(f);
+}
+
+/* Move a deleted node's dir aside; the monitor removes it. */
+static void
+fleet_trash_dir(struct fleet *f, const char *dir)
+{
+	char *to;
+
+	to = xasprintf("%s/trash.%ld.%u", f->dir, (long)f->self, f->trashseq++);
+	if (rename(dir, to) == -1) {
+		free(to);
+		if (errno != ENOENT)
+			fleet_rmtree(dir);
+		return;
+	}
+	f->trash = xreallocarray(f->trash, f->ntrash + 1, sizeof(*f->trash));
+	f->trash[f->ntrash++] = to;
+}
+
+/* --- keys ------------------------------------------------------------- */
+
+static int
+fleet_b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Decode base64 (with optional '=' padding); -1 when malformed. */
+static long
+fleet_b64decode(const char *s, size_t len, unsigned char *out, size_t cap)
+{
+	unsigned int acc = 0;
+	size_t i, o = 0, pad = 0;
+	int bits = 0;
+
+	if (len == 0 || len % 4 != 0)
+		return -1;
+	for (i = 0; i < len; i++) {
+		int v;
+
+		if (s[i] == '=') {
+			pad++;
+			continue;
+		}
+		if (pad > 0)
+			return -1;
+		v = fleet_b64val((unsigned char)s[i]);
+		if (v < 0)
+			return -1;
+		acc = (acc << 6) | (unsigned int)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == cap)
+				return -1;
+			out[o++] = (unsigned char)(acc >> bits);
+			acc &= (1u << bits) - 1;
+		}
+	}
+	if (pad > 2)
+		return -1;
+	return (long)o;
+}
+
+static const char *const fleet_key_types[] = {
+	"ssh-ed25519",
+	"ecdsa-sha2-nistp256",
+	"ecdsa-sha2-nistp384",
+	"ecdsa-sha2-nistp521",
+	"ssh-rsa",
+	"sk-ssh-ed25519@openssh.com",
+	"sk-ecdsa-sha2-nistp256@openssh.com",
+};
+
+/*
+ * Check one "user:type base64 [comment]" entry.  On success writes the
+ * authorized_keys line ("type base64 comment") to out and returns 1;
+ * returns 0 for entries to skip (malformed, control characters, another
+ * user).
+ */
+static int
+fleet_parse_key_entry(
+    const char *entry, size_t len, const char *user, char *out, size_t outlen)
+{
+	unsigned char blob[4096];
+	const char *colon, *type, *b64, *sp, *end = entry + len;
+	size_t ulen, tlen, blen, i;
+	long dlen;
+	int known = 0;
+	uint32_t slen;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)entry[i];
+
+		if (c < ' ' || c == 0x7f)
+			return 0; /* CR, LF, NUL, other controls */
+	}
+	colon = memchr(entry, ':', len);
+	if (colon == NULL)
+		return 0;
+	ulen = (size_t)(colon - entry);
+	if (ulen != strlen(user) || memcmp(entry, user, ulen) != 0)
+		return 0;
+	type = colon + 1;
+	sp = memchr(type, ' ', (size_t)(end - type));
+	if (sp == NULL)
+		return 0;
+	tlen = (size_t)(sp - type);
+	for (i = 0; i < nitems(fleet_key_types); i++)
+		if (strlen(fleet_key_types[i]) == tlen &&
+		    memcmp(fleet_key_types[i], type, tlen) == 0)
+			known = 1;
+	if (!known)
+		return 0;
+	b64 = sp + 1;
+	sp = memchr(b64, ' ', (size_t)(end - b64));
+	blen = sp != NULL ? (size_t)(sp - b64) : (size_t)(end - b64);
+	dlen = fleet_b64decode(b64, blen, blob, sizeof(blob));
+	if (dlen < 4)
+		return 0;
+	slen = (uint32_t)blob[0] << 24 | (uint32_t)blob[1] << 16 |
+	       (uint32_t)blob[2] << 8 | blob[3];
+	if (slen != tlen || (long)(4 + slen) > dlen ||
+	    memcmp(blob + 4, type, tlen) != 0)
+		return 0;
+	if ((size_t)snprintf(out, outlen, "%.*s%s%.*s\n",
+	        (int)(tlen + 1 + blen), type, sp != NULL ? " " : "",
+	        sp != NULL ? (int)(end - sp - 1) : 0,
+	        sp != NULL ? sp + 1 : "") >= outlen)
+		return 0;
+	return 1;
+}
+
+/* authorized_keys text for user from the metadata ssh-keys / sshKeys. */
+static char *
+fleet_keys_text(const cJSON *md, const char *user)
+{
+	static const char *const fields[] = { "ssh-keys", "sshKeys" };
+	char *text;
+	size_t len = 0, cap = 1;
+	size_t fi;
+
+	text = xmalloc(cap);
+	text[0] = '\0';
+	for (fi = 0; fi < nitems(fields); fi++) {
+		const cJSON *v;
+		const char *s, *nl;
+
+		v = cJSON_GetObjectItemCaseSensitive(md, fields[fi]);
+		if (!cJSON_IsString(v) || v->valuestring == NULL)
+			continue;
+		for (s = v->valuestring; *s != '\0'; s = nl + 1) {
+			char line[8192];
+			size_t l;
+
+			nl = strchr(s, '\n');
+			if (nl == NULL)
+				nl = s + strlen(s);
+			if (fleet_parse_key_entry(s, (size_t)(nl - s), user,
+			        line, sizeof(line))) {
+				l = strlen(line);
+				text = xrealloc(text, cap + l);
+				cap += l;
+				memcpy(text + len, line, l + 1);
+				len += l;
+			}
+			if (*nl == '\0')
+				break;
+		}
+	}
+	return text;
+}
+
+static void
+fleet_schedule_keys(struct fleet *f, struct fleet_node *n, const cJSON *md)
+{
+	free(n->keys);
+	n->keys = fleet_keys_text(md, f->user);
+	n->keys_due_ms = fleet_now() + f->key_delay_ms;
+}
+
+/* --- workers ------------------------------------------------------ */
+
+static const char fleet_bashrc[] =
+    "# tpuctl-emulator worker: a minimal shell setup (no pyenv, nothing\n"
+    "# slow), starting in the worker's own HOME as on a TPU VM (sshd\n"
+    "# itself starts in the account's passwd home).\n"
+    "if [ -z \"${TPU_EMULATOR_CD:-}\" ]; then\n"
+    "\texport TPU_EMULATOR_CD=1\n"
+    "\tcd \"$HOME\" 2>/dev/null || true\n"
+    "fi\n";
+
+static const char fleet_profile[] =
+    "# tpuctl-emulator worker login profile.\n"
+    "if [ -n \"${BASH_VERSION:-}\" ] && [ -f \"$HOME/.bashrc\" ]; then\n"
+    "\t. \"$HOME/.bashrc\"\n"
+    "elif [ -z \"${TPU_EMULATOR_CD:-}\" ]; then\n"
+    "\texport TPU_EMULATOR_CD=1\n"
+    "\tcd \"$HOME\" 2>/dev/null || true\n"
+    "fi\n";
+
+/* Directories, HOME dotfiles, published key: idempotent. */
+static int
+fleet_worker_setup(
+    struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
+{
+	char *p = NULL;
+	struct stat st;
+	int rc = -1;
+
+	(void)f;
+	if (fleet_mkdir(n->dir, 0700) == -1 ||
+	    fleet_mkdir(w->dir, 0700) == -1 || fleet_mkdir(w->home, 0755) == -1)
+		goto out;
+	p = xasprintf("%s/.bashrc", w->home);
+	if (stat(p, &st) == -1 &&
+	    fleet_write_file(p, fleet_bashrc, strlen(fleet_bashrc), 0644) == -1)
+		goto out;
+	free(p);
+	p = xasprintf("%s/.profile", w->home);
+	if (stat(p, &st) == -1 && fleet_write_file(p, fleet_profile,
+	                              strlen(fleet_profile), 0644) == -1)
+		goto out;
+	free(p);
+	p = xasprintf("%s/hostkey", w->dir);
+	w->keyok = stat(p, &st) == 0;
+	free(p);
+	p = xasprintf("%s/published.pub", w->dir);
+	if (fleet_load_pubkey(p, w->pubkey, sizeof(w->pubkey)) == -1)
+		w->pubkey[0] = '\0';
+	if (w->keyok && w->pubkey[0] == '\0') {
+		/* Published key lost: publish the served one again. */
+		free(p);
+		p = xasprintf("%s/hostkey.pub", w->dir);
+		if (fleet_load_pubkey(p, w->pubkey, sizeof(w->pubkey)) == -1)
+			w->keyok = 0;
+	}
+	w->setup = 1;
+	rc = 0;
+out:
+	if (rc != 0)
+		log_warn(
+		    "fleet: cannot set up '%s': %s", w->dir, strerror(errno));
+	free(p);
+	return rc;
+}
+
+static void
+fleet_write_keys(struct fleet *f, struct fleet_node *n)
+{
+	int i;
+
+	for (i = 0; i < n->nworkers; i++) {
+		struct fleet_worker *w = &n->w[i];
+		char *p;
+
+		if (!w->setup && fleet_worker_setup(f, n, w) == -1)
+			continue;
+		p = xasprintf("%s/authorized_keys", w->dir);
+		if (fleet_write_file(p, n->keys, strlen(n->keys), 0600) == -1)
+			log_warn(
+			    "fleet: cannot write '%s': %s", p, strerror(errno));
+		free(p);
+	}
+	free(n->keys);
+	n->keys = NULL;
+}
+
+static pid_t
+fleet_start_keygen(struct fleet_node *n, struct fleet_worker *w)
+{
+	char *path, *pub, *log;
+	pid_t pid;
+
+	path = xasprintf("%s/hostkey.new", w->dir);
+	pub = xasprintf("%s/hostkey.new.pub", w->dir);
+	log = xasprintf("%s/sshd.log", w->dir);
+	unlink(path);
+	unlink(pub);
+	{
+		char *argv[] = { (char *)"ssh-keygen", (char *)"-q",
+			(char *)"-t", (char *)"ed25519", (char *)"-N",
+			(char *)"", (char *)"-C", (char *)"", (char *)"-f",
+			path, NULL };
+
+		pid = fleet_spawn(argv, log);
+	}
+	if (pid == -1)
+		log_warn("fleet: cannot run ssh-keygen for %s worker %d: %s",
+		    n->name, w->idx, strerror(errno));
+	free(path);
+	free(pub);
+	free(log);
+	return pid;
+}
+
+/* ssh-keygen finished well: install the new key (publish it unless rekey). */
+static void
+fleet_keygen_done(struct fleet_node *n, struct fleet_worker *w)
+{
+	char *nk, *npub, *k, *pub, *publ = NULL;
+	char key[512];
+
+	nk = xasprintf("%s/hostkey.new", w->dir);
+	npub = xasprintf("%s/hostkey.new.pub", w->dir);
+	k = xasprintf("%s/hostkey", w->dir);
+	pub = xasprintf("%s/hostkey.pub", w->dir);
+	if (fleet_load_pubkey(npub, key, sizeof(key)) == -1 ||
+	    rename(nk, k) == -1 || rename(npub, pub) == -1) {
+		log_warn("fleet: cannot install the host key of %s worker %d",
+		    n->name, w->idx);
+		w->fails++;
+		w->not_before_ms = fleet_now() + 1000;
+		goto out;
+	}
+	w->keyok = 1;
+	if (!w->rekey || w->pubkey[0] == '\0') {
+		size_t l = strlen(key);
+
+		publ = xasprintf("%s/published.pub", w->dir);
+		key[l] = '\n';
+		if (fleet_write_file(publ, key, l + 1, 0644) == -1)
+			log_warn("fleet: cannot write '%s'", publ);
+		key[l] = '\0';
+		snprintf(w->pubkey, sizeof(w->pubkey), "%s", key);
+	}
+	w->rekey = 0;
+out:
+	free(nk);
+	free(npub);
+	free(k);
+	free(pub);
+	free(publ);
+}
+
+static int
+fleet_write_config(
+    struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
+{
+	char *cfg = NULL, *path = NULL, *md = NULL;
+	int rc;
+
+	if (n->mdhost != NULL)
+		md = xasprintf(" \"GCE_METADATA_HOST=%s\"", n->mdhost);
+	cfg = xasprintf("# Generated by tpuctl-emulator: %s worker %d.\n"
+	                "ListenAddress %s:%d\n"
+	                "HostKey %s/hostkey\n"
+	                "PidFile %s/sshd.pid\n"
+	                "AuthorizedKeysFile %s/authorized_keys\n"
+	                "PasswordAuthentication no\n"
+	                "KbdInteractiveAuthentication no\n"
+	                "PubkeyAuthentication yes\n"
+	                "PermitRootLogin prohibit-password\n"
+	                "UsePAM no\n"
+	                "StrictModes no\n"
+	                "MaxStartups 1024:30:2048\n"
+	                "MaxSessions 64\n"
+	                "LogLevel VERBOSE\n"
+	                "AllowTcpForwarding yes\n"
+	                "X11Forwarding no\n"
+	                "PrintMotd no\n"
+	                "PrintLastLog no\n"
+	                "UseDNS no\n"
+	                "Subsystem sftp internal-sftp -d %s\n"
+	                "SetEnv \"TPU_WORKER_ID=%d\" "
+	                "\"TPU_WORKER_HOSTNAMES=%s\" "
+	                "\"TPU_ACCELERATOR_TYPE=%s\" \"TPU_NAME=%s\" "
+	                "\"HOME=%s\"%s\n",
+	    n->key, w->idx, w->addr, f->port, w->dir, w->dir, w->dir, w->home,
+	    w->idx, n->hostnames, n->accel, n->name, w->home,
+	    md != NULL ? md : "");
+	path = xasprintf("%s/sshd_config", w->dir);
+	rc = fleet_write_file(path, cfg, strlen(cfg), 0600);
+	if (rc == -1)
+		log_warn("fleet: cannot write '%s': %s", path, strerror(errno));
+	free(cfg);
+	free(path);
+	free(md);
+	return rc;
+}
+
+static pid_t
+fleet_start_sshd(struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
+{
+	char *cfg, *log, *pidf;
+	pid_t pid = -1;
+
+	cfg = xasprintf("%s/sshd_config", w->dir);
+	log = xasprintf("%s/sshd.log", w->dir);
+	pidf = xasprintf("%s/sshd.pid", w->dir);
+	if (fleet_write_config(f, n, w) == -1)
+		goto out;
+	unlink(pidf);
+	{
+		char *argv[] = { f->sshd, (char *)"-D", (char *)"-r",
+			(char *)"-f", cfg, (char *)"-E", log, NULL };
+
+		pid = fleet_spawn(argv, log);
+	}
+	if (pid == -1)
+		log_warn("fleet: cannot start sshd for %s worker %d: %s",
+		    n->name, w->idx, strerror(errno));
+out:
+	free(cfg);
+	free(log);
+	free(pidf);
+	return pid;
+}
+
+/* Non-blocking readiness probe: 1 once the port accepted a connection. */
+static int
+fleet_probe(struct fleet *f, struct fleet_worker *w)
+{
+	struct sockaddr_in sin;
+	int err = 0;
+	socklen_t elen = sizeof(err);
+
+	if (w->probe_fd == -1) {
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons((uint16_t)f->port);
+		if (inet_pton(AF_INET, w->addr, &sin.sin_addr) != 1)
+			return 0;
+		w->probe_fd = socket(
+		    AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (w->probe_fd == -1)
+			return 0;
+		if (connect(
+		        w->probe_fd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+			goto connected;
+		if (errno != EINPROGRESS)
+			goto failed;
+		return 0;
+	}
+	{
+		struct pollfd pfd = { w->probe_fd, POLLOUT, 0 };
+
+		if (poll(&pfd, 1, 0) <= 0)
+			return 0;
+	}
+	if (getsockopt(w->probe_fd, SOL_SOCKET, SO_ERROR, &err, &elen) == -1 ||
+	    err != 0)
+		goto failed;
+connected:
+	close(w->probe_fd);
+	w->probe_fd = -1;
+	return 1;
+failed:
+	close(w->probe_fd);
+	w->probe_fd = -1;
+	return 0;
+}
+
+static int
+fleet_is_known(struct fleet *f, pid_t pid)
+{
+	struct fleet_node *n;
+	int i;
+
+	for (n = f->nodes; n != NULL; n = n->next)
+		for (i = 0; i < n->nworkers; i++)
+			if (n->w[i].pid == pid || n->w[i].kpid == pid)
+				return 1;
+	return 0;
+}
+
+static int
+fleet_child_exited(struct fleet *f, pid_t pid, int status)
+{
+	struct fleet_node *n;
+	int i;
+
+	for (n = f->nodes; n != NULL; n = n->next) {
+		for (i = 0; i < n->nworkers; i++) {
+			struct fleet_worker *w = &n->w[i];
+
+			if (w->kpid == pid) {
+				w->kpid = 0;
+				if (WIFEXITED(status) &&
+				    WEXITSTATUS(status) == 0) {
+					fleet_keygen_done(n, w);
+				} else if (!f->stop) {
+					w->fails++;
+					w->not_before_ms = fleet_now() + 1000;
+					log_warn("fleet: ssh-keygen failed for "
+					         "%s worker %d",
+					    n->name, i);
+				}
+				return 1;
+			}
+			if (w->pid == pid) {
+				int64_t now = fleet_now();
+
+				w->pid = 0;
+				if (w->probe_fd != -1) {
+					close(w->probe_fd);
+					w->probe_fd = -1;
+				}
+				if (w->ready && now - w->ready_ms > 10000)
+					w->fails = 0;
+				w->ready = 0;
+				w->fails++;
+				w->not_before_ms =
+				    now +
+				    (w->fails > 5 ? 5000 : 100 << w->fails);
+				if (n->run && !w->down && !f->stop &&
+				    (w->fails & (w->fails - 1)) == 0)
+					log_warn("fleet: sshd of %s worker %d "
+					         "(%s) exited (status %d); "
+					         "restarting, see %s/sshd.log",
+					    n->name, i, w->addr, status,
+					    w->dir);
+				return 1;
+			}
+		}
+	}
+	for (size_t j = 0; j < f->ndying; j++) {
+		if (f->dying[j].pid == pid) {
+			f->dying[j] = f->dying[--f->ndying];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One monitor pass over every worker; returns 1 while work is pending. */
+static int
+fleet_tick(struct fleet *f)
+{
+	struct fleet_node *n;
+	int nkeygen = 0, nstarting = 0, budget = 64, busy = 0;
+	int64_t now = fleet_now();
+
+	fleet_reap(f);
+	fleet_kill_overdue(f, now);
+	if (f->ndying > 0)
+		busy = 1;
+	for (n = f->nodes; n != NULL; n = n->next) {
+		int i;
+
+		for (i = 0; i < n->nworkers; i++) {
+			if (n->w[i].kpid > 0)
+				nkeygen++;
+			if (n->w[i].pid > 0 && !n->w[i].ready)
+				nstarting++;
+		}
+	}
+	for (n = f->nodes; n != NULL; n = n->next) {
+		int i;
+
+		if (n->keys != NULL) {
+			busy = 1;
+			if (now >= n->keys_due_ms)
+				fleet_write_keys(f, n);
+		}
+		if (!n->run)
+			continue;
+		for (i = 0; i < n->nworkers; i++) {
+			struct fleet_worker *w = &n->w[i];
+
+			if (w->down)
+				continue;
+			if (w->pid > 0 && !w->ready) {
+				busy = 1;
+				if (fleet_probe(f, w)) {
+					w->ready = 1;
+					w->ready_ms = now;
+					nstarting--;
+				}
+				continue;
+			}
+			if (w->pid > 0 || w->kpid > 0) {
+				busy |= w->kpid > 0;
+				continue;
+			}
+			busy = 1;
+			if (budget <= 0 || now < w->not_before_ms)
+				continue;
+			if (!w->setup) {
+				budget--;
+				if (fleet_worker_setup(f, n, w) == -1) {
+					w->not_before_ms = now + 1000;
+					continue;
+				}
+			}
+			if (!w->keyok || w->rekey) {
+				if (nkeygen >= FLEET_MAX_KEYGEN)
+					continue;
+				budget--;
+				w->kpid = fleet_start_keygen(n, w);
+				if (w->kpid == -1) {
+					w->kpid = 0;
+					w->not_before_ms = now + 1000;
+				} else {
+					nkeygen++;
+				}
+				continue;
+			}
+			if (nstarting >= FLEET_MAX_STARTING ||
+			    fleet_addr_busy(f, w->addr))
+				continue;
+			budget--;
+			w->pid = fleet_start_sshd(f, n, w);
+			if (w->pid == -1) {
+				w->pid = 0;
+				w->not_before_ms = now + 1000;
+			} else {
+				nstarting++;
+			}
+		}
+	}
+	return busy;
+}
+
+static void *
+fleet_main(void *arg)
+{
+	struct fleet *f = arg;
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->stop) {
+		struct timespec ts;
+		int busy;
+
+		busy = fleet_tick(f);
+		while (f->ntrash > 0 && !f->stop) {
+			char *dir = f->trash[--f->ntrash];
+
+			pthread_mutex_unlock(&f->mu);
+			fleet_rmtree(dir);
+			free(dir);
+			pthread_mutex_lock(&f->mu);
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec +=
+		    (long)(busy ? FLEET_TICK_MS : 4 * FLEET_TICK_MS) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&f->cv, &f->mu, &ts);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+/* --- startup ------------------------------------------------------ */
+
+/* Kill an sshd left running by a previous emulator that died hard. */
+static void
+fleet_kill_stale(struct fleet_node *n)
+{
+	int i;
+
+	for (i = 0; i < n->nworkers; i++) {
+		char *pidf, *s, *cmdline, *cfg;
+		const char *errstr;
+		char path[64];
+		long long pid;
+		int j;
+
+		pidf = xasprintf("%s/sshd.pid", n->w[i].dir);
+		s = fleet_read_file(pidf, 64);
+		free(pidf);
+		if (s == NULL)
+			continue;
+		s[strcspn(s, "\n")] = '\0';
+		pid = tpu_strtonum(s, 2, 1 << 30, &errstr);
+		free(s);
+		if (errstr != NULL)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lld/cmdline", pid);
+		cmdline = fleet_read_file(path, 4096);
+		if (cmdline == NULL)
+			continue;
+		cfg = xasprintf("%s/sshd_config", n->w[i].dir);
+		/* cmdline is NUL-separated: look at every argument. */
+		for (s = cmdline; *s != '\0'; s += strlen(s) + 1) {
+			if (strcmp(s, cfg) == 0) {
+				kill((pid_t)pid, SIGTERM);
+				for (j = 0; j < 100 && kill((pid_t)pid, 0) == 0;
+				     j++)
+					tpu_sleep_ms(10);
+				kill((pid_t)pid, SIGKILL);
+				break;
+			}
+		}
+		free(cfg);
+		free(cmdline);
+	}
+}
+
+static void
+fleet_load(struct fleet *f)
+{
+	char *path, *text;
+	cJSON *root = NULL, *item;
+	const cJSON *arr;
+	int i;
+
+	path = xasprintf("%s/fleet.json", f->dir);
+	text = fleet_read_file(path, 16 << 20);
+	if (text == NULL)
+		goto out;
+	root = cJSON_ParseWithOpts(text, NULL, 1);
+	if (!cJSON_IsObject(root)) {
+		log_warn("fleet: ignoring malformed '%s'", path);
+		goto out;
+	}
+	item = cJSON_GetObjectItemCaseSensitive(root, "port");
+	if (cJSON_IsNumber(item) && item->valuedouble >= 1 &&
+	    item->valuedouble <= 65535)
+		f->port = item->valueint;
+	arr = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+	cJSON_ArrayForEach(item, arr)
+	{
+		const cJSON *k, *id, *ac, *nw, *sn;
+		struct fleet_node *n;
+
+		k = cJSON_GetObjectItemCaseSensitive(item, "key");
+		id = cJSON_GetObjectItemCaseSensitive(item, "id");
+		ac = cJSON_GetObjectItemCaseSensitive(item, "accel");
+		nw = cJSON_GetObjectItemCaseSensitive(item, "workers");
+		sn = cJSON_GetObjectItemCaseSensitive(item, "subnet");
+		if (!cJSON_IsString(k) || !cJSON_IsString(id) ||
+		    !cJSON_IsString(ac) || !cJSON_IsNumber(nw) ||
+		    !cJSON_IsNumber(sn) || nw->valueint < 1 ||
+		    nw->valueint > FLEET_MAX_WORKERS || sn->valueint < 0 ||
+		    sn->valueint + fleet_nsubnets(nw->valueint) >
+		        FLEET_MAX_SUBNETS ||
+		    fleet_find(f, k->valuestring) != NULL ||
+		    fleet_alloc_subnet(f, fleet_nsubnets(nw->valueint)) < 0)
+			continue;
+		n = fleet_node_new(f, k->valuestring, id->valuestring,
+		    ac->valuestring, nw->valueint, sn->valueint);
+		n->next = f->nodes;
+		f->nodes = n;
+		/* Publish the kept host keys even before a restart. */
+		for (i = 0; i < n->nworkers; i++) {
+			char *pub = xasprintf("%s/published.pub", n->w[i].dir);
+
+			if (fleet_load_pubkey(pub, n->w[i].pubkey,
+			        sizeof(n->w[i].pubkey)) == -1)
+				n->w[i].pubkey[0] = '\0';
+			free(pub);
+		}
+		fleet_kill_stale(n);
+	}
+out:
+	cJSON_Delete(root);
+	free(text);
+	free(path);
+}
+
+/*
+ * Can sshd listen on port?  Binds the wildcard address with SO_REUSEADDR
+ * (as sshd does), so only a listener on that port, not TIME_WAIT left by
+ * earlier connections, makes it busy.
+ */
+static int
+fleet_port_free(int port)
+{
+	struct sockaddr_in sin;
+	int fd, ok, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	ok = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	     listen(fd, 1) == 0;
+	close(fd);
+	return ok;
+}
+
+/* A free TCP port in 20000-32767 (below Linux's ephemeral range). */
+static int
+fleet_pick_port(void)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		int port = 20000 + (int)((unsigned)rand() % 12768u);
+
+		if (fleet_port_free(port))
+			return port;
+	}
+	return -1;
+}
 
 int
 fleet_init(struct emu *e)
 {
-	(void)e;
-	return 0;
+	struct fleet *f = NULL;
+	struct passwd pw, *pwp = NULL;
+	char pwbuf[4096];
+	const char *opt, *errstr;
+	sigset_t all, old;
+	int rc = -1;
+
+	f = xcalloc(1, sizeof(*f));
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	f->self = getpid();
+	f->sid = getsid(0);
+	f->dir = emu_state_path(e, "fleet");
+	f->sshd = xstrdup(emu_opt(e, "fleet.sshd", FLEET_DEFAULT_SSHD));
+	f->key_delay_ms = emu_opt_int(e, "fleet.key_delay_ms", 2000);
+	if (f->key_delay_ms < 0)
+		f->key_delay_ms = 0;
+	e->fleet = f;
+	if (!fleet_config_safe(f->dir)) {
+		log_warn("fleet: state dir '%s' must not contain spaces, "
+		         "quotes, '#' or backslashes (it goes into "
+		         "sshd_config)",
+		    f->dir);
+		goto out;
+	}
+	if (fleet_mkdir(f->dir, 0700) == -1) {
+		log_warn(
+		    "fleet: cannot create '%s': %s", f->dir, strerror(errno));
+		goto out;
+	}
+	if (access(f->sshd, X_OK) == -1) {
+		log_warn("fleet: sshd '%s' is not executable: %s (install "
+		         "openssh-server or set fleet.sshd)",
+		    f->sshd, strerror(errno));
+		goto out;
+	}
+	if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &pwp) != 0 ||
+	    pwp == NULL || strlen(pw.pw_name) >= sizeof(f->user)) {
+		log_warn("fleet: cannot find the account of uid %ld",
+		    (long)geteuid());
+		goto out;
+	}
+	snprintf(f->user, sizeof(f->user), "%s", pw.pw_name);
+	f->pwdir = xstrdup(pw.pw_dir);
+	/* As root sshd wants its privilege separation dir. */
+	if (geteuid() == 0 && fleet_mkdir("/run/sshd", 0755) == -1)
+		log_warn("fleet: cannot create /run/sshd: %s", strerror(errno));
+	srand((unsigned)(getpid() ^ (int)fleet_now()));
+	fleet_load(f);
+	{
+		/* Dirs of nodes deleted just before a crash. */
+		DIR *d = opendir(f->dir);
+		struct dirent *de;
+
+		while (d != NULL && (de = readdir(d)) != NULL) {
+			char *p;
+
+			if (strncmp(de->d_name, "trash.", 6) != 0)
+				continue;
+			p = xasprintf("%s/%s", f->dir, de->d_name);
+			f->trash = xreallocarray(
+			    f->trash, f->ntrash + 1, sizeof(*f->trash));
+			f->trash[f->ntrash++] = p;
+		}
+		if (d != NULL)
+			closedir(d);
+	}
+	opt = emu_opt(e, "fleet.port", NULL);
+	if (opt != NULL) {
+		f->port = (int)tpu_strtonum(opt, 1, 65535, &errstr);
+		if (errstr != NULL) {
+			log_warn("fleet: invalid fleet.port '%s': %s (want "
+			         "1-65535)",
+			    opt, errstr);
+			goto out;
+		}
+	} else {
+		if (f->port != 0 && !fleet_port_free(f->port)) {
+			log_warn("fleet: port %d of the previous run is taken; "
+			         "picking another one",
+			    f->port);
+			f->port = 0;
+		}
+		if (f->port == 0 && (f->port = fleet_pick_port()) == -1) {
+			log_warn("fleet: cannot find a free port for the "
+			         "workers");
+			goto out;
+		}
+	}
+	fleet_save(f);
+	/* Sessions orphaned by a dying sshd come back to us: reap them. */
+	f->subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&f->thr, NULL, fleet_main, f) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		log_warn("fleet: cannot start the monitor thread");
+		goto out;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	f->thr_started = 1;
+	rc = 0;
+out:
+	return rc;
 }
 
 void
 fleet_fini(struct emu *e)
 {
-	(void)e;
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+
+	if (f == NULL)
+		return;
+	pthread_mutex_lock(&f->mu);
+	f->stop = 1;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	if (f->thr_started)
+		pthread_join(f->thr, NULL);
+	pthread_mutex_lock(&f->mu);
+	for (n = f->nodes; n != NULL; n = n->next)
+		fleet_kill_workers(f, n, -1);
+	fleet_wait_dying(f, 0);
+	while ((n = f->nodes) != NULL) {
+		f->nodes = n->next;
+		fleet_node_free(n);
+	}
+	while (f->ntrash > 0) {
+		char *dir = f->trash[--f->ntrash];
+
+		fleet_rmtree(dir);
+		free(dir);
+	}
+	pthread_mutex_unlock(&f->mu);
+	free(f->trash);
+	free(f->dying);
+	pthread_mutex_destroy(&f->mu);
+	pthread_cond_destroy(&f->cv);
+	free(f->dir);
+	free(f->sshd);
+	free(f->pwdir);
+	free(f);
+	e->fleet = NULL;
 }
 
 void
 fleet_env(struct emu *e, FILE *fp)
 {
-	(void)e;
-	(void)fp;
+	struct fleet *f = fleet_of(e);
+	const char *p;
+
+	if (f == NULL || f->port == 0)
+		return;
+	/* The same "export NAME='value'" form as the core's lines. */
+	fprintf(fp, "export TPUCTL_SSH_PORT='%d'\n", f->port);
+	fputs("export TPUCTL_SSH_USER='", fp);
+	for (p = f->user; *p != '\0'; p++) {
+		if (*p == '\'')
+			fputs("'\\''", fp);
+		else
+			fputc(*p, fp);
+	}
+	fputs("'\n", fp);
+}
+
+/* --- the API (emu->lock held by the caller) ---------------------- */
+
+/* "http://127.0.0.1:8080" -> "127.0.0.1:8080"; NULL when unknown. */
+static char *
+fleet_md_host(struct emu *e)
+{
+	const char *u = e->base_url, *p;
+
+	if (u == NULL)
+		return NULL;
+	p = strstr(u, "://");
+	p = p != NULL ? p + 3 : u;
+	if (*p == '\0' || !fleet_config_safe(p))
+		return NULL;
+	return xstrndup(p, strcspn(p, "/"));
+}
+
+int
+fleet_node_create(struct emu *e, const char *node_key, const char *node_id,
+    int nworkers, const char *accel_type, const cJSON *metadata, char *errbuf,
+    size_t errlen)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	int subnet, rc = -1;
+
+	if (f == NULL) {
+		fleet_seterr(errbuf, errlen, "the sshd fleet is not running");
+		return -1;
+	}
+	if (nworkers < 1 || nworkers > FLEET_MAX_WORKERS) {
+		fleet_seterr(errbuf, errlen,
+		    "invalid worker count %d for node '%s' (want 1-%d)",
+		    nworkers, node_key, FLEET_MAX_WORKERS);
+		return -1;
+	}
+	if (!fleet_config_safe(node_key) || !fleet_config_safe(accel_type) ||
+	    node_id == NULL || *node_id == '\0') {
+		fleet_seterr(errbuf, errlen,
+		    "invalid node '%s' or accelerator type '%s' (no spaces, "
+		    "quotes, '#' or backslashes)",
+		    node_key, accel_type);
+		return -1;
+	}
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL &&
+	    (strcmp(n->id, node_id) != 0 || n->nworkers != nworkers)) {
+		/* Another incarnation of the name: start from scratch. */
+		fleet_kill_workers(f, n, -1);
+		fleet_trash_dir(f, n->dir);
+		fleet_unlink_node(f, n);
+		fleet_node_free(n);
+		n = NULL;
+	}
+	if (n == NULL) {
+		subnet = fleet_alloc_subnet(f, fleet_nsubnets(nworkers));
+		if (subnet < 0) {
+			fleet_seterr(errbuf, errlen,
+			    "no loopback addresses left for %d workers of "
+			    "node '%s'",
+			    nworkers, node_key);
+			goto out;
+		}
+		n = fleet_node_new(
+		    f, node_key, node_id, accel_type, nworkers, subnet);
+		fleet_trash_dir(f, n->dir); /* leftovers of a lost node */
+		if (fleet_mkdir(n->dir, 0700) == -1) {
+			fleet_seterr(errbuf, errlen, "cannot create '%s': %s",
+			    n->dir, strerror(errno));
+			fleet_node_free(n);
+			goto out;
+		}
+		n->next = f->nodes;
+		f->nodes = n;
+		fleet_save(f);
+	} else if (strcmp(n->accel, accel_type) != 0) {
+		free(n->accel);
+		n->accel = xstrdup(accel_type);
+		fleet_save(f);
+	}
+	free(n->mdhost);
+	n->mdhost = fleet_md_host(e);
+	n->run = 1;
+	if (metadata != NULL)
+		fleet_schedule_keys(f, n, metadata);
+	pthread_cond_broadcast(&f->cv);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+int
+fleet_node_ready(struct emu *e, const char *node_key)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	int i, ready = 0;
+
+	if (f == NULL)
+		return 0;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL && n->run) {
+		ready = 1;
+		for (i = 0; i < n->nworkers; i++)
+			if (!n->w[i].ready || n->w[i].down)
+				ready = 0;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return ready;
+}
+
+int
+fleet_node_workers(
+    struct emu *e, const char *node_key, struct fleet_worker_info *out, int max)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	int i, count = -1;
+
+	if (f == NULL)
+		return -1;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL) {
+		count = n->nworkers;
+		for (i = 0; i < n->nworkers && i < max; i++) {
+			snprintf(out[i].addr, sizeof(out[i].addr), "%s",
+			    n->w[i].addr);
+			out[i].port = f->port;
+			snprintf(out[i].hostkey, sizeof(out[i].hostkey), "%s",
+			    n->w[i].pubkey);
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+	return count;
+}
+
+void
+fleet_node_metadata(struct emu *e, const char *node_key, const cJSON *metadata)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	cJSON *empty = NULL;
+
+	if (f == NULL)
+		return;
+	if (metadata == NULL)
+		metadata = empty = cJSON_CreateObject();
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL) {
+		fleet_schedule_keys(f, n, metadata);
+		pthread_cond_broadcast(&f->cv);
+	}
+	pthread_mutex_unlock(&f->mu);
+	cJSON_Delete(empty);
+}
+
+void
+fleet_node_stop(struct emu *e, const char *node_key)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+
+	if (f == NULL)
+		return;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL) {
+		n->run = 0;
+		fleet_kill_workers(f, n, -1);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+fleet_node_start(struct emu *e, const char *node_key)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	int i;
+
+	if (f == NULL)
+		return;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL) {
+		n->run = 1;
+		if (n->mdhost == NULL)
+			n->mdhost = fleet_md_host(e);
+		for (i = 0; i < n->nworkers; i++) {
+			n->w[i].fails = 0;
+			n->w[i].not_before_ms = 0;
+		}
+		pthread_cond_broadcast(&f->cv);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+fleet_node_delete(struct emu *e, const char *node_key)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+
+	if (f == NULL)
+		return;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL) {
+		n->run = 0;
+		fleet_kill_workers(f, n, -1);
+		fleet_trash_dir(f, n->dir);
+		fleet_unlink_node(f, n);
+		fleet_node_free(n);
+		fleet_save(f);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+int
+fleet_worker_down(struct emu *e, const char *node_key, int worker, int down)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n == NULL || worker < 0 || worker >= n->nworkers)
+		goto out;
+	n->w[worker].down = down != 0;
+	if (down) {
+		pid_t pid = n->w[worker].pid;
+
+		/* Wait for this one: connections are refused on return. */
+		fleet_kill_workers(f, n, worker);
+		if (pid > 0)
+			fleet_wait_dying(f, pid);
+	} else {
+		n->w[worker].fails = 0;
+		n->w[worker].not_before_ms = 0;
+		pthread_cond_broadcast(&f->cv);
+	}
+	rc = 0;
+out:
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+int
+fleet_worker_rekey(struct emu *e, const char *node_key, int worker)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n == NULL || worker < 0 || worker >= n->nworkers)
+		goto out;
+	fleet_kill_workers(f, n, worker);
+	n->w[worker].rekey = 1;
+	n->w[worker].fails = 0;
+	n->w[worker].not_before_ms = 0;
+	pthread_cond_broadcast(&f->cv);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&f->mu);
+	return rc;
 }

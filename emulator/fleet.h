@@ -8,12 +8,40 @@
 #ifndef TPUCTL_FLEET_H
 #define TPUCTL_FLEET_H
 
+/*
+ * Implementation notes other modules rely on (emulator/fleet.c):
+ * - fleet_env() writes "export TPUCTL_SSH_PORT=N" (one port for every
+ *   worker; real TPU VMs use 22) and "export TPUCTL_SSH_USER=name", the
+ *   only account the workers accept: the one the emulator runs as (root
+ *   in CI).  Only metadata ssh-keys entries "USER:type base64 [comment]"
+ *   for that user are applied, fleet.key_delay_ms (default 2000) after
+ *   the create/patch; entries with control characters (CR, LF, ...) or a
+ *   malformed key are skipped.
+ * - Options: fleet.port=N (default: a free port in 20000-32767 picked at
+ *   the first start and kept in STATE/fleet/fleet.json),
+ *   fleet.key_delay_ms=MS, fleet.sshd=/path/to/sshd.
+ * - Worker w of a node is 127.A.B.(1 + w % 254); a node of n workers owns
+ *   ceil(n / 254) consecutive /24s starting at 127.1.0.0 (first fit), kept
+ *   across restarts.  Up to 4096 workers per node.
+ * - fleet_init() makes the emulator a child subreaper (PR_SET_CHILD_
+ *   SUBREAPER), so processes orphaned by worker sessions are re-parented
+ *   to it instead of becoming zombies of a non-reaping PID 1.  The fleet
+ *   reaps its own children by pid, and zombie children in another
+ *   session than the emulator's (those orphans); children other modules
+ *   fork in the emulator's session are left to them (never waitpid(-1)).
+ * - fleet_node_workers() returns the node's worker count (filling at most
+ *   max entries; hostkey is "" until generated) or -1 for an unknown node.
+ *   fleet_worker_down/rekey return 0, or -1 for an unknown node/worker.
+ * - fleet_node_ready() is 0 while a worker is down, and may lag an
+ *   unexpected sshd death by one monitor tick (<= 200 ms).
+ */
+
 #include "emu.h"
 
 struct fleet_worker_info {
-	char addr[64];		/* "127.3.0.5" */
-	int port;		/* sshd port */
-	char hostkey[512];	/* "ssh-ed25519 AAAA..." (no comment) */
+	char addr[64];     /* "127.3.0.5" */
+	int port;          /* sshd port */
+	char hostkey[512]; /* "ssh-ed25519 AAAA..." (no comment) */
 };
 
 /*
@@ -24,16 +52,16 @@ struct fleet_worker_info {
  * Returns 0 or -1 (with a message in buf).
  */
 int fleet_node_create(struct emu *, const char *node_key, const char *node_id,
-    int nworkers, const char *accel_type, const cJSON *metadata,
-    char *errbuf, size_t errlen);
+    int nworkers, const char *accel_type, const cJSON *metadata, char *errbuf,
+    size_t errlen);
 /* 1 when every sshd of the node accepts connections. */
 int fleet_node_ready(struct emu *, const char *node_key);
-int fleet_node_workers(struct emu *, const char *node_key,
-    struct fleet_worker_info *, int max);
+int fleet_node_workers(
+    struct emu *, const char *node_key, struct fleet_worker_info *, int max);
 /* Node metadata changed: re-apply ssh-keys after the agent delay. */
-void fleet_node_metadata(struct emu *, const char *node_key,
-    const cJSON *metadata);
-void fleet_node_stop(struct emu *, const char *node_key);	/* STOPPED */
+void fleet_node_metadata(
+    struct emu *, const char *node_key, const cJSON *metadata);
+void fleet_node_stop(struct emu *, const char *node_key); /* STOPPED */
 void fleet_node_start(struct emu *, const char *node_key);
 void fleet_node_delete(struct emu *, const char *node_key);
 /* Faults: worker sshd down/up; new host key on one worker. */

@@ -11,9 +11,9 @@ check
 libmicrohttpd-dev openssh-server openssh-client
 mandoc shellcheck clang clang-format libclang-rt-14-dev valgrind
 nodejs npm
-hyperfine pdsh pssh
+hyperfine pdsh pssh zsh
 tinyproxy faketime fiu-utils socat stunnel4 tmux
-iproute2 procps psmisc curl ca-certificates openssl"
+iproute2 procps psmisc curl ca-certificates openssl jq python3 python3-yaml"
 
 missing=""
 for p in $PKGS; do

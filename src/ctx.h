@@ -6,6 +6,7 @@
 #ifndef TPUCTL_CTX_H
 #define TPUCTL_CTX_H
 
+#include "err.h"
 #include "output.h"
 
 struct config;
@@ -24,5 +25,18 @@ struct tpu_ctx {
 	struct http *http;	/* created on first use; see ctx.c */
 	struct auth *auth;	/* created on first use; see ctx.c */
 };
+
+/*
+ * The HTTP client, created on first use from the configuration (CA
+ * bundle, timeouts, --log-http, --dry-run), with the credential chain as
+ * its token source.  Returns 0 or a negative errc (see ctx.c).
+ */
+int ctx_http(struct tpu_ctx *, struct http **, struct tpu_err *);
+/* The credential chain, created on first use. */
+int ctx_auth(struct tpu_ctx *, struct auth **, struct tpu_err *);
+/* The CA bundle in use (flag > TPUCTL_CA_BUNDLE > config), or NULL. */
+const char *ctx_ca_file(const struct tpu_ctx *);
+/* Free ctx->http and ctx->auth; called by main before config_free. */
+void ctx_release(struct tpu_ctx *);
 
 #endif

@@ -22,16 +22,18 @@ enum output_format {
 
 struct output {
 	enum output_format fmt;
-	char **fields;		/* value(...) fields, dotted paths */
+	char **fields; /* value(...) or table(...) fields, dotted paths */
 	int nfields;
-	FILE *fp;		/* stdout unless a test says otherwise */
+	FILE *fp; /* stdout unless a test says otherwise */
 };
 
 void output_init(struct output *);
 void output_release(struct output *);
 
 /*
- * Parse a --format value ("json", "value(name,state)").  Returns 0 or
+ * Parse a --format value: "table", "table(name,state)", "json", "yaml",
+ * "jsonl", "value(name,state)"; fields are dotted paths
+ * ("networkEndpoints.0.ipAddress").  Returns 0 or
  * TPU_E_USAGE with a message naming the value and the valid formats.
  */
 int output_parse_format(struct output *, const char *, struct tpu_err *);
@@ -40,7 +42,10 @@ int output_parse_format(struct output *, const char *, struct tpu_err *);
  * Emit a result.  An array is a list (one row or record per element); an
  * object is one record.  columns gives the table layout as
  * "HEADER=path,..." (e.g. "NAME=name,STATE=state"); NULL renders records
- * as YAML in table mode, as gcloud's describe does.  Returns 0 or
+ * as YAML in table mode, as gcloud's describe does; table(...) replaces
+ * the columns.  value() prints one tab-separated line per record; lists
+ * of scalars join with ';', objects print as compact JSON.  yaml prints
+ * a list as a stream of documents separated by "---".  Returns 0 or
  * TPU_E_IO when stdout cannot be written.
  */
 int output_emit(struct output *, const cJSON *result, const char *columns,

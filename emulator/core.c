@@ -1,0 +1,1039 @@
+/*
+ * The emulator's HTTP server: libmicrohttpd with an internal polling
+ * thread and one thread per connection (a stalled reply blocks only its
+ * own connection), routing by path prefix over the module route tables,
+ * request bodies buffered (64 MiB cap) or streamed into a route's sink fd,
+ * the generic faults applied around the handlers, the /_emulator control
+ * endpoints and the JSONL request log.  Modules see only emu.h.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "buf.h"
+#include "core.h"
+#include "emu.h"
+#include "util.h"
+#include "xmalloc.h"
+
+#define CORE_BODY_MAX (64ULL << 20)
+
+struct core_hdr {
+	char *name;
+	char *value;
+	struct core_hdr *next;
+};
+
+/* One request; the emu_req handed to modules is its first member. */
+struct core_req {
+	struct emu_req r;
+	struct emu *e;
+	char *raw_url;
+	char *method;
+	char *path;
+	int started;
+	int internal; /* /_emulator/ */
+	int root;     /* exactly "/" */
+	const struct emu_route *route;
+	int prereplied; /* reply set before the body was read */
+	int too_large;
+	struct buf body;
+	uint64_t body_total; /* bytes received */
+	uint64_t body_limit; /* bytes passed on (return-N-after-K) */
+	int have_fault;
+	struct emu_fault fault;
+	struct emu_fault_action act;
+	cJSON *log_headers;
+	/* The reply, turned into an MHD response at the end. */
+	int have_reply;
+	int status;
+	char *ctype;
+	char *data;
+	size_t len;
+	int fd;
+	uint64_t off;
+	uint64_t flen;
+	struct core_hdr *hdrs;
+	/* Streaming the reply body with faults. */
+	uint64_t sent;
+	int refs; /* request + streaming response */
+};
+
+static pthread_mutex_t core_ref_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t core_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct core_req *
+CR(struct emu_req *r)
+{
+	return (struct core_req *)r;
+}
+
+static void
+reply_reset(struct core_req *c)
+{
+	struct core_hdr *h, *n;
+
+	free(c->ctype);
+	c->ctype = NULL;
+	free(c->data);
+	c->data = NULL;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	for (h = c->hdrs; h != NULL; h = n) {
+		n = h->next;
+		free(h->name);
+		free(h->value);
+		free(h);
+	}
+	c->hdrs = NULL;
+	c->have_reply = 0;
+	c->len = 0;
+}
+
+static void
+req_unref(struct core_req *c)
+{
+	int left;
+
+	pthread_mutex_lock(&core_ref_lock);
+	left = --c->refs;
+	pthread_mutex_unlock(&core_ref_lock);
+	if (left > 0)
+		return;
+	reply_reset(c);
+	if (c->r.sink_fd >= 0)
+		close(c->r.sink_fd);
+	buf_release(&c->body);
+	cJSON_Delete(c->log_headers);
+	free(c->raw_url);
+	free(c->method);
+	free(c->path);
+	free(c);
+}
+
+/* ---- the request API (emu.h) ---- */
+
+const char *
+emu_query(struct emu_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *
+emu_header(struct emu_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+cJSON *
+emu_body_json(struct emu *e, struct emu_req *r)
+{
+	const char *end = NULL;
+	cJSON *j;
+
+	(void)e;
+	if (r->body == NULL || r->body_len == 0)
+		return cJSON_CreateObject();
+	j = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 0);
+	if (j != NULL) {
+		while (end < r->body + r->body_len &&
+		       (*end == ' ' || *end == '\t' || *end == '\r' ||
+		           *end == '\n'))
+			end++;
+		if (end != r->body + r->body_len) {
+			cJSON_Delete(j);
+			j = NULL;
+		}
+	}
+	if (j == NULL) {
+		size_t off =
+		    end != NULL && end >= r->body ? (size_t)(end - r->body) : 0;
+		emu_reply_error(r, 400, "INVALID_ARGUMENT",
+		    "Invalid JSON payload received. Unexpected token at "
+		    "offset %zu.",
+		    off);
+		return NULL;
+	}
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		emu_reply_error(r, 400, "INVALID_ARGUMENT",
+		    "Invalid JSON payload received. Root element must be a "
+		    "message.");
+		return NULL;
+	}
+	return j;
+}
+
+static void
+reply_set(struct core_req *c, int status, const char *ctype)
+{
+	struct core_hdr *keep = c->hdrs;
+
+	/* A second reply replaces the first; headers added so far stay. */
+	c->hdrs = NULL;
+	reply_reset(c);
+	c->hdrs = keep;
+	c->have_reply = 1;
+	c->status = status;
+	c->r.status = status;
+	c->ctype = xstrdup(ctype);
+}
+
+int
+emu_reply_json(struct emu_req *r, int status, cJSON *json)
+{
+	struct core_req *c = CR(r);
+	char *s;
+
+	reply_set(c, status, "application/json; charset=UTF-8");
+	s = cJSON_Print(json);
+	cJSON_Delete(json);
+	if (s == NULL) {
+		c->data = xstrdup("{}");
+	} else {
+		c->data = xasprintf("%s\n", s);
+		cJSON_free(s);
+	}
+	c->len = strlen(c->data);
+	return 0;
+}
+
+int
+emu_reply_data(struct emu_req *r, int status, const char *ctype,
+    const void *data, size_t len)
+{
+	struct core_req *c = CR(r);
+
+	reply_set(
+	    c, status, ctype != NULL ? ctype : "application/octet-stream");
+	c->data = xmalloc(len + 1);
+	if (len > 0)
+		memcpy(c->data, data, len);
+	c->data[len] = '\0';
+	c->len = len;
+	return 0;
+}
+
+int
+emu_reply_error(
+    struct emu_req *r, int status, const char *gstatus, const char *fmt, ...)
+{
+	cJSON *root, *err, *errs, *one;
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	root = cJSON_CreateObject();
+	err = cJSON_AddObjectToObject(root, "error");
+	cJSON_AddNumberToObject(err, "code", status);
+	cJSON_AddStringToObject(err, "message", msg);
+	errs = cJSON_AddArrayToObject(err, "errors");
+	one = cJSON_CreateObject();
+	cJSON_AddStringToObject(one, "message", msg);
+	cJSON_AddStringToObject(one, "domain", "global");
+	cJSON_AddStringToObject(one, "reason", emu_http_reason(status));
+	cJSON_AddItemToArray(errs, one);
+	cJSON_AddStringToObject(err, "status",
+	    gstatus != NULL ? gstatus : emu_http_gstatus(status));
+	free(msg);
+	return emu_reply_json(r, status, root);
+}
+
+int
+emu_reply_fd(struct emu_req *r, int status, const char *ctype, int fd,
+    uint64_t off, uint64_t len)
+{
+	struct core_req *c = CR(r);
+
+	reply_set(
+	    c, status, ctype != NULL ? ctype : "application/octet-stream");
+	c->fd = fd;
+	c->off = off;
+	c->flen = len;
+	return 0;
+}
+
+void
+emu_add_header(struct emu_req *r, const char *name, const char *value)
+{
+	struct core_req *c = CR(r);
+	struct core_hdr *h, **pp;
+
+	h = xcalloc(1, sizeof(*h));
+	h->name = xstrdup(name);
+	h->value = xstrdup(value);
+	for (pp = &c->hdrs; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = h;
+}
+
+const char *
+emu_fault_spec(struct emu_req *r, const char *prefix)
+{
+	if (r->fault == NULL ||
+	    strncmp(r->fault->spec, prefix, strlen(prefix)) != 0)
+		return NULL;
+	return r->fault->spec;
+}
+
+/* ---- faults ---- */
+
+/* DIR/faults.json, rewritten after every change (lock held). */
+static void
+faults_save(struct emu *e)
+{
+	cJSON *arr = core_faults_json(e);
+	char *s = cJSON_Print(arr), *path = emu_state_path(e, "faults.json");
+
+	if (s != NULL)
+		emu_write_file(path, s, strlen(s), 0600);
+	cJSON_free(s);
+	cJSON_Delete(arr);
+	free(path);
+}
+
+cJSON *
+core_faults_json(struct emu *e)
+{
+	cJSON *arr = cJSON_CreateArray(), *o;
+	size_t i;
+
+	for (i = 0; i < e->nfaults; i++) {
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "method", e->faults[i].method);
+		cJSON_AddStringToObject(o, "path", e->faults[i].path);
+		cJSON_AddStringToObject(o, "spec", e->faults[i].spec);
+		cJSON_AddNumberToObject(o, "count", e->faults[i].remaining);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+int
+core_fault_add(struct emu *e, const cJSON *j, char *errbuf, size_t errlen)
+{
+	struct emu_fault f;
+	struct emu_fault_action a;
+	const cJSON *m, *p, *s, *n;
+
+	memset(&f, 0, sizeof(f));
+	m = cJSON_GetObjectItemCaseSensitive(j, "method");
+	p = cJSON_GetObjectItemCaseSensitive(j, "path");
+	s = cJSON_GetObjectItemCaseSensitive(j, "spec");
+	n = cJSON_GetObjectItemCaseSensitive(j, "count");
+	if (!cJSON_IsString(s)) {
+		snprintf(errbuf, errlen, "fault: field 'spec' is required");
+		return -1;
+	}
+	if (emu_fault_parse(s->valuestring, &a, errbuf, errlen) != 0)
+		return -1;
+	if ((m != NULL && !cJSON_IsString(m) && !cJSON_IsNull(m)) ||
+	    (cJSON_IsString(m) && strlen(m->valuestring) >= sizeof(f.method))) {
+		snprintf(errbuf, errlen,
+		    "fault: 'method' must be an HTTP method or \"\"");
+		return -1;
+	}
+	if ((p != NULL && !cJSON_IsString(p) && !cJSON_IsNull(p)) ||
+	    (cJSON_IsString(p) && strlen(p->valuestring) >= sizeof(f.path))) {
+		snprintf(errbuf, errlen,
+		    "fault: 'path' must be a path prefix shorter than %zu "
+		    "bytes",
+		    sizeof(f.path));
+		return -1;
+	}
+	f.remaining = 1;
+	if (n != NULL) {
+		if (!cJSON_IsNumber(n) ||
+		    n->valuedouble != (double)n->valueint || n->valueint < -1 ||
+		    n->valueint == 0) {
+			snprintf(errbuf, errlen,
+			    "fault: 'count' must be a positive integer or -1 "
+			    "(forever)");
+			return -1;
+		}
+		f.remaining = n->valueint;
+	}
+	if (cJSON_IsString(m))
+		snprintf(f.method, sizeof(f.method), "%s", m->valuestring);
+	if (cJSON_IsString(p))
+		snprintf(f.path, sizeof(f.path), "%s", p->valuestring);
+	snprintf(f.spec, sizeof(f.spec), "%s", s->valuestring);
+	e->faults = xreallocarray(e->faults, e->nfaults + 1, sizeof(f));
+	e->faults[e->nfaults++] = f;
+	faults_save(e);
+	return 0;
+}
+
+void
+core_faults_clear(struct emu *e)
+{
+	free(e->faults);
+	e->faults = NULL;
+	e->nfaults = 0;
+	faults_save(e);
+}
+
+void
+core_faults_load(struct emu *e)
+{
+	char *path = emu_state_path(e, "faults.json"), *text;
+	char errbuf[256];
+	cJSON *arr;
+	const cJSON *it;
+
+	text = emu_read_file(path, NULL);
+	free(path);
+	if (text == NULL)
+		return;
+	arr = cJSON_Parse(text);
+	free(text);
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (core_fault_add(e, it, errbuf, sizeof(errbuf)) != 0)
+			fprintf(stderr, "tpuctl-emulator: faults.json: %s\n",
+			    errbuf);
+	}
+	cJSON_Delete(arr);
+}
+
+/* Take the first fault matching this request (lock held). */
+static void
+fault_take(struct emu *e, struct core_req *c)
+{
+	struct emu_fault *f;
+	size_t i, n;
+	char errbuf[256];
+
+	for (i = 0; i < e->nfaults; i++) {
+		f = &e->faults[i];
+		if (f->method[0] != '\0' &&
+		    strcasecmp(f->method, c->method) != 0)
+			continue;
+		n = strlen(f->path);
+		if (n > 0 && strncmp(c->path, f->path, n) != 0 &&
+		    strncmp(c->raw_url, f->path, n) != 0)
+			continue;
+		c->fault = *f;
+		c->have_fault = 1;
+		c->r.fault = &c->fault;
+		if (emu_fault_parse(f->spec, &c->act, errbuf, sizeof(errbuf)) !=
+		    0)
+			c->act.kind = EMU_FK_MODULE;
+		if (f->remaining > 0 && --f->remaining == 0) {
+			memmove(f, f + 1, (e->nfaults - i - 1) * sizeof(*f));
+			e->nfaults--;
+		}
+		faults_save(e);
+		return;
+	}
+}
+
+/* Replace the reply by an injected error (no handler, or after it). */
+static void
+fault_reply(struct core_req *c)
+{
+	char v[64];
+	time_t t;
+	struct tm tm;
+
+	/* Drop the handler's reply and headers entirely. */
+	reply_reset(c);
+	switch (c->act.kind) {
+	case EMU_FK_RETRY_AFTER:
+	case EMU_FK_RETRY_DATE:
+	case EMU_FK_RETRY_GARBAGE:
+		emu_reply_error(&c->r, 429, "RESOURCE_EXHAUSTED",
+		    "Quota exceeded (injected fault %s).", c->fault.spec);
+		if (c->act.kind == EMU_FK_RETRY_AFTER)
+			snprintf(v, sizeof(v), "%lld", c->act.secs);
+		else if (c->act.kind == EMU_FK_RETRY_GARBAGE)
+			snprintf(v, sizeof(v), "soon-ish");
+		else {
+			t = time(NULL) + (time_t)c->act.secs;
+			gmtime_r(&t, &tm);
+			strftime(
+			    v, sizeof(v), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		}
+		emu_add_header(&c->r, "Retry-After", v);
+		break;
+	default:
+		emu_reply_error(&c->r, c->act.code,
+		    emu_http_gstatus(c->act.code), "Injected fault %s.",
+		    c->fault.spec);
+		break;
+	}
+}
+
+/* ---- the control endpoints ---- */
+
+static int
+control(struct emu *e, struct core_req *c)
+{
+	struct emu_req *r = &c->r;
+	char errbuf[512];
+	cJSON *j, *o;
+
+	if (strcmp(c->path, "/_emulator/faults") == 0) {
+		if (strcmp(c->method, "GET") == 0) {
+			o = cJSON_CreateObject();
+			cJSON_AddItemToObject(o, "faults", core_faults_json(e));
+			return emu_reply_json(r, 200, o);
+		}
+		if (strcmp(c->method, "DELETE") == 0) {
+			core_faults_clear(e);
+			return emu_reply_json(r, 200, cJSON_CreateObject());
+		}
+		if (strcmp(c->method, "POST") == 0) {
+			if ((j = emu_body_json(e, r)) == NULL)
+				return 0;
+			if (core_fault_add(e, j, errbuf, sizeof(errbuf)) != 0) {
+				cJSON_Delete(j);
+				return emu_reply_error(
+				    r, 400, "INVALID_ARGUMENT", "%s", errbuf);
+			}
+			return emu_reply_json(r, 200, j);
+		}
+		return emu_reply_error(r, 405, "INVALID_ARGUMENT",
+		    "method %s not allowed on %s", c->method, c->path);
+	}
+	if (strcmp(c->path, "/_emulator/events") == 0) {
+		if (strcmp(c->method, "POST") != 0)
+			return emu_reply_error(r, 405, "INVALID_ARGUMENT",
+			    "method %s not allowed on %s", c->method, c->path);
+		if ((j = emu_body_json(e, r)) == NULL)
+			return 0;
+		errbuf[0] = '\0';
+		if (tpu_event(e, j, errbuf, sizeof(errbuf)) != 0) {
+			cJSON_Delete(j);
+			return emu_reply_error(r, 400, "INVALID_ARGUMENT", "%s",
+			    errbuf[0] != '\0' ? errbuf : "event rejected");
+		}
+		return emu_reply_json(r, 200, j);
+	}
+	if (strcmp(c->path, "/_emulator/health") == 0) {
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "status", "ok");
+		cJSON_AddStringToObject(o, "project", e->project);
+		cJSON_AddStringToObject(o, "zone", e->zone);
+		return emu_reply_json(r, 200, o);
+	}
+	return emu_reply_error(
+	    r, 404, "NOT_FOUND", "unknown control endpoint %s", c->path);
+}
+
+/* ---- routing ---- */
+
+static const struct emu_route *
+route_find(const char *path)
+{
+	const struct emu_route *tables[] = { auth_routes, tpu_routes,
+		gcs_routes };
+	const struct emu_route *rt;
+	size_t i;
+
+	for (i = 0; i < nitems(tables); i++)
+		for (rt = tables[i]; rt->prefix != NULL; rt++)
+			if (tpu_startswith(path, rt->prefix))
+				return rt;
+	return NULL;
+}
+
+static int
+client_is_loopback(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	const struct sockaddr *sa;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci == NULL || (sa = ci->client_addr) == NULL)
+		return 0;
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)(const void *)sa)
+		                  ->sin_addr.s_addr) >>
+		           24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(
+		    &((const struct sockaddr_in6 *)(const void *)sa)
+		         ->sin6_addr);
+	return 0;
+}
+
+static enum MHD_Result
+collect_header(
+    void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	cJSON *h = cls;
+
+	(void)kind;
+	if (key != NULL && value != NULL && cJSON_GetObjectItem(h, key) == NULL)
+		cJSON_AddStringToObject(h, key, value);
+	return MHD_YES;
+}
+
+/* Headers are in: pick the fault, check auth, open the sink (locked). */
+static void
+req_start(struct emu *e, struct core_req *c)
+{
+	struct emu_req *r = &c->r;
+
+	c->log_headers = cJSON_CreateObject();
+	MHD_get_connection_values(
+	    r->conn, MHD_HEADER_KIND, collect_header, c->log_headers);
+	c->internal = tpu_startswith(c->path, "/_emulator/") ||
+	              strcmp(c->path, "/_emulator") == 0;
+	c->root = strcmp(c->path, "/") == 0;
+	if (c->internal) {
+		if (!client_is_loopback(r->conn)) {
+			emu_reply_error(r, 403, "PERMISSION_DENIED",
+			    "the control endpoints answer loopback clients "
+			    "only");
+			c->prereplied = 1;
+		}
+		return;
+	}
+	pthread_mutex_lock(&e->lock);
+	fault_take(e, c);
+	if (c->have_fault && (c->act.kind == EMU_FK_RETURN ||
+	                         c->act.kind == EMU_FK_RETRY_AFTER ||
+	                         c->act.kind == EMU_FK_RETRY_DATE ||
+	                         c->act.kind == EMU_FK_RETRY_GARBAGE)) {
+		fault_reply(c);
+		c->prereplied = 1;
+		goto out;
+	}
+	if (c->have_fault && c->act.kind == EMU_FK_RETURN_AFTER)
+		c->body_limit = (uint64_t)c->act.bytes;
+	if (c->root)
+		goto out;
+	c->route = route_find(c->path);
+	if (c->route == NULL) {
+		emu_reply_error(r, 404, "NOT_FOUND",
+		    "The requested URL %s was not found on this server.",
+		    c->path);
+		c->prereplied = 1;
+		goto out;
+	}
+	if ((c->route->flags & EMU_R_AUTH) && auth_check(e, r) != 0) {
+		if (!c->have_reply)
+			emu_reply_error(r, 401, "UNAUTHENTICATED",
+			    "Request is missing required authentication "
+			    "credential.");
+		c->prereplied = 1;
+		goto out;
+	}
+	if (c->route->sink != NULL)
+		r->sink_fd = c->route->sink(e, r);
+out:
+	pthread_mutex_unlock(&e->lock);
+}
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void
+req_body(struct core_req *c, const char *data, size_t n)
+{
+	uint64_t take = n;
+
+	c->body_total += n;
+	if (c->prereplied || c->too_large)
+		return;
+	if (c->body_limit != UINT64_MAX) {
+		uint64_t have = c->body_total - n;
+
+		take = have >= c->body_limit      ? 0
+		       : c->body_limit - have < n ? c->body_limit - have
+		                                  : n;
+	}
+	if (take == 0)
+		return;
+	if (c->r.sink_fd >= 0) {
+		if (write_all(c->r.sink_fd, data, (size_t)take) != 0)
+			c->too_large = 2; /* disk trouble: 500 */
+		else
+			c->r.body_sunk += take;
+		return;
+	}
+	if (c->body.len + take > CORE_BODY_MAX ||
+	    buf_append(&c->body, data, (size_t)take) != 0)
+		c->too_large = 1;
+}
+
+/* The body is in: run the handler (locked). */
+static void
+req_handle(struct emu *e, struct core_req *c)
+{
+	struct emu_req *r = &c->r;
+
+	r->body = c->body.data;
+	r->body_len = c->body.len;
+	if (c->too_large == 1) {
+		emu_reply_error(r, 413, "INVALID_ARGUMENT",
+		    "Request body larger than %llu bytes.",
+		    (unsigned long long)CORE_BODY_MAX);
+		return;
+	}
+	if (c->too_large == 2) {
+		emu_reply_error(r, 500, "INTERNAL",
+		    "Cannot store the request body: %s.", strerror(errno));
+		return;
+	}
+	pthread_mutex_lock(&e->lock);
+	if (c->internal)
+		control(e, c);
+	else if (c->root)
+		auth_root(e, r);
+	else if (c->route->handle(e, r) != 0 && !c->have_reply)
+		emu_reply_error(r, 500, "INTERNAL", "Internal error.");
+	pthread_mutex_unlock(&e->lock);
+	if (r->sink_fd >= 0 && c->route != NULL) {
+		/* The route should have closed it; never leak it. */
+		close(r->sink_fd);
+		r->sink_fd = -1;
+	}
+	if (!c->have_reply)
+		emu_reply_error(r, 500, "INTERNAL", "No reply was produced.");
+}
+
+/* ---- response bodies ---- */
+
+static uint64_t
+reply_size(const struct core_req *c)
+{
+	return c->fd >= 0 ? c->flen : c->len;
+}
+
+static void
+sleep_stall(struct core_req *c)
+{
+	int64_t end = tpu_now_ms() + c->act.secs * 1000;
+
+	while (!c->e->stopping && tpu_now_ms() < end)
+		tpu_sleep_ms(100);
+}
+
+static ssize_t
+body_reader(void *cls, uint64_t pos, char *out, size_t max)
+{
+	struct core_req *c = cls;
+	uint64_t total = reply_size(c), n, stop = total;
+	ssize_t got;
+	int faulty = c->have_fault;
+
+	if (pos >= total)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (faulty && c->act.kind == EMU_FK_BROKEN) {
+		if (pos >= (uint64_t)c->act.bytes)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		stop = (uint64_t)c->act.bytes;
+	}
+	if (faulty && c->act.kind == EMU_FK_STALL) {
+		if (pos == (uint64_t)c->act.bytes)
+			sleep_stall(c);
+		else if (pos < (uint64_t)c->act.bytes)
+			stop = (uint64_t)c->act.bytes;
+	}
+	if (stop > total)
+		stop = total;
+	if (stop <= pos)
+		stop = total;
+	n = stop - pos;
+	if (n > max)
+		n = max;
+	if (c->fd >= 0) {
+		got = pread(c->fd, out, (size_t)n, (off_t)(c->off + pos));
+		if (got <= 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		n = (uint64_t)got;
+	} else
+		memcpy(out, c->data + pos, (size_t)n);
+	if (faulty && c->act.kind == EMU_FK_CORRUPT &&
+	    (uint64_t)c->act.bytes >= pos && (uint64_t)c->act.bytes < pos + n)
+		out[c->act.bytes - (long long)pos] ^= 0x20;
+	c->sent += n;
+	return (ssize_t)n;
+}
+
+static void
+body_free(void *cls)
+{
+	req_unref(cls);
+}
+
+static struct MHD_Response *
+response_build(struct core_req *c)
+{
+	struct MHD_Response *resp;
+	struct core_hdr *h;
+	int streamed;
+
+	streamed =
+	    c->fd >= 0 || (c->have_fault && (c->act.kind == EMU_FK_BROKEN ||
+	                                        c->act.kind == EMU_FK_STALL ||
+	                                        c->act.kind == EMU_FK_CORRUPT));
+	if (streamed) {
+		pthread_mutex_lock(&core_ref_lock);
+		c->refs++;
+		pthread_mutex_unlock(&core_ref_lock);
+		resp = MHD_create_response_from_callback(
+		    reply_size(c), 64 * 1024, body_reader, c, body_free);
+	} else {
+		resp = MHD_create_response_from_buffer(
+		    c->len, c->data, MHD_RESPMEM_MUST_COPY);
+		c->sent = c->len;
+	}
+	if (resp == NULL)
+		return NULL;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, c->ctype);
+	for (h = c->hdrs; h != NULL; h = h->next)
+		MHD_add_response_header(resp, h->name, h->value);
+	if (c->have_fault && c->act.kind == EMU_FK_BROKEN)
+		MHD_add_response_header(
+		    resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	return resp;
+}
+
+/* Abort the TCP connection with an RST. */
+static void
+conn_reset(struct core_req *c)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct linger lg = { 1, 0 };
+
+	ci = MHD_get_connection_info(
+	    c->r.conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct sockaddr sa;
+
+	if (ci == NULL)
+		return;
+	setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	/*
+	 * MHD shuts the write side down before closing, which would send a
+	 * FIN first; on Linux, connecting to AF_UNSPEC disconnects with an
+	 * RST at once.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_family = AF_UNSPEC;
+	if (connect(ci->connect_fd, &sa, sizeof(sa)) != 0) {
+		/* the close with SO_LINGER 0 still resets */
+	}
+}
+
+/* ---- libmicrohttpd callbacks ---- */
+
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct core_req *c = xcalloc(1, sizeof(*c));
+
+	c->e = cls;
+	c->raw_url = xstrdup(uri != NULL ? uri : "/");
+	c->fd = -1;
+	c->refs = 1;
+	c->body_limit = UINT64_MAX;
+	buf_init(&c->body, BUF_NOCAP);
+	c->r.raw_url = c->raw_url;
+	c->r.conn = conn;
+	c->r.sink_fd = -1;
+	c->r.principal = "";
+	c->r.start_ms = tpu_now_ms();
+	return c;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **con_cls)
+{
+	struct emu *e = cls;
+	struct core_req *c = *con_cls;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	(void)version;
+	if (c == NULL) /* no URI callback: cannot happen, be safe */
+		return MHD_NO;
+	if (!c->started) {
+		c->started = 1;
+		c->method = xstrdup(method);
+		c->path = xstrdup(url != NULL ? url : "/");
+		c->r.method = c->method;
+		c->r.path = c->path;
+		c->r.conn = conn;
+		req_start(e, c);
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		req_body(c, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!c->prereplied)
+		req_handle(e, c);
+	if (c->have_fault && c->act.kind == EMU_FK_RETURN_AFTER)
+		fault_reply(c);
+	if (c->have_fault && c->act.kind == EMU_FK_RESET) {
+		c->status = 0;
+		conn_reset(c);
+		return MHD_NO;
+	}
+	resp = response_build(c);
+	if (resp == NULL)
+		return MHD_NO;
+	ret = MHD_queue_response(conn, (unsigned int)c->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct emu *e = cls;
+	struct core_req *c = *con_cls;
+	const char *q;
+	char *line;
+
+	(void)conn;
+	if (c == NULL)
+		return;
+	*con_cls = NULL;
+	if (c->started && e->reqlog != NULL) {
+		q = strchr(c->raw_url, '?');
+		line = emu_log_line(emu_wall_ms(), c->method, c->path,
+		    q != NULL ? q + 1 : NULL,
+		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK || c->status != 0
+		        ? c->status
+		        : 0,
+		    c->body_total, c->sent, tpu_now_ms() - c->r.start_ms,
+		    c->have_fault ? c->fault.spec : NULL, c->log_headers);
+		pthread_mutex_lock(&core_log_lock);
+		fprintf(e->reqlog, "%s\n", line);
+		fflush(e->reqlog);
+		pthread_mutex_unlock(&core_log_lock);
+		free(line);
+	}
+	req_unref(c);
+}
+
+static void on_mhd_log(void *, const char *, va_list)
+    __attribute__((format(printf, 2, 0)));
+
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	fputs("tpuctl-emulator: libmicrohttpd: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+/* ---- the server ---- */
+
+struct core_server {
+	struct MHD_Daemon *d;
+	pthread_t ticker;
+	int ticker_started;
+};
+
+static void *
+ticker_main(void *arg)
+{
+	struct emu *e = arg;
+
+	while (!e->stopping) {
+		tpu_sleep_ms(100);
+		if (e->stopping)
+			break;
+		pthread_mutex_lock(&e->lock);
+		tpu_tick(e);
+		pthread_mutex_unlock(&e->lock);
+	}
+	return NULL;
+}
+
+struct core_server *
+core_server_start(struct emu *e, int listen_fd, const char *tls_key,
+    const char *tls_cert, int no_ticker, char *errbuf, size_t errlen)
+{
+	struct core_server *s = xcalloc(1, sizeof(*s));
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
+	                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+
+	if (tls_key != NULL)
+		flags |= MHD_USE_TLS;
+	if (tls_key != NULL)
+		s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, e,
+		    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, e,
+		    MHD_OPTION_LISTEN_SOCKET, listen_fd,
+		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, e,
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+		    MHD_OPTION_HTTPS_MEM_KEY, tls_key,
+		    MHD_OPTION_HTTPS_MEM_CERT, tls_cert, MHD_OPTION_END);
+	else
+		s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, e,
+		    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, e,
+		    MHD_OPTION_LISTEN_SOCKET, listen_fd,
+		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, e,
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+		    MHD_OPTION_END);
+	if (s->d == NULL) {
+		snprintf(errbuf, errlen, "cannot start the HTTP server");
+		free(s);
+		return NULL;
+	}
+	if (no_ticker)
+		return s;
+	if (pthread_create(&s->ticker, NULL, ticker_main, e) != 0) {
+		snprintf(errbuf, errlen, "cannot start the ticker thread");
+		MHD_stop_daemon(s->d);
+		free(s);
+		return NULL;
+	}
+	s->ticker_started = 1;
+	return s;
+}
+
+void
+core_server_stop(struct emu *e, struct core_server *s)
+{
+	if (s == NULL)
+		return;
+	e->stopping = 1;
+	MHD_stop_daemon(s->d);
+	if (s->ticker_started)
+		pthread_join(s->ticker, NULL);
+	free(s);
+}

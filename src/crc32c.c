@@ -1,0 +1,226 @@
+/*
+ * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).  The hardware
+ * path uses the SSE4.2 crc32 instruction 8 bytes per step, chosen at run
+ * time with __builtin_cpu_supports(); the portable path is slicing-by-8.
+ * crc32c_combine() uses the x^(8n) mod P method of zlib's crc32_combine.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "crc32c.h"
+
+#define CRC32C_POLY 0x82f63b78u
+
+static uint32_t crc32c_table[8][256];
+static int crc32c_hw;
+static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
+
+static void
+crc32c_init(void)
+{
+	uint32_t c;
+	int i, j;
+
+	for (i = 0; i < 256; i++) {
+		c = (uint32_t)i;
+		for (j = 0; j < 8; j++)
+			c = (c & 1) ? (c >> 1) ^ CRC32C_POLY : c >> 1;
+		crc32c_table[0][i] = c;
+	}
+	for (i = 0; i < 256; i++) {
+		c = crc32c_table[0][i];
+		for (j = 1; j < 8; j++) {
+			c = crc32c_table[0][c & 0xff] ^ (c >> 8);
+			crc32c_table[j][i] = c;
+		}
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_cpu_init();
+	crc32c_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#else
+	crc32c_hw = 0;
+#endif
+}
+
+int
+crc32c_have_hw(void)
+{
+	pthread_once(&crc32c_once, crc32c_init);
+	return crc32c_hw;
+}
+
+static uint64_t
+crc32c_load64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+uint32_t
+crc32c_update_sw(uint32_t crc, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint32_t c = ~crc;
+	uint64_t w;
+
+	pthread_once(&crc32c_once, crc32c_init);
+	while (len > 0 && ((uintptr_t)p & 7) != 0) {
+		c = crc32c_table[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+		len--;
+	}
+	while (len >= 8) {
+		/* Little-endian load: the low byte is the first byte. */
+		w = crc32c_load64(p);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		w ^= c;
+		c = crc32c_table[7][w & 0xff] ^
+		    crc32c_table[6][(w >> 8) & 0xff] ^
+		    crc32c_table[5][(w >> 16) & 0xff] ^
+		    crc32c_table[4][(w >> 24) & 0xff] ^
+		    crc32c_table[3][(w >> 32) & 0xff] ^
+		    crc32c_table[2][(w >> 40) & 0xff] ^
+		    crc32c_table[1][(w >> 48) & 0xff] ^
+		    crc32c_table[0][(w >> 56) & 0xff];
+		p += 8;
+		len -= 8;
+	}
+	while (len > 0) {
+		c = crc32c_table[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+		len--;
+	}
+	return ~c;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t
+crc32c_sse42(uint32_t crc, const unsigned char *p, size_t len)
+{
+	uint64_t c = (uint32_t)~crc;
+
+	while (len > 0 && ((uintptr_t)p & 7) != 0) {
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+		len--;
+	}
+	while (len >= 8) {
+		c = __builtin_ia32_crc32di(c, crc32c_load64(p));
+		p += 8;
+		len -= 8;
+	}
+	while (len > 0) {
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+		len--;
+	}
+	return ~(uint32_t)c;
+}
+#endif
+
+uint32_t
+crc32c_update_hw(uint32_t crc, const void *data, size_t len)
+{
+#if defined(__x86_64__)
+	if (crc32c_have_hw())
+		return crc32c_sse42(crc, data, len);
+#endif
+	return crc32c_update_sw(crc, data, len);
+}
+
+uint32_t
+crc32c_update(uint32_t crc, const void *data, size_t len)
+{
+	return crc32c_update_hw(crc, data, len);
+}
+
+/* a * b mod P, both reflected polynomials (bit 31 is x^0). */
+static uint32_t
+crc32c_multmodp(uint32_t a, uint32_t b)
+{
+	uint32_t m = (uint32_t)1 << 31, p = 0;
+
+	for (;;) {
+		if (a & m) {
+			p ^= b;
+			if ((a & (m - 1)) == 0)
+				break;
+		}
+		m >>= 1;
+		b = (b & 1) ? (b >> 1) ^ CRC32C_POLY : b >> 1;
+	}
+	return p;
+}
+
+uint32_t
+crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+{
+	uint32_t p = (uint32_t)1 << 31;  /* x^0 */
+	uint32_t sq = (uint32_t)1 << 30; /* x^1 */
+	int i;
+
+	/* Shift crc1 by 8 * len2 bits: multiply by x^(8 len2) mod P. */
+	for (i = 0; i < 3; i++)
+		sq = crc32c_multmodp(sq, sq); /* x^8 */
+	while (len2 != 0) {
+		if (len2 & 1)
+			p = crc32c_multmodp(sq, p);
+		sq = crc32c_multmodp(sq, sq);
+		len2 >>= 1;
+	}
+	return crc32c_multmodp(p, crc1) ^ crc2;
+}
+
+static const char crc32c_b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void
+crc32c_base64(uint32_t crc, char *out)
+{
+	unsigned char b[4];
+
+	b[0] = (unsigned char)(crc >> 24);
+	b[1] = (unsigned char)(crc >> 16);
+	b[2] = (unsigned char)(crc >> 8);
+	b[3] = (unsigned char)crc;
+	out[0] = crc32c_b64[b[0] >> 2];
+	out[1] = crc32c_b64[((b[0] & 3) << 4) | (b[1] >> 4)];
+	out[2] = crc32c_b64[((b[1] & 15) << 2) | (b[2] >> 6)];
+	out[3] = crc32c_b64[b[2] & 63];
+	out[4] = crc32c_b64[b[3] >> 2];
+	out[5] = crc32c_b64[(b[3] & 3) << 4];
+	out[6] = '=';
+	out[7] = '=';
+	out[8] = '\0';
+}
+
+static int
+crc32c_b64val(char ch)
+{
+	const char *p;
+
+	if (ch == '\0')
+		return -1;
+	p = strchr(crc32c_b64, ch);
+	return p == NULL ? -1 : (int)(p - crc32c_b64);
+}
+
+int
+crc32c_parse_base64(const char *s, uint32_t *out)
+{
+	int v[6], i;
+	uint32_t c;
+
+	if (strlen(s) != 8 || s[6] != '=' || s[7] != '=')
+		return -1;
+	for (i = 0; i < 6; i++)
+		if ((v[i] = crc32c_b64val(s[i])) < 0)
+			return -1;
+	if ((v[5] & 15) != 0)
+		return -1; /* non-canonical trailing bits */
+	c = ((uint32_t)v[0] << 26) | ((uint32_t)v[1] << 20) |
+	    ((uint32_t)v[2] << 14) | ((uint32_t)v[3] << 8) |
+	    ((uint32_t)v[4] << 2) | ((uint32_t)v[5] >> 4);
+	*out = c;
+	return 0;
+}

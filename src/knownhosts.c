@@ -1,0 +1,501 @@
+/*
+ * tpuctl's known_hosts: an OpenSSH-format file parsed by hand (fuzzed by
+ * tests/fuzz/fuzz_knownhosts.c), keys compared blob to blob, written
+ * through fsutil's atomic replace.  See knownhosts.h.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "buf.h"
+#include "fsutil.h"
+#include "knownhosts.h"
+#include "util.h"
+#include "xmalloc.h"
+
+#define KNOWNHOSTS_MAX_FILE (16 << 20)
+#define KNOWNHOSTS_MAX_BLOB 16384
+
+static const char b64chars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int
+b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Strict base64 decode (padding optional); NULL on bad input. */
+static unsigned char *
+b64decode(const char *s, size_t len, size_t *outlen)
+{
+	unsigned char *out;
+	uint32_t acc = 0;
+	size_t i, o = 0, pad = 0;
+	int bits = 0, v;
+
+	while (len > 0 && s[len - 1] == '=' && pad < 2) {
+		len--;
+		pad++;
+	}
+	if (len == 0 || len % 4 == 1 || (pad > 0 && (len + pad) % 4 != 0))
+		return NULL;
+	out = xmalloc(len * 3 / 4 + 1);
+	for (i = 0; i < len; i++) {
+		if ((v = b64val((unsigned char)s[i])) < 0) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	/* leftover bits must be zero (canonical encoding) */
+	if ((acc & ((1u << bits) - 1)) != 0) {
+		free(out);
+		return NULL;
+	}
+	*outlen = o;
+	return out;
+}
+
+static char *
+b64encode(const unsigned char *p, size_t len, int pad)
+{
+	char *out = xmalloc((len + 2) / 3 * 4 + 1);
+	size_t i, o = 0;
+
+	for (i = 0; i + 2 < len; i += 3) {
+		out[o++] = b64chars[p[i] >> 2];
+		out[o++] = b64chars[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+		out[o++] = b64chars[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
+		out[o++] = b64chars[p[i + 2] & 63];
+	}
+	if (len - i == 1) {
+		out[o++] = b64chars[p[i] >> 2];
+		out[o++] = b64chars[(p[i] & 3) << 4];
+		if (pad) {
+			out[o++] = '=';
+			out[o++] = '=';
+		}
+	} else if (len - i == 2) {
+		out[o++] = b64chars[p[i] >> 2];
+		out[o++] = b64chars[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+		out[o++] = b64chars[(p[i + 1] & 15) << 2];
+		if (pad)
+			out[o++] = '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char *
+knownhosts_b64encode(const unsigned char *p, size_t len)
+{
+	return b64encode(p, len, 1);
+}
+
+char *
+knownhosts_default_path(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+	if (xdg != NULL && xdg[0] == '/')
+		return xasprintf("%s/tpuctl/known_hosts", xdg);
+	if (home == NULL || home[0] == '\0')
+		return NULL;
+	return xasprintf("%s/.config/tpuctl/known_hosts", home);
+}
+
+int
+knownhosts_alias(
+    const char *node_id, int worker, char **out, struct tpu_err *err)
+{
+	size_t len = strlen(node_id);
+
+	*out = NULL;
+	if (len == 0 || len > 64 ||
+	    strspn(node_id, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                    "abcdefghijklmnopqrstuvwxyz0123456789_.-") != len)
+		return tpu_error(err, TPU_E_INVALID,
+		    "invalid node id '%.80s': expected 1 to 64 characters "
+		    "of [A-Za-z0-9_.-]",
+		    node_id);
+	if (worker < 0 || worker > 99999)
+		return tpu_error(err, TPU_E_INVALID,
+		    "invalid worker index %d: expected 0 to 99999", worker);
+	*out = xasprintf("tpu.%s-%d", node_id, worker);
+	return 0;
+}
+
+static int
+is_ws(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Next whitespace-separated field of s[*i..len). */
+static int
+next_field(const char *s, size_t len, size_t *i, const char **f, size_t *flen)
+{
+	while (*i < len && is_ws(s[*i]))
+		(*i)++;
+	if (*i >= len)
+		return 0;
+	*f = s + *i;
+	while (*i < len && !is_ws(s[*i]))
+		(*i)++;
+	*flen = (size_t)(s + *i - *f);
+	return 1;
+}
+
+int
+knownhosts_parse_key(
+    const char *s, size_t len, struct knownhosts_key *key, struct tpu_err *err)
+{
+	const char *t = NULL, *b = NULL;
+	size_t i = 0, tlen = 0, blen = 0, n, j;
+	unsigned char *blob;
+	uint32_t inner;
+
+	memset(key, 0, sizeof *key);
+	for (j = 0; j < len; j++)
+		if (s[j] == '\0' || s[j] == '\n' || s[j] == '\r')
+			return tpu_error(err, TPU_E_INVALID,
+			    "invalid public key: contains a NUL, CR or LF");
+	if (!next_field(s, len, &i, &t, &tlen) ||
+	    !next_field(s, len, &i, &b, &blen))
+		return tpu_error(err, TPU_E_INVALID,
+		    "invalid public key '%.*s': expected 'keytype base64'",
+		    (int)(len > 80 ? 80 : len), s);
+	if (tlen >= KNOWNHOSTS_TYPE_LEN ||
+	    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	              "0123456789@.-") < tlen)
+		return tpu_error(err, TPU_E_INVALID,
+		    "invalid public key type '%.*s'",
+		    (int)(tlen > 60 ? 60 : tlen), t);
+	if (blen > KNOWNHOSTS_MAX_BLOB * 4 / 3 + 4 ||
+	    (blob = b64decode(b, blen, &n)) == NULL)
+		return tpu_error(err, TPU_E_INVALID,
+		    "invalid public key of type '%.*s': bad base64", (int)tlen,
+		    t);
+	/* the blob starts with string(type), which must agree */
+	if (n < 4 ||
+	    (inner = (uint32_t)blob[0] << 24 | (uint32_t)blob[1] << 16 |
+	             (uint32_t)blob[2] << 8 | blob[3]) != tlen ||
+	    n - 4 < inner || memcmp(blob + 4, t, tlen) != 0) {
+		free(blob);
+		return tpu_error(err, TPU_E_INVALID,
+		    "invalid public key: the key data is not of type '%.*s'",
+		    (int)tlen, t);
+	}
+	memcpy(key->type, t, tlen);
+	key->type[tlen] = '\0';
+	key->blob = blob;
+	key->len = n;
+	return 0;
+}
+
+void
+knownhosts_key_release(struct knownhosts_key *key)
+{
+	free(key->blob);
+	memset(key, 0, sizeof *key);
+}
+
+void
+knownhosts_fingerprint(
+    const unsigned char *blob, size_t len, char out[KNOWNHOSTS_FP_LEN])
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+	char *enc;
+
+	if (EVP_Digest(blob, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != sizeof md) {
+		snprintf(out, KNOWNHOSTS_FP_LEN, "SHA256:?");
+		return;
+	}
+	enc = b64encode(md, sizeof md, 0);
+	snprintf(out, KNOWNHOSTS_FP_LEN, "SHA256:%s", enc);
+	free(enc);
+}
+
+void
+knownhosts_init(struct knownhosts *kh, const char *path)
+{
+	memset(kh, 0, sizeof *kh);
+	if (path != NULL)
+		kh->path = xstrdup(path);
+}
+
+static void
+line_release(struct knownhosts_line *l)
+{
+	free(l->text);
+	free(l->hosts);
+	knownhosts_key_release(&l->key);
+}
+
+void
+knownhosts_release(struct knownhosts *kh)
+{
+	size_t i;
+
+	for (i = 0; i < kh->n; i++)
+		line_release(&kh->v[i]);
+	free(kh->v);
+	free(kh->path);
+	memset(kh, 0, sizeof *kh);
+}
+
+static void
+add_line(struct knownhosts *kh, const char *s, size_t len)
+{
+	struct knownhosts_line *l;
+	struct tpu_err err;
+	const char *h = NULL;
+	size_t i = 0, hlen = 0;
+
+	kh->v = xreallocarray(kh->v, kh->n + 1, sizeof *kh->v);
+	l = &kh->v[kh->n++];
+	memset(l, 0, sizeof *l);
+	l->text = xstrndup(s, len);
+	len = strlen(l->text); /* stop at an embedded NUL */
+	s = l->text;
+	if (!next_field(s, len, &i, &h, &hlen) || h[0] == '#' || h[0] == '@' ||
+	    h[0] == '|')
+		return;
+	if (knownhosts_parse_key(s + i, len - i, &l->key, &err) != 0)
+		return;
+	l->hosts = xstrndup(h, hlen);
+}
+
+void
+knownhosts_parse(struct knownhosts *kh, const char *text, size_t len)
+{
+	size_t i = 0, j;
+
+	while (i < len) {
+		for (j = i; j < len && text[j] != '\n'; j++)
+			;
+		if (j > i && text[j - 1] == '\r')
+			add_line(kh, text + i, j - i - 1);
+		else
+			add_line(kh, text + i, j - i);
+		i = j + 1;
+	}
+}
+
+int
+knownhosts_load(struct knownhosts *kh, struct tpu_err *err)
+{
+	struct buf b;
+	int rc;
+
+	if (kh->path == NULL)
+		return tpu_error(
+		    err, TPU_E_INTERNAL, "known_hosts has no path");
+	buf_init(&b, KNOWNHOSTS_MAX_FILE);
+	rc = fsutil_read_file(kh->path, FSUTIL_F_NOFOLLOW, &b, NULL, err);
+	if (rc == TPU_E_NOTFOUND) {
+		rc = 0;
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
+	knownhosts_parse(kh, b.data, b.len);
+out:
+	buf_release(&b);
+	return rc;
+}
+
+/* Does the comma-separated host field name alias exactly? */
+static int
+hosts_match(const char *hosts, const char *alias)
+{
+	size_t alen = strlen(alias);
+	const char *p = hosts, *c;
+
+	for (;;) {
+		c = strchr(p, ',');
+		if ((c != NULL ? (size_t)(c - p) : strlen(p)) == alen &&
+		    strncmp(p, alias, alen) == 0)
+			return 1;
+		if (c == NULL)
+			return 0;
+		p = c + 1;
+	}
+}
+
+size_t
+knownhosts_lookup(const struct knownhosts *kh, const char *alias,
+    const struct knownhosts_key **keys, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < kh->n; i++) {
+		if (kh->v[i].hosts == NULL ||
+		    !hosts_match(kh->v[i].hosts, alias))
+			continue;
+		if (n < max)
+			keys[n] = &kh->v[i].key;
+		n++;
+	}
+	return n;
+}
+
+int
+knownhosts_check(const struct knownhosts *kh, const char *alias,
+    const struct knownhosts_key *presented, struct tpu_err *err)
+{
+	const struct knownhosts_key *keys[16];
+	char got[KNOWNHOSTS_FP_LEN], want[KNOWNHOSTS_FP_LEN];
+	size_t n, i;
+
+	n = knownhosts_lookup(kh, alias, keys, nitems(keys));
+	if (n == 0)
+		return tpu_error(
+		    err, TPU_E_NOTFOUND, "no host key pinned for '%s'", alias);
+	if (n > nitems(keys))
+		n = nitems(keys);
+	for (i = 0; i < n; i++)
+		if (keys[i]->len == presented->len &&
+		    memcmp(keys[i]->blob, presented->blob, presented->len) == 0)
+			return 0;
+	knownhosts_fingerprint(presented->blob, presented->len, got);
+	/* prefer the pinned key of the same type in the message */
+	for (i = 0; i < n; i++)
+		if (strcmp(keys[i]->type, presented->type) == 0)
+			break;
+	if (i == n)
+		i = 0;
+	knownhosts_fingerprint(keys[i]->blob, keys[i]->len, want);
+	return tpu_error(err, TPU_E_UNREACHABLE,
+	    "host key mismatch for '%s': expected %s %s, got %s %s", alias,
+	    keys[i]->type, want, presented->type, got);
+}
+
+int
+knownhosts_replace(struct knownhosts *kh, const char *alias,
+    const char *const *keylines, size_t n, struct tpu_err *err)
+{
+	struct knownhosts_key *parsed;
+	size_t i, j;
+	int rc = 0;
+
+	if (alias[0] == '\0' || strpbrk(alias, " \t\r\n,#@|") != NULL)
+		return tpu_error(err, TPU_E_INVALID,
+		    "invalid known_hosts alias '%.80s'", alias);
+	parsed = xcalloc(n == 0 ? 1 : n, sizeof *parsed);
+	for (i = 0; i < n; i++)
+		if ((rc = knownhosts_parse_key(keylines[i], strlen(keylines[i]),
+		         &parsed[i], err)) != 0)
+			goto out;
+	/* drop the alias's lines, keep everything else in order */
+	for (i = j = 0; i < kh->n; i++) {
+		if (kh->v[i].hosts != NULL &&
+		    strcmp(kh->v[i].hosts, alias) == 0)
+			line_release(&kh->v[i]);
+		else
+			kh->v[j++] = kh->v[i];
+	}
+	kh->n = j;
+	for (i = 0; i < n; i++) {
+		struct knownhosts_line *l;
+		char *enc;
+
+		kh->v = xreallocarray(kh->v, kh->n + 1, sizeof *kh->v);
+		l = &kh->v[kh->n++];
+		enc = b64encode(parsed[i].blob, parsed[i].len, 1);
+		l->text = xasprintf("%s %s %s", alias, parsed[i].type, enc);
+		free(enc);
+		l->hosts = xstrdup(alias);
+		l->key = parsed[i];
+		memset(&parsed[i], 0, sizeof parsed[i]);
+	}
+out:
+	for (i = 0; i < n; i++)
+		knownhosts_key_release(&parsed[i]);
+	free(parsed);
+	return rc;
+}
+
+char **
+knownhosts_lines(const struct knownhosts *kh, const char *alias, size_t *np)
+{
+	char **v = xcalloc(kh->n + 1, sizeof *v);
+	size_t i, n = 0;
+
+	for (i = 0; i < kh->n; i++) {
+		char *enc;
+
+		if (kh->v[i].hosts == NULL ||
+		    !hosts_match(kh->v[i].hosts, alias))
+			continue;
+		enc = b64encode(kh->v[i].key.blob, kh->v[i].key.len, 1);
+		v[n++] = xasprintf("%s %s", kh->v[i].key.type, enc);
+		free(enc);
+	}
+	if (np != NULL)
+		*np = n;
+	return v;
+}
+
+void
+knownhosts_lines_free(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+int
+knownhosts_save(const struct knownhosts *kh, struct tpu_err *err)
+{
+	struct buf b;
+	char *dir = NULL, *slash;
+	size_t i;
+	int rc;
+
+	buf_init(&b, BUF_NOCAP);
+	if (kh->path == NULL) {
+		rc = tpu_error(err, TPU_E_INTERNAL, "known_hosts has no path");
+		goto out;
+	}
+	dir = xstrdup(kh->path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if ((rc = fsutil_mkdir_private(dir, err)) != 0)
+			goto out;
+	}
+	for (i = 0; i < kh->n; i++) {
+		buf_puts(&b, kh->v[i].text);
+		buf_append(&b, "\n", 1);
+	}
+	rc = fsutil_write_atomic(kh->path, b.data, b.len, 0600, err);
+out:
+	free(dir);
+	buf_release(&b);
+	return rc;
+}

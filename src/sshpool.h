@@ -1,0 +1,131 @@
+/*
+ * The SSH fan-out engine: run one remote command on many workers from one
+ * thread, with one poll() loop over non-blocking libssh2 sessions and at
+ * most `fanout` sessions in flight (the next starts as one finishes).
+ *
+ * Per worker: TCP connect (TCP_NODELAY; TCP_QUICKACK before every round
+ * of libssh2 calls), SSH handshake preferring the pinned host-key types
+ * (ssh-ed25519 first), host-key check right after the handshake and
+ * BEFORE any userauth (a mismatch fails the worker with both SHA256
+ * fingerprints, and nothing is sent to authenticate), public-key auth
+ * from a key file with bounded retries (for a key not yet propagated to
+ * the worker), exec, output streamed through a callback, exit status and
+ * exit signal read after the channel is closed.
+ *
+ * Memory per worker is bounded (two line buffers of line_max bytes)
+ * whatever the output size.  Writes use MSG_NOSIGNAL: a dropped
+ * connection is an error on that worker, never a SIGPIPE.
+ *
+ * Nothing is printed: results go to the caller's array and callbacks.
+ */
+#ifndef TPUCTL_SSHPOOL_H
+#define TPUCTL_SSHPOOL_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum sshpool_status {
+	SSHPOOL_S_NOT_STARTED = 0,  /* never started (abort, fail-fast) */
+	SSHPOOL_S_OK,               /* remote exit status 0 */
+	SSHPOOL_S_REMOTE_NONZERO,   /* remote exit status 1..255 */
+	SSHPOOL_S_SIGNALED,         /* remote command killed by a signal */
+	SSHPOOL_S_TIMEOUT,          /* command timeout: channel closed */
+	SSHPOOL_S_CONNECT_REFUSED,  /* TCP connection refused */
+	SSHPOOL_S_CONNECT_TIMEOUT,  /* no TCP connection or SSH handshake in
+	                               the connect timeout */
+	SSHPOOL_S_CONNECT_ERROR,    /* other connect errors (unreachable,
+	                               unknown host) */
+	SSHPOOL_S_HOSTKEY_MISMATCH, /* presented key is not the pinned one */
+	SSHPOOL_S_HOSTKEY_UNKNOWN,  /* no pinned key (fail closed) */
+	SSHPOOL_S_AUTH_FAILED,      /* permission denied (publickey) */
+	SSHPOOL_S_PROTOCOL,         /* SSH error, connection lost mid-run */
+	SSHPOOL_S_ABORTED,          /* stopped: abort flag or fail-fast */
+};
+
+enum sshpool_flags {
+	SSHPOOL_F_LINES = (1 << 0),     /* output as complete lines */
+	SSHPOOL_F_FAIL_FAST = (1 << 1), /* stop everything on a failure */
+	/* Accept any host key when none is pinned (trust on first use),
+	 * recording it in the result.  Insecure: the caller must warn. */
+	SSHPOOL_F_ACCEPT_NEW_HOSTKEY = (1 << 2),
+};
+
+/* Output flags given to on_output. */
+#define SSHPOOL_OUT_EOL 1 /* the line ended with '\n' (not included) */
+
+struct sshpool_result;
+
+struct sshpool_target {
+	int worker;       /* worker index, for messages ("worker 3") */
+	const char *host; /* numeric address or host name */
+	int port;
+	const char *user;
+	/* pinned keys, "keytype base64 [comment]" each (knownhosts_lines) */
+	const char *const *hostkeys;
+	size_t nhostkeys;
+};
+
+struct sshpool_opts {
+	const char *command;    /* the remote command line (shquote_argv) */
+	const char *keyfile;    /* private key (sshkey.path) */
+	const char *pubkeyfile; /* NULL: keyfile + ".pub" if it exists */
+	const char *passphrase; /* NULL when the key is not encrypted */
+	int flags;              /* enum sshpool_flags */
+	int fanout;             /* sessions in flight; 0: 64 */
+	int connect_timeout_ms; /* TCP + handshake + auth; 0: 10000 */
+	int command_timeout_ms; /* from exec to channel close; 0: none */
+	int auth_attempts;      /* 0 or 1: no retry */
+	int auth_retry_ms;      /* first delay between attempts; 0: 1000 */
+	int auth_retry_max_ms;  /* delay cap (doubling); 0: 5000 */
+	size_t line_max;        /* line buffer per stream; 0: 16384 */
+	/*
+	 * Output of target idx on stream 1 (stdout) or 2 (stderr): a line
+	 * (SSHPOOL_F_LINES; longer lines come in line_max pieces, a last
+	 * line without '\n' is flushed at EOF) or a raw chunk.  data is only
+	 * valid during the call.
+	 */
+	void (*on_output)(void *arg, size_t idx, int stream, const char *data,
+	    size_t len, int flags);
+	/* Called once per target when it is finished (any status). */
+	void (*on_done)(void *arg, size_t idx, const struct sshpool_result *);
+	void *arg;
+	/* Set (e.g. from a SIGINT handler) to stop: channels are closed,
+	 * unfinished workers reported ABORTED or NOT_STARTED. */
+	volatile sig_atomic_t *abort;
+};
+
+struct sshpool_result {
+	enum sshpool_status status;
+	int exit_status;     /* remote exit status, -1 when none */
+	char signal[32];     /* "KILL" when killed by a signal, else "" */
+	int64_t duration_ms; /* from the first connect to the end */
+	int auth_attempts;   /* publickey attempts made */
+	char hostkey_fp[64]; /* presented key: "SHA256:..." or "" */
+	char *hostkey;       /* presented key "type base64", or NULL */
+	char msg[512];       /* one line for humans ("" when OK) */
+};
+
+/*
+ * Run opts->command on the n targets, filling results[0..n-1] (release
+ * each with sshpool_result_release).  Returns 0 when every worker
+ * exited 0; TPU_E_USAGE for bad options (nothing sent); TPU_E_INTERRUPTED
+ * when the abort flag stopped the run; TPU_E_UNREACHABLE when no worker
+ * could be reached, trusted or authenticated; TPU_E_PARTIAL otherwise.
+ */
+int sshpool_run(const struct sshpool_target *targets, size_t n,
+    const struct sshpool_opts *, struct sshpool_result *results,
+    struct tpu_err *);
+
+void sshpool_result_release(struct sshpool_result *);
+
+/* A short name for a status: "ok", "exit 3"-like names are built by
+ * callers; this gives "remote nonzero", "host key mismatch", ... */
+const char *sshpool_status_name(enum sshpool_status);
+
+/* 1 for statuses where the worker was never reached or trusted. */
+int sshpool_status_unreachable(enum sshpool_status);
+
+#endif

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Table-driven check of every command in "tpuctl help --all": "-h" exits 0
+# and prints "usage: tpuctl <path> ...", man/tpuctl-<command>.1 exists and
+# passes mandoc's lint, its SYNOPSIS contains that usage exactly, and
+# tpuctl(1) lists the command.  A new command without its man page, or a
+# usage string that drifts from the SYNOPSIS, fails here.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+MAN="$SRCDIR/man"
+
+# The rendered SYNOPSIS of a page, on one line, whitespace squeezed.
+synopsis() {
+	mandoc -Tascii "$1" | col -b |
+	    sed -n '/^SYNOPSIS/,/^[A-Z]/p' | sed '1d;$d' |
+	    tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
+}
+
+expect_rc 0 "$TPUCTL" help --all
+cp "$T/out" "$T/paths"
+[ -s "$T/paths" ] || fail "help --all printed nothing"
+n=0
+while IFS= read -r path; do
+	n=$((n + 1))
+	first=${path%% *}
+	# shellcheck disable=SC2086 # path is words on purpose
+	expect_rc 0 "$TPUCTL" $path -h
+	usage=$(sed -n 's/^usage: tpuctl //p' "$T/out" | head -1)
+	[ -n "$usage" ] || fail "'tpuctl $path -h' printed no usage line"
+	case "$usage " in
+	"$path "*) ;;
+	*) fail "'tpuctl $path -h' shows the usage of another command: $usage" ;;
+	esac
+	[ ! -s "$T/err" ] || fail "'tpuctl $path -h' wrote to stderr"
+
+	page="$MAN/tpuctl-$first.1"
+	[ -f "$page" ] || fail "command '$path' has no man page ($page)"
+	mandoc -Tlint -Wwarning "$page" >"$T/lint" 2>&1 ||
+	    fail "mandoc lint: $(cat "$T/lint")"
+	syn=$(synopsis "$page")
+	case "$syn" in
+	*"tpuctl $usage"*) ;;
+	*) fail "SYNOPSIS of $page does not contain 'tpuctl $usage' (it has: $syn)" ;;
+	esac
+	grep -q "^\.It Cm $first\$" "$MAN/tpuctl.1" ||
+	    fail "tpuctl.1 does not list the command '$first'"
+done <"$T/paths"
+[ "$n" -ge 4 ] || fail "only $n commands in help --all"
+
+# The check itself must catch drift: a page whose SYNOPSIS lacks a flag.
+sed 's/^\.Op Fl -all$//' "$MAN/tpuctl-help.1" >"$T/drift.1"
+usage=$("$TPUCTL" help -h | sed -n 's/^usage: tpuctl //p')
+case "$(synopsis "$T/drift.1")" in
+*"tpuctl $usage"*) fail "a drifted SYNOPSIS was not detected" ;;
+esac

@@ -1,0 +1,203 @@
+#!/bin/sh
+# t165: Compose (crc32c by combination == the crc of the concatenation,
+# componentCount, no md5Hash, 32 sources at most), rewrite (one call,
+# rewriteResponse) and copy; preconditions on sources and destination.
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+
+# shellcheck disable=SC2119
+emu_start
+TOKEN=$(cat "$EMU_DIR/access-token")
+GCS=${STORAGE_EMULATOR_HOST:?the emulator env has no STORAGE_EMULATOR_HOST}
+GCS=${GCS%/}
+PROJECT=${CLOUDSDK_CORE_PROJECT:-e2e-project}
+
+# req METHOD URL [curl args...]: body in $T/body, headers in $T/hdr,
+# status in $ST.
+req() {
+	m=$1
+	u=$2
+	shift 2
+	ST=$(curl -sS -X "$m" -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
+	    -H "Authorization: Bearer $TOKEN" "$@" "$u") ||
+	    fail "curl $m $u failed"
+}
+# want STATUS WHAT: the last req answered STATUS.
+want() {
+	[ "$ST" = "$1" ] || {
+		cat "$T/body" >&2
+		fail "$2: HTTP $ST, want $1"
+	}
+}
+# jf FILTER: a jq filter over the last body.
+jf() {
+	jq -r "$1" "$T/body"
+}
+# hdr NAME: a response header of the last req ("" when absent).
+hdr() {
+	tr -d '\r' <"$T/hdr" | sed -n "s/^$1: //Ip" | tail -1
+}
+# uri S: percent-encode S as one path segment.
+uri() {
+	jq -rn --arg s "$1" '$s|@uri'
+}
+# hashes FILE: "CRC32C_B64 MD5_B64", computed independently in Python.
+hashes() {
+	python3 - "$1" <<'PY'
+import base64, hashlib, sys
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+d = open(sys.argv[1], 'rb').read()
+c = 0xFFFFFFFF
+for b in d:
+    c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+c ^= 0xFFFFFFFF
+print(base64.b64encode(c.to_bytes(4, 'big')).decode(),
+      base64.b64encode(hashlib.md5(d).digest()).decode())
+PY
+}
+# mkfile PATH SIZE: SIZE pseudo-random bytes (deterministic).
+mkfile() {
+	python3 -c 'import random,sys; random.seed(int(sys.argv[1])); sys.stdout.buffer.write(random.randbytes(int(sys.argv[1])))' "$2" >"$1"
+}
+# mkbucket NAME: create a bucket in $PROJECT.
+mkbucket() {
+	req POST "$GCS/storage/v1/b?project=$PROJECT" \
+	    -H 'Content-Type: application/json' --data-binary "{\"name\":\"$1\"}"
+	want 200 "create bucket $1"
+}
+# sums FILE: $CRC and $MD5 of FILE.
+# shellcheck disable=SC2034
+sums() {
+	h=$(hashes "$1")
+	CRC=${h% *}
+	MD5=${h#* }
+}
+
+mkbucket e2e-cmp
+mkbucket e2e-cmp-dst
+i=0
+for size in 1000 262145 7; do
+	mkfile "$T/p$i" $size
+	req POST "$GCS/upload/storage/v1/b/e2e-cmp/o?uploadType=media&name=part%2F$i" \
+	    --data-binary "@$T/p$i"
+	want 200 "upload part $i"
+	i=$((i + 1))
+done
+gen1=$(jf .generation)
+cat "$T/p0" "$T/p1" "$T/p2" >"$T/joined"
+sums "$T/joined"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/joined/compose" \
+    -H 'Content-Type: application/json' --data-binary \
+    '{"sourceObjects":[{"name":"part/0"},{"name":"part/1"},{"name":"part/2"}],"destination":{"contentType":"application/x-joined"}}'
+want 200 compose
+[ "$(jf .crc32c)" = "$CRC" ] || fail "composite crc32c $(jf .crc32c) want $CRC"
+[ "$(jf .componentCount)" = 3 ] || fail "componentCount $(jf .componentCount)"
+[ "$(jf .md5Hash)" = null ] || fail "a composite has an md5Hash"
+[ "$(jf .size)" = "$(wc -c <"$T/joined" | tr -d ' ')" ] || fail "composite size"
+[ "$(jf .contentType)" = application/x-joined ] || fail "composite contentType"
+req GET "$GCS/download/storage/v1/b/e2e-cmp/o/joined?alt=media"
+want 200 "download composite"
+cmp -s "$T/body" "$T/joined" || fail "composite differs"
+[ "$(hdr x-goog-hash)" = "crc32c=$CRC" ] || fail "composite x-goog-hash '$(hdr x-goog-hash)'"
+
+# A composite of a composite counts its components.
+req POST "$GCS/b/e2e-cmp/o/joined2/compose" -H 'Content-Type: application/json' \
+    --data-binary '{"sourceObjects":[{"name":"joined"},{"name":"part/0"}]}'
+want 200 "compose a composite"
+[ "$(jf .componentCount)" = 4 ] || fail "nested componentCount $(jf .componentCount)"
+cat "$T/joined" "$T/p0" >"$T/joined2"
+sums "$T/joined2"
+[ "$(jf .crc32c)" = "$CRC" ] || fail "nested composite crc32c"
+
+src=$(python3 -c 'import json; print(json.dumps({"sourceObjects": [{"name": "part/0"}] * 33}))')
+req POST "$GCS/storage/v1/b/e2e-cmp/o/big/compose" \
+    -H 'Content-Type: application/json' --data-binary "$src"
+want 400 "33 sources"
+jf .error.message | grep -q 33 || fail "400 does not name 33"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/none/compose" \
+    -H 'Content-Type: application/json' --data-binary '{"sourceObjects":[]}'
+want 400 "no sources"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/x/compose" -H 'Content-Type: application/json' \
+    --data-binary '{"sourceObjects":[{"name":"part/0"},{"name":"nope"}]}'
+want 404 "a missing source"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/x/compose" -H 'Content-Type: application/json' \
+    --data-binary '{"sourceObjects":[{"name":"part/2","objectPreconditions":{"ifGenerationMatch":"1"}}]}'
+want 412 "a source precondition"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/x/compose" -H 'Content-Type: application/json' \
+    --data-binary "{\"sourceObjects\":[{\"name\":\"part/2\",\"objectPreconditions\":{\"ifGenerationMatch\":\"$gen1\"}}]}"
+want 200 "a source precondition that holds"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/joined/compose?ifGenerationMatch=0" \
+    -H 'Content-Type: application/json' --data-binary '{"sourceObjects":[{"name":"part/0"}]}'
+want 412 "compose over an existing object with ifGenerationMatch=0"
+
+sums "$T/p1"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/part%2F1/rewriteTo/b/e2e-cmp-dst/o/copy%2F1" \
+    -H 'Content-Type: application/json'
+want 200 rewrite
+[ "$(jf .kind)" = storage#rewriteResponse ] || fail "rewrite kind"
+[ "$(jf .done)" = true ] || fail "rewrite not done"
+[ "$(jf .totalBytesRewritten)" = 262145 ] || fail "totalBytesRewritten"
+[ "$(jf .objectSize)" = 262145 ] || fail "objectSize"
+[ "$(jf .resource.crc32c)" = "$CRC" ] || fail "rewrite crc32c"
+[ "$(jf .resource.md5Hash)" = "$MD5" ] || fail "rewrite md5Hash"
+[ "$(jf .resource.bucket)" = e2e-cmp-dst ] || fail "rewrite bucket"
+req GET "$GCS/storage/v1/b/e2e-cmp-dst/o/copy%2F1?alt=media"
+cmp -s "$T/body" "$T/p1" || fail "rewritten data differs"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/part%2F1/rewriteTo/b/e2e-cmp-dst/o/copy%2F1?ifGenerationMatch=0" \
+    -H 'Content-Type: application/json'
+want 412 "rewrite onto an existing object with ifGenerationMatch=0"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/nope/rewriteTo/b/e2e-cmp-dst/o/x" \
+    -H 'Content-Type: application/json'
+want 404 "rewrite a missing source"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/part%2F1/rewriteTo/b/e2e-cmp-dst/o/x?ifSourceGenerationMatch=1" \
+    -H 'Content-Type: application/json'
+want 412 "rewrite with a failed source precondition"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/part%2F1/copyTo/b/e2e-cmp/o/copied" \
+    -H 'Content-Type: application/json' --data-binary '{"contentType":"text/x-copy"}'
+want 200 copy
+[ "$(jf .kind)" = storage#object ] || fail "copy kind"
+[ "$(jf .crc32c)" = "$CRC" ] || fail "copy crc32c"
+[ "$(jf .contentType)" = text/x-copy ] || fail "copy metadata override"
+req GET "$GCS/b/e2e-cmp/o/copied?alt=media"
+cmp -s "$T/body" "$T/p1" || fail "copied data differs"
+
+# The rewriteToken loop with maxBytesRewrittenPerCall (1 MiB steps).
+mkfile "$T/r3" 3145735
+sums "$T/r3"
+req POST "$GCS/upload/storage/v1/b/e2e-cmp/o?uploadType=media&name=r3" \
+    --data-binary "@$T/r3"
+want 200 "upload r3"
+RW="$GCS/storage/v1/b/e2e-cmp/o/r3/rewriteTo/b/e2e-cmp-dst/o/r3copy?maxBytesRewrittenPerCall=1048576"
+calls=0
+tok=
+while :; do
+	req POST "$RW${tok:+&rewriteToken=$tok}" -H 'Content-Type: application/json'
+	want 200 "rewrite call $calls"
+	calls=$((calls + 1))
+	[ $calls -le 10 ] || fail "rewrite loop does not end"
+	[ "$(jf .objectSize)" = 3145735 ] || fail "objectSize $(jf .objectSize)"
+	[ "$(jf .done)" = true ] && break
+	[ "$(jf .totalBytesRewritten)" = $((calls * 1048576)) ] ||
+	    fail "progress $(jf .totalBytesRewritten) after $calls calls"
+	tok=$(jf .rewriteToken)
+	req GET "$GCS/storage/v1/b/e2e-cmp-dst/o/r3copy"
+	want 404 "destination before the rewrite is done"
+done
+[ $calls -eq 4 ] || fail "$calls rewrite calls, want 4"
+[ "$(jf .resource.crc32c)" = "$CRC" ] || fail "rewrite loop crc32c"
+req GET "$GCS/download/storage/v1/b/e2e-cmp-dst/o/r3copy?alt=media"
+cmp -s "$T/body" "$T/r3" || fail "rewrite loop data"
+req POST "$RW&rewriteToken=$tok" -H 'Content-Type: application/json'
+want 200 "replayed last token"
+req POST "$RW&rewriteToken=abc" -H 'Content-Type: application/json'
+want 400 "a bad rewriteToken"
+req POST "$GCS/storage/v1/b/e2e-cmp/o/r3/rewriteTo/b/e2e-cmp-dst/o/x?maxBytesRewrittenPerCall=1000" \
+    -H 'Content-Type: application/json'
+want 400 "maxBytesRewrittenPerCall not a multiple of 1 MiB"
+jf .error.message | grep -q 1048576 || fail "400 does not give the rule"

@@ -1,0 +1,90 @@
+#!/bin/sh
+# t170: Google's own @google-cloud/storage client against the emulator: bucket,
+# simple and resumable uploads with validation, list, validated download,
+# compose and deletes (tests/interop/gcs.js).
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+
+# shellcheck disable=SC2119
+emu_start
+TOKEN=$(cat "$EMU_DIR/access-token")
+GCS=${STORAGE_EMULATOR_HOST:?the emulator env has no STORAGE_EMULATOR_HOST}
+GCS=${GCS%/}
+PROJECT=${CLOUDSDK_CORE_PROJECT:-e2e-project}
+
+# req METHOD URL [curl args...]: body in $T/body, headers in $T/hdr,
+# status in $ST.
+req() {
+	m=$1
+	u=$2
+	shift 2
+	ST=$(curl -sS -X "$m" -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
+	    -H "Authorization: Bearer $TOKEN" "$@" "$u") ||
+	    fail "curl $m $u failed"
+}
+# want STATUS WHAT: the last req answered STATUS.
+want() {
+	[ "$ST" = "$1" ] || {
+		cat "$T/body" >&2
+		fail "$2: HTTP $ST, want $1"
+	}
+}
+# jf FILTER: a jq filter over the last body.
+jf() {
+	jq -r "$1" "$T/body"
+}
+# hdr NAME: a response header of the last req ("" when absent).
+hdr() {
+	tr -d '\r' <"$T/hdr" | sed -n "s/^$1: //Ip" | tail -1
+}
+# uri S: percent-encode S as one path segment.
+uri() {
+	jq -rn --arg s "$1" '$s|@uri'
+}
+# hashes FILE: "CRC32C_B64 MD5_B64", computed independently in Python.
+hashes() {
+	python3 - "$1" <<'PY'
+import base64, hashlib, sys
+t = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    t.append(c)
+d = open(sys.argv[1], 'rb').read()
+c = 0xFFFFFFFF
+for b in d:
+    c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+c ^= 0xFFFFFFFF
+print(base64.b64encode(c.to_bytes(4, 'big')).decode(),
+      base64.b64encode(hashlib.md5(d).digest()).decode())
+PY
+}
+# mkfile PATH SIZE: SIZE pseudo-random bytes (deterministic).
+mkfile() {
+	python3 -c 'import random,sys; random.seed(int(sys.argv[1])); sys.stdout.buffer.write(random.randbytes(int(sys.argv[1])))' "$2" >"$1"
+}
+# mkbucket NAME: create a bucket in $PROJECT.
+mkbucket() {
+	req POST "$GCS/storage/v1/b?project=$PROJECT" \
+	    -H 'Content-Type: application/json' --data-binary "{\"name\":\"$1\"}"
+	want 200 "create bucket $1"
+}
+# sums FILE: $CRC and $MD5 of FILE.
+# shellcheck disable=SC2034
+sums() {
+	h=$(hashes "$1")
+	CRC=${h% *}
+	MD5=${h#* }
+}
+
+sh "$SRCDIR/tests/interop/install.sh" || fail "npm install of the interop clients failed"
+EMU_ENV="$EMU_DIR/env" EMU_TOKEN_FILE="$EMU_DIR/access-token" \
+    GCS_TEST_PROJECT="$PROJECT" GCS_TEST_TMP="$T" \
+    node "$SRCDIR/tests/interop/gcs.js" >"$T/out" 2>"$T/err" || {
+	cat "$T/out" "$T/err" >&2
+	fail "gcs.js failed"
+}
+assert_grep '^ok compose' "$T/out"
+assert_grep '^ok done' "$T/out"

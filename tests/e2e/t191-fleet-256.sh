@@ -1,0 +1,140 @@
+#!/bin/sh
+# Scale of the emulator's sshd worker fleet: a v4-2048 node has 256
+# workers, each its own sshd on its own loopback address; the node must
+# be READY (every sshd accepting connections) within 60 s on 2 cores, and
+# the first and last workers must answer with their pinned host keys.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# --- fleet helpers (the same in t190-t193) ---
+
+# fleet_api_setup: $API (base URL), $NODES (the nodes collection path in
+# the emulator's project and zone), $TOKEN (from the metadata server),
+# $KEY (a fresh ed25519 client key), $SSH_PORT and $SSH_USER.
+fleet_api_setup() {
+	API=${CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU:-}
+	[ -n "$API" ] || fail "the emulator env has no CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU"
+	API=${API%/}
+	NODES="/v2/projects/${CLOUDSDK_CORE_PROJECT:?}/locations/${CLOUDSDK_COMPUTE_ZONE:?}/nodes"
+	SSH_PORT=${TPUCTL_SSH_PORT:?the emulator env has no TPUCTL_SSH_PORT}
+	SSH_USER=${TPUCTL_SSH_USER:?the emulator env has no TPUCTL_SSH_USER}
+	TOKEN=$(curl -sf -H 'Metadata-Flavor: Google' \
+	    "$API/computeMetadata/v1/instance/service-accounts/default/token" |
+	    jq -r .access_token) || fail "no token from the metadata server"
+	if [ -z "$TOKEN" ] || [ "$TOKEN" = null ]; then
+		fail "empty token from the metadata server"
+	fi
+	KEY="$T/id_ed25519"
+	[ -f "$KEY" ] || ssh-keygen -q -t ed25519 -N "" -C t19x -f "$KEY"
+}
+
+# fleet_api METHOD PATH [BODY]: the reply on stdout; fails on HTTP >= 400.
+fleet_api() {
+	if [ $# -ge 3 ]; then
+		curl -sS -f -X "$1" -H "Authorization: Bearer $TOKEN" \
+		    -H 'Content-Type: application/json' --data-binary "$3" \
+		    "$API$2"
+	else
+		curl -sS -f -X "$1" -H "Authorization: Bearer $TOKEN" "$API$2"
+	fi
+}
+
+# fleet_create_node ID TYPE TIMEOUT_S: create and wait for READY; the
+# node JSON is left in $T/node.json.
+fleet_create_node() {
+	fleet_api POST "$NODES?nodeId=$1" \
+	    "{\"acceleratorType\":\"$2\",\"runtimeVersion\":\"tpu-ubuntu2204-base\"}" \
+	    >"$T/op.json" || fail "nodes.create $1 failed"
+	n=0
+	limit=$(($3 * 5))
+	while :; do
+		fleet_api GET "$NODES/$1" \
+		    >"$T/node.json" 2>/dev/null || true
+		[ "$(jq -r .state "$T/node.json" 2>/dev/null)" = READY ] && break
+		n=$((n + 1))
+		[ $n -lt "$limit" ] ||
+		    fail "node $1 not READY in $3 s: $(cat "$T/node.json")"
+		sleep 0.2
+	done
+}
+
+# fleet_known_hosts ID N: $T/known_hosts from getGuestAttributes
+# (namespace hostkeys) and the node's network endpoints.
+fleet_known_hosts() {
+	fleet_api POST \
+	    "$NODES/$1:getGuestAttributes" \
+	    '{"queryPath":"hostkeys/"}' >"$T/ga.json" ||
+	    fail "getGuestAttributes failed"
+	# One line per worker: "[addr]:port ssh-ed25519 AAAA...".
+	jq -r --arg port "$SSH_PORT" --slurpfile ga "$T/ga.json" '
+	    [.networkEndpoints[].ipAddress] as $a |
+	    range(0; $a | length) as $i |
+	    ($ga[0].guestAttributes[$i].queryValue.items[]? |
+		select(.namespace == "hostkeys" and .key == "ssh-ed25519") |
+		.value) as $v |
+	    "[\($a[$i])]:\($port) " +
+		(if ($v | startswith("ssh-ed25519 ")) then $v
+		 else "ssh-ed25519 " + $v end)' \
+	    "$T/node.json" >"$T/known_hosts" || fail "bad guest attributes"
+	[ "$(wc -l <"$T/known_hosts")" -eq "$2" ] ||
+	    fail "want $2 ssh-ed25519 host keys: $(cat "$T/ga.json")"
+}
+
+# fleet_patch_key ID: put $KEY.pub for $SSH_USER into the ssh-keys metadata.
+fleet_patch_key() {
+	body=$(jq -n --arg k "$SSH_USER:$(cat "$KEY.pub")" \
+	    '{metadata: {"ssh-keys": $k}}')
+	fleet_api PATCH \
+	    "$NODES/$1?updateMask=metadata" \
+	    "$body" >/dev/null || fail "nodes.patch metadata failed"
+}
+
+# fleet_ssh ADDR CMD: OpenSSH client with the pinned host keys only.
+fleet_ssh() {
+	ssh -F /dev/null -i "$KEY" -o BatchMode=yes -o IdentitiesOnly=yes \
+	    -o StrictHostKeyChecking=yes \
+	    -o UserKnownHostsFile="$T/known_hosts" \
+	    -o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=10 \
+	    -p "$SSH_PORT" "$SSH_USER@$1" "$2"
+}
+
+# fleet_wait_key ADDR: until the agent applied the key (at most 30 s);
+# a host-key failure is never acceptable.
+fleet_wait_key() {
+	n=0
+	until fleet_ssh "$1" true >"$T/out" 2>"$T/err"; do
+		if grep -q 'Host key verification failed' "$T/err"; then
+			fail "host key of $1 does not match getGuestAttributes"
+		fi
+		n=$((n + 1))
+		[ $n -lt 150 ] || fail "key never accepted by $1: $(cat "$T/err")"
+		sleep 0.2
+	done
+}
+# --- end of fleet helpers ---
+
+emu_start --set fleet.key_delay_ms=500
+fleet_api_setup
+
+start=$(date +%s)
+fleet_create_node t191 v4-2048 60
+echo "256 workers READY after $(($(date +%s) - start)) s"
+jq -e '.networkEndpoints | length == 256' "$T/node.json" >/dev/null ||
+    fail "a v4-2048 node should have 256 network endpoints"
+[ "$(jq -r '[.networkEndpoints[].ipAddress] | unique | length' "$T/node.json")" -eq 256 ] ||
+    fail "worker addresses are not distinct"
+
+fleet_known_hosts t191 256
+[ "$(cut -d' ' -f3 "$T/known_hosts" | sort -u | wc -l)" -eq 256 ] ||
+    fail "workers share host keys"
+fleet_patch_key t191
+for i in 0 255; do
+	addr=$(jq -r ".networkEndpoints[$i].ipAddress" "$T/node.json")
+	fleet_wait_key "$addr"
+	# shellcheck disable=SC2016 # expanded by the remote shell
+	expect_rc 0 fleet_ssh "$addr" 'echo $TPU_WORKER_ID; echo $TPU_WORKER_HOSTNAMES'
+	[ "$(sed -n 1p "$T/out")" = "$i" ] || fail "worker $i: $(cat "$T/out")"
+	[ "$(sed -n 2p "$T/out" | tr ',' '\n' | wc -l)" -eq 256 ] ||
+	    fail "worker $i: TPU_WORKER_HOSTNAMES does not list 256 workers"
+done
+fleet_api DELETE "$NODES/t191" >/dev/null

@@ -1,0 +1,332 @@
+/*
+ * Tests for src/knownhosts.c: aliases, key parsing and fingerprints
+ * (checked against ssh-keygen -l), replace/save/load with 0600/0700
+ * whatever the umask, a recreated node getting new entries while the old
+ * ones stay, foreign lines kept verbatim, and match/mismatch/unknown.
+ */
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "knownhosts.h"
+#include "sshd_harness.h"
+#include "xmalloc.h"
+
+static char base[64];
+static char *k1, *k2, *k3; /* "ssh-ed25519 AAAA..." lines */
+
+static void
+setup(void)
+{
+	char *p;
+
+	snprintf(base, sizeof base, "/tmp/check_knownhosts.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	p = xasprintf("%s/a", base);
+	ck_assert_int_eq(harness_keygen(p, "ed25519", ""), 0);
+	k1 = harness_publine(p);
+	free(p);
+	p = xasprintf("%s/b", base);
+	ck_assert_int_eq(harness_keygen(p, "ed25519", ""), 0);
+	k2 = harness_publine(p);
+	free(p);
+	p = xasprintf("%s/c", base);
+	ck_assert_int_eq(harness_keygen(p, "ecdsa", ""), 0);
+	k3 = harness_publine(p);
+	free(p);
+}
+
+static void
+teardown(void)
+{
+	harness_rmrf(base);
+	free(k1);
+	free(k2);
+	free(k3);
+}
+
+START_TEST(test_alias)
+{
+	struct tpu_err err;
+	char *a;
+
+	ck_assert_int_eq(knownhosts_alias("1234567890", 3, &a, &err), 0);
+	ck_assert_str_eq(a, "tpu.1234567890-3");
+	free(a);
+	ck_assert_int_eq(knownhosts_alias("", 0, &a, &err), TPU_E_INVALID);
+	ck_assert_int_eq(knownhosts_alias("a b", 0, &a, &err), TPU_E_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'a b'"));
+	ck_assert_int_eq(knownhosts_alias("x,y", 0, &a, &err), TPU_E_INVALID);
+	ck_assert_int_eq(knownhosts_alias("x", -1, &a, &err), TPU_E_INVALID);
+	ck_assert_ptr_null(a);
+}
+END_TEST
+
+START_TEST(test_parse_key_and_fingerprint)
+{
+	struct knownhosts_key key;
+	struct tpu_err err;
+	char fp[KNOWNHOSTS_FP_LEN], *p, *out, *enc, *line;
+	const char *argv[4];
+
+	ck_assert_int_eq(knownhosts_parse_key(k1, strlen(k1), &key, &err), 0);
+	ck_assert_str_eq(key.type, "ssh-ed25519");
+	ck_assert_uint_eq(key.len, 51);
+	enc = knownhosts_b64encode(key.blob, key.len);
+	line = xasprintf("ssh-ed25519 %s", enc);
+	ck_assert_str_eq(line, k1);
+	knownhosts_fingerprint(key.blob, key.len, fp);
+	/* ssh-keygen -lf agrees */
+	p = xasprintf("%s/a.pub", base);
+	out = xasprintf("%s/fp", base);
+	{
+		char *sh = xasprintf("ssh-keygen -lf %s > %s", p, out);
+
+		argv[0] = "sh";
+		argv[1] = "-c";
+		argv[2] = sh;
+		argv[3] = NULL;
+		ck_assert_int_eq(harness_run(argv), 0);
+		free(sh);
+	}
+	{
+		char *d = harness_slurp(out, NULL);
+
+		ck_assert_ptr_nonnull(strstr(d, fp));
+		free(d);
+	}
+	knownhosts_key_release(&key);
+	free(p);
+	free(out);
+	free(enc);
+	free(line);
+
+	/* bad input */
+	ck_assert_int_eq(
+	    knownhosts_parse_key("ssh-ed25519", 11, &key, &err), TPU_E_INVALID);
+	ck_assert_int_eq(
+	    knownhosts_parse_key("ssh-ed25519 !!!!", 16, &key, &err),
+	    TPU_E_INVALID);
+	/* the blob says ssh-ed25519, the line says ssh-rsa */
+	line = xasprintf("ssh-rsa %s", strchr(k1, ' ') + 1);
+	ck_assert_int_eq(knownhosts_parse_key(line, strlen(line), &key, &err),
+	    TPU_E_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not of type 'ssh-rsa'"));
+	free(line);
+	line = xasprintf("%s\nx", k1);
+	ck_assert_int_eq(knownhosts_parse_key(line, strlen(line), &key, &err),
+	    TPU_E_INVALID);
+	free(line);
+}
+END_TEST
+
+START_TEST(test_replace_save_load)
+{
+	struct knownhosts kh, kh2;
+	struct knownhosts_key pk;
+	struct tpu_err err;
+	struct stat st;
+	const char *keys[2];
+	char *path, *dir, *text, **lines;
+	const struct knownhosts_key *found[4];
+	size_t n;
+
+	dir = xasprintf("%s/cfg/tpuctl", base);
+	path = xasprintf("%s/known_hosts", dir);
+	umask(0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), 0); /* missing: empty */
+	ck_assert_uint_eq(kh.n, 0);
+	keys[0] = k1;
+	keys[1] = k3;
+	ck_assert_int_eq(
+	    knownhosts_replace(&kh, "tpu.111-0", keys, 2, &err), 0);
+	keys[0] = k2;
+	ck_assert_int_eq(
+	    knownhosts_replace(&kh, "tpu.111-1", keys, 1, &err), 0);
+	ck_assert_int_eq(knownhosts_save(&kh, &err), 0);
+	umask(022);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+
+	/* the file is plain OpenSSH known_hosts */
+	text = harness_slurp(path, NULL);
+	{
+		char *want = xasprintf("tpu.111-0 %s\ntpu.111-0 %s\n"
+		                       "tpu.111-1 %s\n",
+		    k1, k3, k2);
+
+		ck_assert_str_eq(text, want);
+		free(want);
+	}
+	free(text);
+
+	/* load, check */
+	knownhosts_init(&kh2, path);
+	ck_assert_int_eq(knownhosts_load(&kh2, &err), 0);
+	ck_assert_uint_eq(knownhosts_lookup(&kh2, "tpu.111-0", found, 4), 2);
+	ck_assert_uint_eq(knownhosts_lookup(&kh2, "tpu.111-1", found, 4), 1);
+	ck_assert_int_eq(knownhosts_parse_key(k2, strlen(k2), &pk, &err), 0);
+	ck_assert_int_eq(knownhosts_check(&kh2, "tpu.111-1", &pk, &err), 0);
+	ck_assert_int_eq(
+	    knownhosts_check(&kh2, "tpu.111-0", &pk, &err), TPU_E_UNREACHABLE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "expected ssh-ed25519 SHA256:"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "got ssh-ed25519 SHA256:"));
+	ck_assert_int_eq(
+	    knownhosts_check(&kh2, "tpu.222-0", &pk, &err), TPU_E_NOTFOUND);
+	knownhosts_key_release(&pk);
+
+	/* node recreated (new id): new entries, old ones untouched */
+	keys[0] = k2;
+	ck_assert_int_eq(
+	    knownhosts_replace(&kh2, "tpu.222-0", keys, 1, &err), 0);
+	ck_assert_int_eq(knownhosts_save(&kh2, &err), 0);
+	knownhosts_release(&kh2);
+	knownhosts_init(&kh2, path);
+	ck_assert_int_eq(knownhosts_load(&kh2, &err), 0);
+	lines = knownhosts_lines(&kh2, "tpu.111-0", &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(lines[0], k1);
+	ck_assert_str_eq(lines[1], k3);
+	ck_assert_ptr_null(lines[2]);
+	knownhosts_lines_free(lines);
+	lines = knownhosts_lines(&kh2, "tpu.222-0", &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(lines[0], k2);
+	knownhosts_lines_free(lines);
+
+	/* replacing an alias drops only its lines */
+	keys[0] = k3;
+	ck_assert_int_eq(
+	    knownhosts_replace(&kh2, "tpu.111-0", keys, 1, &err), 0);
+	ck_assert_uint_eq(knownhosts_lookup(&kh2, "tpu.111-0", found, 4), 1);
+	ck_assert_str_eq(found[0]->type, "ecdsa-sha2-nistp256");
+	ck_assert_uint_eq(knownhosts_lookup(&kh2, "tpu.111-1", found, 4), 1);
+	/* a bad line leaves everything unchanged */
+	keys[0] = k1;
+	keys[1] = "ssh-ed25519 AAAA";
+	ck_assert_int_eq(knownhosts_replace(&kh2, "tpu.111-1", keys, 2, &err),
+	    TPU_E_INVALID);
+	ck_assert_uint_eq(knownhosts_lookup(&kh2, "tpu.111-1", found, 4), 1);
+	ck_assert_int_eq(
+	    knownhosts_replace(&kh2, "a b", keys, 1, &err), TPU_E_INVALID);
+	knownhosts_release(&kh2);
+	knownhosts_release(&kh);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_foreign_lines)
+{
+	struct knownhosts kh;
+	const struct knownhosts_key *found[4];
+	const char *keys[1] = { NULL };
+	struct tpu_err err;
+	char *text, *path;
+
+	path = xasprintf("%s/kh", base);
+	text = xasprintf("# comment\n"
+	                 "|1|abc=|def= %s\n"
+	                 "@cert-authority * %s\n"
+	                 "host1,tpu.9-0 %s\r\n"
+	                 "garbage line\n"
+	                 "\n"
+	                 "tpu.9-0 ssh-ed25519 !!!\n",
+	    k1, k1, k2);
+	ck_assert_int_eq(harness_write(path, text, 0600), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), 0);
+	ck_assert_uint_eq(knownhosts_lookup(&kh, "tpu.9-0", found, 4), 1);
+	ck_assert_uint_eq(knownhosts_lookup(&kh, "host1", found, 4), 1);
+	ck_assert_uint_eq(knownhosts_lookup(&kh, "*", found, 4), 0);
+	ck_assert_uint_eq(knownhosts_lookup(&kh, "tpu.9", found, 4), 0);
+	/* replacing another alias keeps every foreign line verbatim */
+	keys[0] = k3;
+	ck_assert_int_eq(knownhosts_replace(&kh, "tpu.10-0", keys, 1, &err), 0);
+	ck_assert_int_eq(knownhosts_save(&kh, &err), 0);
+	knownhosts_release(&kh);
+	{
+		char *d = harness_slurp(path, NULL);
+		char *want = xasprintf("# comment\n"
+		                       "|1|abc=|def= %s\n"
+		                       "@cert-authority * %s\n"
+		                       "host1,tpu.9-0 %s\n"
+		                       "garbage line\n"
+		                       "\n"
+		                       "tpu.9-0 ssh-ed25519 !!!\n"
+		                       "tpu.10-0 %s\n",
+		    k1, k1, k2, k3);
+
+		ck_assert_str_eq(d, want);
+		free(d);
+		free(want);
+	}
+	/* a symlink at the path is refused */
+	{
+		char *l = xasprintf("%s/link", base);
+
+		ck_assert_int_eq(symlink(path, l), 0);
+		knownhosts_init(&kh, l);
+		ck_assert_int_ne(knownhosts_load(&kh, &err), 0);
+		ck_assert_int_ne(knownhosts_save(&kh, &err), 0);
+		knownhosts_release(&kh);
+		free(l);
+	}
+	free(text);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_default_path)
+{
+	char *p;
+
+	setenv("XDG_CONFIG_HOME", "/x/cfg", 1);
+	p = knownhosts_default_path();
+	ck_assert_str_eq(p, "/x/cfg/tpuctl/known_hosts");
+	free(p);
+	unsetenv("XDG_CONFIG_HOME");
+	setenv("HOME", "/h", 1);
+	p = knownhosts_default_path();
+	ck_assert_str_eq(p, "/h/.config/tpuctl/known_hosts");
+	free(p);
+	unsetenv("HOME");
+	ck_assert_ptr_null(knownhosts_default_path());
+}
+END_TEST
+
+static Suite *
+knownhosts_suite(void)
+{
+	Suite *s = suite_create("knownhosts");
+	TCase *tc = tcase_create("file");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_alias);
+	tcase_add_test(tc, test_parse_key_and_fingerprint);
+	tcase_add_test(tc, test_replace_save_load);
+	tcase_add_test(tc, test_foreign_lines);
+	tcase_add_test(tc, test_default_path);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(knownhosts_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}

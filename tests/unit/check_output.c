@@ -1,0 +1,407 @@
+/*
+ * Unit tests for src/output.c: --format parsing, and the exact text of
+ * every format (table alignment, JSON indentation, YAML quoting and block
+ * scalars, value() paths), plus write errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <cjson/cJSON.h>
+
+#include "output.h"
+
+static char *text;
+static size_t textlen;
+
+/* Render json with format (and columns) into text; returns emit's rc. */
+static int
+render(const char *format, const char *json, const char *columns)
+{
+	struct output o;
+	struct tpu_err err;
+	cJSON *r;
+	int rc;
+
+	free(text);
+	text = NULL;
+	output_init(&o);
+	tpu_err_init(&err);
+	ck_assert_int_eq(output_parse_format(&o, format, &err), 0);
+	o.fp = open_memstream(&text, &textlen);
+	ck_assert_ptr_nonnull(o.fp);
+	r = cJSON_Parse(json);
+	ck_assert_ptr_nonnull(r);
+	rc = output_emit(&o, r, columns, &err);
+	fclose(o.fp);
+	cJSON_Delete(r);
+	output_release(&o);
+	return rc;
+}
+
+static void
+teardown(void)
+{
+	free(text);
+	text = NULL;
+}
+
+START_TEST(format_parse_valid)
+{
+	struct output o;
+	struct tpu_err err;
+
+	output_init(&o);
+	tpu_err_init(&err);
+	ck_assert_int_eq(output_parse_format(&o, "json", &err), 0);
+	ck_assert_int_eq(o.fmt, OUTPUT_JSON);
+	ck_assert_int_eq(output_parse_format(&o, " yaml ", &err), 0);
+	ck_assert_int_eq(o.fmt, OUTPUT_YAML);
+	ck_assert_int_eq(output_parse_format(&o, "jsonl", &err), 0);
+	ck_assert_int_eq(o.fmt, OUTPUT_JSONL);
+	ck_assert_int_eq(output_parse_format(&o, "table", &err), 0);
+	ck_assert_int_eq(o.fmt, OUTPUT_TABLE);
+	ck_assert_int_eq(o.nfields, 0);
+	ck_assert_int_eq(
+	    output_parse_format(&o, "value(name, a.b.0.c,x-y_z)", &err), 0);
+	ck_assert_int_eq(o.fmt, OUTPUT_VALUE);
+	ck_assert_int_eq(o.nfields, 3);
+	ck_assert_str_eq(o.fields[0], "name");
+	ck_assert_str_eq(o.fields[1], "a.b.0.c");
+	ck_assert_str_eq(o.fields[2], "x-y_z");
+	ck_assert_int_eq(output_parse_format(&o, "table(state)", &err), 0);
+	ck_assert_int_eq(o.fmt, OUTPUT_TABLE);
+	ck_assert_int_eq(o.nfields, 1);
+	/* A later json drops the fields. */
+	ck_assert_int_eq(output_parse_format(&o, "json", &err), 0);
+	ck_assert_int_eq(o.nfields, 0);
+	output_release(&o);
+}
+END_TEST
+
+START_TEST(format_parse_invalid)
+{
+	static const char *const bad[] = { "", "xml", "JSON", "value",
+		"value()", "value(a,)", "value(,a)", "value(a b)", "json(a)",
+		"yaml()", "table(a", "table)", "value(a))", "value(a;b)",
+		"jsonx", "table (a)" };
+	struct output o;
+	struct tpu_err err;
+	size_t i;
+
+	output_init(&o);
+	ck_assert_int_eq(output_parse_format(&o, "value(keep)", &err), 0);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		tpu_err_init(&err);
+		ck_assert_msg(
+		    output_parse_format(&o, bad[i], &err) == TPU_E_USAGE,
+		    "'%s' accepted", bad[i]);
+		ck_assert_ptr_nonnull(strstr(err.msg, "invalid format '"));
+		ck_assert_ptr_nonnull(strstr(err.msg,
+		    "use table, table(field,...), json, yaml, jsonl or "
+		    "value(field,...)"));
+	}
+	/* A long value is cut so that the list of formats still shows. */
+	{
+		char big[2000];
+
+		memset(big, 'x', sizeof big - 1);
+		big[sizeof big - 1] = '\0';
+		ck_assert_int_eq(
+		    output_parse_format(&o, big, &err), TPU_E_USAGE);
+		ck_assert_ptr_nonnull(strstr(err.msg, "xxx...': use table"));
+	}
+	/* A failed parse leaves the previous format alone. */
+	ck_assert_int_eq(o.fmt, OUTPUT_VALUE);
+	ck_assert_str_eq(o.fields[0], "keep");
+	output_release(&o);
+}
+END_TEST
+
+START_TEST(table_aligned)
+{
+	ck_assert_int_eq(render("table",
+	                     "[{\"name\":\"a\",\"state\":\"READY\","
+	                     "\"n\":{\"ip\":\"10.0.0.1\"}},"
+	                     "{\"name\":\"ünïcödé\",\"state\":\"CREATING\"}]",
+	                     "NAME=name,STATE=state,IP=n.ip"),
+	    0);
+	ck_assert_str_eq(text, "NAME     STATE     IP\n"
+	                       "a        READY     10.0.0.1\n"
+	                       "ünïcödé  CREATING\n");
+}
+END_TEST
+
+START_TEST(table_fields_and_object)
+{
+	ck_assert_int_eq(render("table(name,a.b)",
+	                     "{\"name\":\"x\",\"a\":{\"b\":[1,2]}}", "N=zzz"),
+	    0);
+	ck_assert_str_eq(text, "NAME  A_B\nx     1;2\n");
+}
+END_TEST
+
+START_TEST(table_empty_and_control)
+{
+	ck_assert_int_eq(render("table", "[]", "NAME=name"), 0);
+	ck_assert_str_eq(text, "");
+	ck_assert_int_eq(render("table", "[{\"a\":\"x\\ny\\tz\"}]", "A=a"), 0);
+	ck_assert_str_eq(text, "A\nx y z\n");
+}
+END_TEST
+
+START_TEST(table_bad_columns)
+{
+	ck_assert_int_eq(render("table", "[{\"a\":1}]", "A"), TPU_E_INTERNAL);
+	ck_assert_int_eq(render("table", "[{\"a\":1}]", "=a"), TPU_E_INTERNAL);
+	ck_assert_int_eq(render("table", "[{\"a\":1}]", "A="), TPU_E_INTERNAL);
+}
+END_TEST
+
+START_TEST(table_without_columns_is_yaml)
+{
+	ck_assert_int_eq(render("table", "{\"name\":\"n1\",\"n\":3}", NULL), 0);
+	/* "n" is a YAML 1.1 boolean: quoted even as a key. */
+	ck_assert_str_eq(text, "name: n1\n'n': 3\n");
+}
+END_TEST
+
+START_TEST(json_pretty)
+{
+	ck_assert_int_eq(render("json",
+	                     "{\"a\":1,\"b\":[true,null,\"x\\\"y\"],"
+	                     "\"c\":{},\"d\":[],\"e\":{\"f\":1.5}}",
+	                     "A=a"),
+	    0);
+	ck_assert_str_eq(text, "{\n"
+	                       "  \"a\": 1,\n"
+	                       "  \"b\": [\n"
+	                       "    true,\n"
+	                       "    null,\n"
+	                       "    \"x\\\"y\"\n"
+	                       "  ],\n"
+	                       "  \"c\": {},\n"
+	                       "  \"d\": [],\n"
+	                       "  \"e\": {\n"
+	                       "    \"f\": 1.5\n"
+	                       "  }\n"
+	                       "}\n");
+	ck_assert_int_eq(render("json", "\"s\"", NULL), 0);
+	ck_assert_str_eq(text, "\"s\"\n");
+}
+END_TEST
+
+START_TEST(jsonl_lines)
+{
+	ck_assert_int_eq(
+	    render("jsonl", "[{\"a\":1},{\"b\":[2, 3]},4]", NULL), 0);
+	ck_assert_str_eq(text, "{\"a\":1}\n{\"b\":[2,3]}\n4\n");
+	ck_assert_int_eq(render("jsonl", "{\"a\": {\"b\": 1}}", NULL), 0);
+	ck_assert_str_eq(text, "{\"a\":{\"b\":1}}\n");
+	ck_assert_int_eq(render("jsonl", "[]", NULL), 0);
+	ck_assert_str_eq(text, "");
+}
+END_TEST
+
+START_TEST(yaml_structure)
+{
+	ck_assert_int_eq(render("yaml",
+	                     "{\"name\":\"nm\",\"labels\":{\"a\":\"b\"},"
+	                     "\"list\":[1,\"x\",{\"k\":false}],\"e\":{},"
+	                     "\"f\":[],\"z\":null,\"num\":-2.5}",
+	                     NULL),
+	    0);
+	ck_assert_str_eq(text, "name: nm\n"
+	                       "labels:\n"
+	                       "  a: b\n"
+	                       "list:\n"
+	                       "- 1\n"
+	                       "- x\n"
+	                       "- k: false\n"
+	                       "e: {}\n"
+	                       "f: []\n"
+	                       "z: null\n"
+	                       "num: -2.5\n");
+}
+END_TEST
+
+START_TEST(yaml_documents)
+{
+	ck_assert_int_eq(render("yaml", "[{\"a\":1},{\"a\":2}]", NULL), 0);
+	ck_assert_str_eq(text, "a: 1\n---\na: 2\n");
+	ck_assert_int_eq(render("yaml", "[]", NULL), 0);
+	ck_assert_str_eq(text, "");
+}
+END_TEST
+
+START_TEST(yaml_quoting)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "yes", "v: 'yes'\n" },
+		{ "No", "v: 'No'\n" },
+		{ "on", "v: 'on'\n" },
+		{ "y", "v: 'y'\n" },
+		{ "true", "v: 'true'\n" },
+		{ "null", "v: 'null'\n" },
+		{ "~", "v: '~'\n" },
+		{ "", "v: ''\n" },
+		{ "0123", "v: '0123'\n" },
+		{ "1e3", "v: '1e3'\n" },
+		{ "-1", "v: '-1'\n" },
+		{ ".5", "v: '.5'\n" },
+		{ ".inf", "v: '.inf'\n" },
+		{ "12:30", "v: '12:30'\n" },
+		{ "2001-12-14", "v: '2001-12-14'\n" },
+		{ "it's", "v: it's\n" },
+		{ "plain text", "v: plain text\n" },
+		{ "us-central2-b", "v: us-central2-b\n" },
+		{ "v2-8", "v: v2-8\n" },
+	};
+	char json[256];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(json, sizeof json, "{\"v\":\"%s\"}", cases[i].in);
+		ck_assert_int_eq(render("yaml", json, NULL), 0);
+		ck_assert_str_eq(text, cases[i].out);
+	}
+	/* Keys are quoted by the same rule. */
+	ck_assert_int_eq(render("yaml", "{\"yes\":\"no\",\"1\":2}", NULL), 0);
+	ck_assert_str_eq(text, "'yes': 'no'\n'1': 2\n");
+}
+END_TEST
+
+START_TEST(yaml_indicators)
+{
+	/* libyaml quotes what its own analysis finds unsafe. */
+	ck_assert_int_eq(render("yaml",
+	                     "{\"a\":\"x: y\",\"b\":\"#c\",\"c\":\"- x\","
+	                     "\"d\":\"[x\",\"e\":\"&a\",\"f\":\" lead\"}",
+	                     NULL),
+	    0);
+	ck_assert_str_eq(text, "a: 'x: y'\n"
+	                       "b: '#c'\n"
+	                       "c: '- x'\n"
+	                       "d: '[x'\n"
+	                       "e: '&a'\n"
+	                       "f: ' lead'\n");
+}
+END_TEST
+
+START_TEST(yaml_multiline)
+{
+	ck_assert_int_eq(
+	    render("yaml", "{\"script\":\"#!/bin/sh\\necho hi\\n\"}", NULL), 0);
+	ck_assert_str_eq(text, "script: |\n  #!/bin/sh\n  echo hi\n");
+	ck_assert_int_eq(render("yaml", "{\"s\":\"a\\nb\"}", NULL), 0);
+	ck_assert_str_eq(text, "s: |-\n  a\n  b\n");
+}
+END_TEST
+
+START_TEST(value_paths)
+{
+	ck_assert_int_eq(render("value(name,ep.0.ip,tags,md,ok,n,z,missing)",
+	                     "[{\"name\":\"a\",\"ep\":[{\"ip\":\"10.0.0.2\"}],"
+	                     "\"tags\":[\"x\",\"y\"],\"md\":{\"k\":\"v\"},"
+	                     "\"ok\":true,\"n\":42,\"z\":null},"
+	                     "{\"name\":\"b\"}]",
+	                     "IGNORED=x"),
+	    0);
+	ck_assert_str_eq(text, "a\t10.0.0.2\tx;y\t{\"k\":\"v\"}\ttrue\t42\t\t\n"
+	                       "b\t\t\t\t\t\t\t\n");
+	ck_assert_int_eq(render("value(a)", "{\"a\":\"one\\ttwo\"}", NULL), 0);
+	ck_assert_str_eq(text, "one\ttwo\n");
+	ck_assert_int_eq(render("value(a)", "{\"a\":[{\"b\":1}]}", NULL), 0);
+	ck_assert_str_eq(text, "[{\"b\":1}]\n");
+}
+END_TEST
+
+START_TEST(write_error)
+{
+	static const char *const formats[] = { "table", "json", "yaml", "jsonl",
+		"value(a)" };
+	struct output o;
+	struct tpu_err err;
+	cJSON *r;
+	size_t i;
+
+	r = cJSON_Parse("[{\"a\":\"x\"}]");
+	for (i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+		output_init(&o);
+		tpu_err_init(&err);
+		ck_assert_int_eq(output_parse_format(&o, formats[i], &err), 0);
+		o.fp = fopen("/dev/full", "w");
+		if (o.fp == NULL) {
+			output_release(&o);
+			break;
+		}
+		setvbuf(o.fp, NULL, _IONBF, 0);
+		ck_assert_int_eq(output_emit(&o, r, "A=a", &err), TPU_E_IO);
+		ck_assert_ptr_nonnull(strstr(err.msg, "write error"));
+		fclose(o.fp);
+		output_release(&o);
+	}
+	cJSON_Delete(r);
+}
+END_TEST
+
+static Suite *
+output_suite(void)
+{
+	Suite *s = suite_create("output");
+	TCase *tc;
+
+	tc = tcase_create("parse");
+	tcase_add_test(tc, format_parse_valid);
+	tcase_add_test(tc, format_parse_invalid);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("table");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, table_aligned);
+	tcase_add_test(tc, table_fields_and_object);
+	tcase_add_test(tc, table_empty_and_control);
+	tcase_add_test(tc, table_bad_columns);
+	tcase_add_test(tc, table_without_columns_is_yaml);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("json");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, json_pretty);
+	tcase_add_test(tc, jsonl_lines);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("yaml");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, yaml_structure);
+	tcase_add_test(tc, yaml_documents);
+	tcase_add_test(tc, yaml_quoting);
+	tcase_add_test(tc, yaml_indicators);
+	tcase_add_test(tc, yaml_multiline);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("value");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, value_paths);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_test(tc, write_error);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(output_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

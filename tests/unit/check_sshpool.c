@@ -1,0 +1,752 @@
+/*
+ * Tests for src/sshpool.c against real sshd servers on loopback (see
+ * sshd_harness.h): the rows of RELIABILITY.md matrix 4D that need only
+ * sshd (D1, D2, D5-D13), refused connections, unknown host keys, an
+ * encrypted key, and option validation.
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <openssl/evp.h>
+
+#include "buf.h"
+#include "sshd_harness.h"
+#include "sshpool.h"
+#include "util.h"
+#include "xmalloc.h"
+
+#define NSRV 8
+
+static char base[64];
+static char *userkey, *authkeys;
+static struct sshd_srv srv[NSRV];
+static struct sshpool_target tg[NSRV];
+static const char *hk[NSRV][1];
+
+/* what the callbacks saw, per target */
+struct seen {
+	struct buf out[NSRV][2];
+	int eol[NSRV][2];
+	int noeol[NSRV][2];
+	int done[NSRV];
+	size_t bytes[NSRV];
+	EVP_MD_CTX *md;
+	int kill_on_output;
+	int alarm_on_done;
+	volatile sig_atomic_t *abort_after_first;
+};
+
+static struct seen seen;
+
+static void
+seen_init(void)
+{
+	int i, j;
+
+	memset(&seen, 0, sizeof seen);
+	for (i = 0; i < NSRV; i++)
+		for (j = 0; j < 2; j++)
+			buf_init(&seen.out[i][j], 1 << 20);
+}
+
+static void
+on_output(
+    void *arg, size_t idx, int stream, const char *d, size_t len, int flags)
+{
+	struct seen *s = arg;
+	char pfx[16];
+
+	ck_assert_uint_lt(idx, NSRV);
+	ck_assert(stream == 1 || stream == 2);
+	seen.bytes[idx] += len;
+	if (s->md != NULL) {
+		EVP_DigestUpdate(s->md, d, len);
+		if (flags & SSHPOOL_OUT_EOL)
+			EVP_DigestUpdate(s->md, "\n", 1);
+		if (flags & SSHPOOL_OUT_EOL)
+			seen.bytes[idx]++;
+		return;
+	}
+	/* what `tpuctl ssh` will print: "[w3] line" */
+	snprintf(pfx, sizeof pfx, "[w%d] ", tg[idx].worker);
+	buf_puts(&s->out[idx][stream - 1], pfx);
+	buf_append(&s->out[idx][stream - 1], d, len);
+	buf_puts(&s->out[idx][stream - 1], "\n");
+	if (flags & SSHPOOL_OUT_EOL)
+		s->eol[idx][stream - 1]++;
+	else
+		s->noeol[idx][stream - 1]++;
+	if (s->kill_on_output && stream == 1) {
+		/* D8: the line is the pid of the sshd session process */
+		long pid = strtol(d, NULL, 10);
+
+		if (pid > 1)
+			kill((pid_t)pid, SIGKILL);
+	}
+}
+
+static void
+on_done(void *arg, size_t idx, const struct sshpool_result *r)
+{
+	struct seen *s = arg;
+
+	(void)r;
+	ck_assert_uint_lt(idx, NSRV);
+	s->done[idx]++;
+	/* D13: interrupt 1 s after worker 0 finished, mid-run */
+	if (s->alarm_on_done && idx == 0)
+		alarm(1);
+}
+
+static void
+opts_init(struct sshpool_opts *o, const char *cmd)
+{
+	memset(o, 0, sizeof *o);
+	o->command = cmd;
+	o->keyfile = userkey;
+	o->flags = SSHPOOL_F_LINES;
+	o->on_output = on_output;
+	o->on_done = on_done;
+	o->arg = &seen;
+	o->connect_timeout_ms = 5000;
+}
+
+static void
+targets_init(void)
+{
+	int i;
+
+	for (i = 0; i < NSRV; i++) {
+		hk[i][0] = srv[i].hostpub;
+		tg[i].worker = i;
+		tg[i].host = srv[i].addr;
+		tg[i].port = srv[i].port;
+		tg[i].user = harness_user();
+		tg[i].hostkeys = hk[i];
+		tg[i].nhostkeys = 1;
+	}
+}
+
+static void
+fleet_setup(void)
+{
+	char *pub;
+	int i;
+
+	signal(SIGPIPE, SIG_DFL); /* a SIGPIPE must kill the test */
+	snprintf(base, sizeof base, "/tmp/check_sshpool.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	userkey = xasprintf("%s/id_ed25519", base);
+	authkeys = xasprintf("%s/authorized_keys", base);
+	ck_assert_int_eq(harness_keygen(userkey, "ed25519", ""), 0);
+	pub = harness_publine(userkey);
+	ck_assert_ptr_nonnull(pub);
+	{
+		char *line = xasprintf("%s\n", pub);
+
+		ck_assert_int_eq(harness_write(authkeys, line, 0600), 0);
+		free(line);
+	}
+	free(pub);
+	for (i = 0; i < NSRV; i++)
+		ck_assert_int_eq(
+		    harness_sshd_start(&srv[i], base, i, authkeys), 0);
+	targets_init();
+}
+
+static void
+fleet_teardown(void)
+{
+	int i;
+
+	for (i = 0; i < NSRV; i++)
+		harness_sshd_stop(&srv[i]);
+	harness_rmrf(base);
+	free(userkey);
+	free(authkeys);
+}
+
+static void
+results_release(struct sshpool_result *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sshpool_result_release(&r[i]);
+}
+
+/* D1: 8 workers, stdout and stderr lines, a partial last line, exit 0. */
+START_TEST(test_d1_fanout_ok)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[NSRV];
+	struct tpu_err err;
+	char want[64];
+	int i;
+
+	seen_init();
+	opts_init(&o, "echo out $TPU_WORKER_ID; echo err >&2; printf tail");
+	ck_assert_int_eq(sshpool_run(tg, NSRV, &o, r, &err), 0);
+	for (i = 0; i < NSRV; i++) {
+		ck_assert_int_eq(r[i].status, SSHPOOL_S_OK);
+		ck_assert_int_eq(r[i].exit_status, 0);
+		ck_assert_int_eq(r[i].auth_attempts, 1);
+		ck_assert(tpu_startswith(r[i].hostkey_fp, "SHA256:"));
+		ck_assert_str_eq(r[i].hostkey, srv[i].hostpub);
+		snprintf(
+		    want, sizeof want, "[w%d] out %d\n[w%d] tail\n", i, i, i);
+		ck_assert_str_eq(seen.out[i][0].data, want);
+		snprintf(want, sizeof want, "[w%d] err\n", i);
+		ck_assert_str_eq(seen.out[i][1].data, want);
+		ck_assert_int_eq(seen.eol[i][0], 1);
+		ck_assert_int_eq(seen.noeol[i][0], 1); /* "tail" flushed */
+		ck_assert_int_eq(seen.done[i], 1);
+		ck_assert_int_ge(r[i].duration_ms, 0);
+	}
+	results_release(r, NSRV);
+}
+END_TEST
+
+/* D2: a wrong pinned key: refused before any userauth. */
+START_TEST(test_d2_hostkey_mismatch)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[NSRV];
+	struct sshpool_target t[NSRV];
+	const char *wrong[1];
+	struct tpu_err err;
+	char *marker, *cmd, *log;
+	size_t off, i;
+
+	seen_init();
+	memcpy(t, tg, sizeof t);
+	wrong[0] = srv[1].hostpub; /* worker 2 expects worker 1's key */
+	t[2].hostkeys = wrong;
+	marker = xasprintf("%s/marker-d2-$TPU_WORKER_ID", base);
+	cmd = xasprintf("touch %s", marker);
+	off = harness_fsize(srv[2].log);
+	opts_init(&o, cmd);
+	ck_assert_int_eq(sshpool_run(t, NSRV, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[2].status, SSHPOOL_S_HOSTKEY_MISMATCH);
+	ck_assert_ptr_nonnull(strstr(r[2].msg, "expected ssh-ed25519 SHA256:"));
+	ck_assert_ptr_nonnull(strstr(r[2].msg, "got ssh-ed25519 SHA256:"));
+	ck_assert_ptr_nonnull(strstr(r[2].msg, r[2].hostkey_fp));
+	ck_assert_int_eq(r[2].auth_attempts, 0);
+	for (i = 0; i < NSRV; i++) {
+		char *m = xasprintf("%s/marker-d2-%zu", base, i);
+
+		ck_assert_int_eq(access(m, F_OK) == 0, i != 2);
+		if (i != 2)
+			ck_assert_int_eq(r[i].status, SSHPOOL_S_OK);
+		free(m);
+	}
+	/* the sshd log shows a connection but no authentication attempt */
+	usleep(200000);
+	log = harness_slurp(srv[2].log, NULL);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_uint_gt(strlen(log), off);
+	ck_assert_ptr_null(strstr(log + off, "Accepted"));
+	ck_assert_ptr_null(strstr(log + off, "publickey"));
+	ck_assert_ptr_nonnull(strstr(log + off, "Connection from"));
+	free(log);
+	free(marker);
+	free(cmd);
+	results_release(r, NSRV);
+}
+END_TEST
+
+/* A listening socket whose accept queue is full: SYNs are dropped. */
+static int
+blackhole(const char *addr, int *port, int *fill, int nfill)
+{
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof sin;
+	int fd, i;
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+	ck_assert_int_eq(listen(fd, 0), 0);
+	getsockname(fd, (struct sockaddr *)&sin, &sl);
+	*port = ntohs(sin.sin_port);
+	for (i = 0; i < nfill; i++) {
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(fill[i], (struct sockaddr *)&sin, sizeof sin);
+	}
+	usleep(100000);
+	return fd;
+}
+
+/* D5: one black-holed worker times out; the 7 others finish. */
+START_TEST(test_d5_blackhole)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[NSRV];
+	struct sshpool_target t[NSRV];
+	struct tpu_err err;
+	int fill[4], port, lfd, i;
+	int64_t t0;
+
+	seen_init();
+	memcpy(t, tg, sizeof t);
+	lfd = blackhole("127.0.0.1", &port, fill, 4);
+	t[5].host = "127.0.0.1";
+	t[5].port = port;
+	opts_init(&o, "echo hi");
+	o.connect_timeout_ms = 1000;
+	t0 = tpu_now_ms();
+	ck_assert_int_eq(sshpool_run(t, NSRV, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_lt(tpu_now_ms() - t0, 8000);
+	ck_assert_int_eq(r[5].status, SSHPOOL_S_CONNECT_TIMEOUT);
+	ck_assert_ptr_nonnull(strstr(r[5].msg, "timeout"));
+	ck_assert_int_ge(r[5].duration_ms, 900);
+	for (i = 0; i < NSRV; i++)
+		if (i != 5)
+			ck_assert_int_eq(r[i].status, SSHPOOL_S_OK);
+	ck_assert_str_eq(err.msg, "1 of 8 workers failed");
+	for (i = 0; i < 4; i++)
+		close(fill[i]);
+	close(lfd);
+	results_release(r, NSRV);
+}
+END_TEST
+
+/* D6: worker 3 exits 3, the others 0. */
+START_TEST(test_d6_one_nonzero)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[NSRV];
+	struct tpu_err err;
+	int i;
+
+	seen_init();
+	opts_init(&o, "[ \"$TPU_WORKER_ID\" = 3 ] && exit 3; exit 0");
+	ck_assert_int_eq(sshpool_run(tg, NSRV, &o, r, &err), TPU_E_PARTIAL);
+	for (i = 0; i < NSRV; i++) {
+		ck_assert_int_eq(r[i].status,
+		    i == 3 ? SSHPOOL_S_REMOTE_NONZERO : SSHPOOL_S_OK);
+		ck_assert_int_eq(r[i].exit_status, i == 3 ? 3 : 0);
+	}
+	ck_assert_str_eq(r[3].msg, "worker 3: exit status 3");
+	results_release(r, NSRV);
+}
+END_TEST
+
+/* D7: the remote shell killed by SIGKILL is never reported as 0. */
+START_TEST(test_d7_signal)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[1];
+	struct tpu_err err;
+
+	seen_init();
+	opts_init(&o, "kill -9 $$");
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_SIGNALED);
+	ck_assert_str_eq(r[0].signal, "KILL");
+	ck_assert_int_eq(r[0].exit_status, -1);
+	ck_assert_ptr_nonnull(strstr(r[0].msg, "killed by SIGKILL"));
+	results_release(r, 1);
+}
+END_TEST
+
+/* D8: the sshd session process killed mid-command: error, no hang. */
+START_TEST(test_d8_sshd_killed)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct tpu_err err;
+	int64_t t0;
+
+	seen_init();
+	seen.kill_on_output = 1;
+	/* worker 0 prints its sshd's pid then sleeps; worker 1 is quiet */
+	opts_init(&o, "[ \"$TPU_WORKER_ID\" = 0 ] && echo $PPID; sleep 2");
+	t0 = tpu_now_ms();
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_lt(tpu_now_ms() - t0, 8000);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_PROTOCOL);
+	ck_assert_ptr_nonnull(strstr(r[0].msg, "connection lost"));
+	ck_assert_int_eq(r[1].status, SSHPOOL_S_OK);
+	results_release(r, 2);
+}
+END_TEST
+
+/* D9: command timeout. */
+START_TEST(test_d9_command_timeout)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct tpu_err err;
+	int64_t t0;
+
+	seen_init();
+	opts_init(&o, "sleep 60");
+	o.command_timeout_ms = 1000;
+	t0 = tpu_now_ms();
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_lt(tpu_now_ms() - t0, 8000);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_TIMEOUT);
+	ck_assert_int_eq(r[1].status, SSHPOOL_S_TIMEOUT);
+	ck_assert_ptr_nonnull(strstr(r[0].msg, "timed out after 1000 ms"));
+	ck_assert_str_eq(err.msg, "2 of 2 workers failed");
+	results_release(r, 2);
+}
+END_TEST
+
+/* D11: 50 MB of binary output without a trailing newline, raw mode:
+ * every byte arrives, and the RSS does not grow with the output. */
+START_TEST(test_d11_big_output_raw)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[1];
+	struct tpu_err err;
+	struct rusage ru0, ru1;
+	unsigned char md[32], want[32];
+	unsigned int mdlen;
+	char *cmd, *path, *data;
+	size_t len;
+
+	seen_init();
+	path = xasprintf("%s/big", srv[0].home);
+	cmd = xasprintf(
+	    "head -c 50000000 /dev/urandom > %s && cat %s", path, path);
+	seen.md = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(seen.md, EVP_sha256(), NULL);
+	opts_init(&o, cmd);
+	o.flags = 0;
+	getrusage(RUSAGE_SELF, &ru0);
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	getrusage(RUSAGE_SELF, &ru1);
+	ck_assert_uint_eq(seen.bytes[0], 50000000);
+	/* ru_maxrss is in KiB; 50 MB accumulated would show */
+	ck_assert_int_lt(ru1.ru_maxrss - ru0.ru_maxrss, 16 * 1024);
+	EVP_DigestFinal_ex(seen.md, md, &mdlen);
+	EVP_MD_CTX_free(seen.md);
+	data = harness_slurp(path, &len);
+	ck_assert_uint_eq(len, 50000000);
+	EVP_Digest(data, len, want, &mdlen, EVP_sha256(), NULL);
+	ck_assert_int_eq(memcmp(md, want, 32), 0);
+	free(data);
+	unlink(path);
+	free(path);
+	free(cmd);
+	results_release(r, 1);
+}
+END_TEST
+
+/* D11 in line mode: binary data split into lines rebuilds exactly. */
+START_TEST(test_d11_big_output_lines)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[1];
+	struct tpu_err err;
+	unsigned char md[32], want[32];
+	unsigned int mdlen;
+	char *cmd, *path, *data;
+	size_t len;
+
+	seen_init();
+	path = xasprintf("%s/big2", srv[1].home);
+	cmd = xasprintf(
+	    "head -c 8000000 /dev/urandom > %s && cat %s", path, path);
+	seen.md = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(seen.md, EVP_sha256(), NULL);
+	opts_init(&o, cmd);
+	o.line_max = 100; /* long lines come in pieces */
+	ck_assert_int_eq(sshpool_run(&tg[1], 1, &o, r, &err), 0);
+	EVP_DigestFinal_ex(seen.md, md, &mdlen);
+	EVP_MD_CTX_free(seen.md);
+	data = harness_slurp(path, &len);
+	ck_assert_uint_eq(seen.bytes[0], len);
+	EVP_Digest(data, len, want, &mdlen, EVP_sha256(), NULL);
+	ck_assert_int_eq(memcmp(md, want, 32), 0);
+	free(data);
+	unlink(path);
+	free(path);
+	free(cmd);
+	results_release(r, 1);
+}
+END_TEST
+
+/* D12: fanout 2, a failure in the first batch. */
+START_TEST(test_d12_fanout_continue)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[NSRV];
+	struct tpu_err err;
+	int i;
+
+	seen_init();
+	opts_init(&o, "[ \"$TPU_WORKER_ID\" = 0 ] && exit 1; sleep 0.2");
+	o.fanout = 2;
+	ck_assert_int_eq(sshpool_run(tg, NSRV, &o, r, &err), TPU_E_PARTIAL);
+	for (i = 0; i < NSRV; i++) {
+		ck_assert_int_eq(r[i].status,
+		    i == 0 ? SSHPOOL_S_REMOTE_NONZERO : SSHPOOL_S_OK);
+		ck_assert_int_eq(seen.done[i], 1);
+	}
+	results_release(r, NSRV);
+}
+END_TEST
+
+START_TEST(test_d12_fanout_fail_fast)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[NSRV];
+	struct tpu_err err;
+	int i;
+
+	seen_init();
+	opts_init(&o, "[ \"$TPU_WORKER_ID\" = 0 ] && exit 1; sleep 30");
+	o.fanout = 2;
+	o.flags |= SSHPOOL_F_FAIL_FAST;
+	ck_assert_int_eq(sshpool_run(tg, NSRV, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_REMOTE_NONZERO);
+	ck_assert_int_eq(r[1].status, SSHPOOL_S_ABORTED);
+	ck_assert_ptr_nonnull(strstr(r[1].msg, "another worker failed"));
+	ck_assert_int_lt(r[1].duration_ms, 10000);
+	for (i = 2; i < NSRV; i++)
+		ck_assert_int_eq(r[i].status, SSHPOOL_S_NOT_STARTED);
+	for (i = 0; i < NSRV; i++)
+		ck_assert_int_eq(seen.done[i], 1);
+	results_release(r, NSRV);
+}
+END_TEST
+
+static volatile sig_atomic_t abort_flag;
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	abort_flag = 1;
+}
+
+/* D13: the abort flag (as set by a SIGINT handler) mid-run. */
+START_TEST(test_d13_abort)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[NSRV];
+	struct tpu_err err;
+	struct sigaction sa;
+	int64_t t0;
+	int i;
+
+	seen_init();
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	abort_flag = 0;
+	opts_init(&o, "[ \"$TPU_WORKER_ID\" = 0 ] && exit 0; sleep 30");
+	o.fanout = 4;
+	o.abort = &abort_flag;
+	seen.alarm_on_done = 1;
+	t0 = tpu_now_ms();
+	ck_assert_int_eq(sshpool_run(tg, NSRV, &o, r, &err), TPU_E_INTERRUPTED);
+	ck_assert_int_lt(tpu_now_ms() - t0, 8000);
+	ck_assert_str_eq(err.msg, "interrupted: 1 of 8 workers finished");
+	/* worker 0 finished; 1-3 and the one started after 0 aborted */
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_OK);
+	for (i = 1; i < 5; i++)
+		ck_assert_int_eq(r[i].status, SSHPOOL_S_ABORTED);
+	for (i = 5; i < NSRV; i++)
+		ck_assert_int_eq(r[i].status, SSHPOOL_S_NOT_STARTED);
+	for (i = 0; i < NSRV; i++)
+		ck_assert_int_eq(seen.done[i], 1);
+	results_release(r, NSRV);
+}
+END_TEST
+
+START_TEST(test_refused_and_unknown)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[3];
+	struct sshpool_target t[3];
+	struct tpu_err err;
+
+	seen_init();
+	memcpy(t, tg, sizeof t);
+	t[0].port = harness_free_port(srv[0].addr); /* nobody listens */
+	t[1].nhostkeys = 0;                         /* nothing pinned */
+	t[2].hostkeys = (const char *const[]){ "ssh-ed25519 AAAA" };
+	opts_init(&o, "true");
+	ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_UNREACHABLE);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_CONNECT_REFUSED);
+	ck_assert_int_eq(r[1].status, SSHPOOL_S_HOSTKEY_UNKNOWN);
+	ck_assert_int_eq(r[2].status, SSHPOOL_S_HOSTKEY_UNKNOWN);
+	ck_assert_ptr_nonnull(strstr(r[0].msg, "refused"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "no worker could be reached"));
+	results_release(r, 3);
+
+	/* trust on first use, only when asked: the key is reported */
+	o.flags |= SSHPOOL_F_ACCEPT_NEW_HOSTKEY;
+	ck_assert_int_eq(sshpool_run(&t[1], 1, &o, r, &err), 0);
+	ck_assert_str_eq(r[0].hostkey, srv[1].hostpub);
+	results_release(r, 1);
+}
+END_TEST
+
+/* D10: the key is authorised 3 s late: bounded retries succeed. */
+START_TEST(test_d10_auth_retry)
+{
+	struct sshd_srv late;
+	struct sshpool_opts o;
+	struct sshpool_result r[1];
+	struct sshpool_target t;
+	const char *k[1];
+	struct tpu_err err;
+	char *ak, *pub, *line;
+	pid_t pid;
+
+	seen_init();
+	ak = xasprintf("%s/late_keys", base);
+	unlink(ak);
+	ck_assert_int_eq(harness_sshd_start(&late, base, 20, ak), 0);
+	k[0] = late.hostpub;
+	t = tg[0];
+	t.host = late.addr;
+	t.port = late.port;
+	t.hostkeys = k;
+	/* never authorised: a clear error after the attempts */
+	opts_init(&o, "echo in");
+	o.auth_attempts = 3;
+	o.auth_retry_ms = 100;
+	ck_assert_int_eq(sshpool_run(&t, 1, &o, r, &err), TPU_E_UNREACHABLE);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_AUTH_FAILED);
+	ck_assert_int_eq(r[0].auth_attempts, 3);
+	ck_assert_ptr_nonnull(
+	    strstr(r[0].msg, "permission denied (publickey) for user"));
+	ck_assert_ptr_nonnull(strstr(r[0].msg, "after 3 attempts"));
+	results_release(r, 1);
+
+	pub = harness_publine(userkey);
+	line = xasprintf("%s\n", pub);
+	if ((pid = fork()) == 0) {
+		sleep(3);
+		harness_write(ak, line, 0600);
+		_exit(0);
+	}
+	o.auth_attempts = 10;
+	o.auth_retry_ms = 250;
+	o.auth_retry_max_ms = 1000;
+	ck_assert_int_eq(sshpool_run(&t, 1, &o, r, &err), 0);
+	ck_assert_int_gt(r[0].auth_attempts, 1);
+	ck_assert_int_lt(r[0].auth_attempts, 10);
+	ck_assert_int_ge(r[0].duration_ms, 2900);
+	waitpid(pid, NULL, 0);
+	results_release(r, 1);
+	harness_sshd_stop(&late);
+	free(pub);
+	free(line);
+	free(ak);
+}
+END_TEST
+
+/* A passphrase-protected ed25519 key works; a wrong passphrase fails
+ * at once, without retries. */
+START_TEST(test_passphrase_key)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[1];
+	struct tpu_err err;
+	char *key, *pub, *line, *ak;
+
+	seen_init();
+	key = xasprintf("%s/id_pass", base);
+	ck_assert_int_eq(harness_keygen(key, "ed25519", "s3cret pass"), 0);
+	pub = harness_publine(key);
+	ak = harness_slurp(authkeys, NULL);
+	line = xasprintf("%s%s\n", ak, pub);
+	ck_assert_int_eq(harness_write(authkeys, line, 0600), 0);
+	opts_init(&o, "echo ok");
+	o.keyfile = key;
+	o.passphrase = "s3cret pass";
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	results_release(r, 1);
+	o.passphrase = "wrong";
+	o.auth_attempts = 5;
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_UNREACHABLE);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_AUTH_FAILED);
+	ck_assert_ptr_nonnull(strstr(r[0].msg, "wrong passphrase"));
+	ck_assert_int_eq(r[0].auth_attempts, 1);
+	results_release(r, 1);
+	free(key);
+	free(pub);
+	free(line);
+	free(ak);
+}
+END_TEST
+
+START_TEST(test_validation)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[1];
+	struct sshpool_target t = tg[0];
+	struct tpu_err err;
+
+	opts_init(&o, "");
+	ck_assert_int_eq(sshpool_run(&t, 1, &o, r, &err), TPU_E_USAGE);
+	opts_init(&o, "true");
+	o.fanout = -1;
+	ck_assert_int_eq(sshpool_run(&t, 1, &o, r, &err), TPU_E_USAGE);
+	ck_assert_str_eq(err.msg, "invalid fanout -1: must be at least 1");
+	opts_init(&o, "true");
+	t.port = 0;
+	ck_assert_int_eq(sshpool_run(&t, 1, &o, r, &err), TPU_E_USAGE);
+	ck_assert_str_eq(sshpool_status_name(SSHPOOL_S_HOSTKEY_MISMATCH),
+	    "host key mismatch");
+}
+END_TEST
+
+static Suite *
+sshpool_suite(void)
+{
+	Suite *s = suite_create("sshpool");
+	TCase *tc = tcase_create("fleet");
+
+	tcase_add_unchecked_fixture(tc, fleet_setup, fleet_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_validation);
+	tcase_add_test(tc, test_d1_fanout_ok);
+	tcase_add_test(tc, test_d2_hostkey_mismatch);
+	tcase_add_test(tc, test_d5_blackhole);
+	tcase_add_test(tc, test_d6_one_nonzero);
+	tcase_add_test(tc, test_d7_signal);
+	tcase_add_test(tc, test_d8_sshd_killed);
+	tcase_add_test(tc, test_d9_command_timeout);
+	tcase_add_test(tc, test_d10_auth_retry);
+	tcase_add_test(tc, test_d11_big_output_raw);
+	tcase_add_test(tc, test_d11_big_output_lines);
+	tcase_add_test(tc, test_d12_fanout_continue);
+	tcase_add_test(tc, test_d12_fanout_fail_fast);
+	tcase_add_test(tc, test_d13_abort);
+	tcase_add_test(tc, test_refused_and_unknown);
+	tcase_add_test(tc, test_passphrase_key);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(sshpool_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
