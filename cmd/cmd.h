@@ -11,21 +11,21 @@
 #include "err.h"
 
 enum cmd_flags {
-	CMD_NEEDS_AUTH = (1 << 0),	/* talks to Google: credentials */
-	CMD_NEEDS_PROJECT = (1 << 1),	/* needs core/project */
-	CMD_NEEDS_ZONE = (1 << 2),	/* needs compute/zone */
-	CMD_SSH = (1 << 3),		/* opens SSH sessions */
-	CMD_HIDDEN = (1 << 4),		/* not in "tpuctl help" */
+	CMD_NEEDS_AUTH = (1 << 0),    /* talks to Google: credentials */
+	CMD_NEEDS_PROJECT = (1 << 1), /* needs core/project */
+	CMD_NEEDS_ZONE = (1 << 2),    /* needs compute/zone */
+	CMD_SSH = (1 << 3),           /* opens SSH sessions */
+	CMD_HIDDEN = (1 << 4),        /* not in "tpuctl help" */
 };
 
 struct cmd_entry {
-	const char *name;	/* "delete" */
-	const char *alias;	/* NULL, or an explicit short form */
-	const char *usage;	/* identical to the man page SYNOPSIS */
-	const char *summary;	/* one line for "tpuctl help" */
-	int min_args;		/* operands after options */
-	int max_args;		/* -1: no upper bound */
-	int flags;		/* enum cmd_flags */
+	const char *name;    /* "delete" */
+	const char *alias;   /* NULL, or an explicit short form */
+	const char *usage;   /* identical to the man page SYNOPSIS */
+	const char *summary; /* one line for "tpuctl help" */
+	int min_args;        /* operands after options */
+	int max_args;        /* -1: no upper bound */
+	int flags;           /* enum cmd_flags */
 	int (*exec)(struct tpu_ctx *, int, char **, struct tpu_err *);
 	const struct cmd_entry *children; /* NULL-name terminated, or NULL */
 };
@@ -37,10 +37,8 @@ struct cmd_entry {
 extern const struct cmd_entry *const cmd_table[];
 
 /* Find a command by exact name or alias in a NULL-terminated table. */
-const struct cmd_entry *cmd_find(const struct cmd_entry *const *,
-    const char *);
-const struct cmd_entry *cmd_find_child(const struct cmd_entry *,
-    const char *);
+const struct cmd_entry *cmd_find(const struct cmd_entry *const *, const char *);
+const struct cmd_entry *cmd_find_child(const struct cmd_entry *, const char *);
 
 /*
  * Run argv[0] from the top-level table (or from parent's children when
@@ -48,8 +46,8 @@ const struct cmd_entry *cmd_find_child(const struct cmd_entry *,
  * or unknown sub-command is a usage error.  Returns what exec returns: 0,
  * a negative enum tpu_errc, or a positive exit status to use as is.
  */
-int cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *, int,
-    char **, struct tpu_err *);
+int cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *, int, char **,
+    struct tpu_err *);
 
 /*
  * Usage errors about the command line itself (unknown command or option,
@@ -68,8 +66,8 @@ const char *cmd_current_path(void);
  * Check the operand count against the entry after getopt: TPU_E_USAGE with
  * "missing operand" / "unexpected operand 'x'" otherwise.
  */
-int cmd_check_operands(const struct cmd_entry *, int argc, char **argv,
-    struct tpu_err *);
+int cmd_check_operands(
+    const struct cmd_entry *, int argc, char **argv, struct tpu_err *);
 
 /*
  * For getopt_long's unknown-option and missing-argument returns: a usage

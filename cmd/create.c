@@ -59,14 +59,14 @@ read_small_file(const char *path, char **out, struct tpu_err *err)
 
 /* "k=v,k2=v2" (or k=FILE with from_file) into obj, validated. */
 static int
-parse_metadata(const char *arg, int from_file, int raw, cJSON *obj,
-    struct tpu_err *err)
+parse_metadata(
+    const char *arg, int from_file, int raw, cJSON *obj, struct tpu_err *err)
 {
 	char *copy = xstrdup(arg), *item, *save = NULL, *value = NULL;
 	int rc = 0;
 
 	for (item = strtok_r(copy, ",", &save); item != NULL;
-	    item = strtok_r(NULL, ",", &save)) {
+	     item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 
 		if (eq == NULL || eq == item) {
@@ -82,7 +82,8 @@ parse_metadata(const char *arg, int from_file, int raw, cJSON *obj,
 				break;
 		} else
 			value = xstrdup(eq + 1);
-		if ((rc = catalog_metadata_validate(item, value, raw, err)) != 0)
+		if ((rc = catalog_metadata_validate(item, value, raw, err)) !=
+		    0)
 			break;
 		if (cJSON_GetObjectItemCaseSensitive(obj, item) != NULL) {
 			rc = tpu_error(err, TPU_E_USAGE,
@@ -105,7 +106,7 @@ csv_array(const char *s)
 	char *copy = xstrdup(s), *it, *save = NULL;
 
 	for (it = strtok_r(copy, ",", &save); it != NULL;
-	    it = strtok_r(NULL, ",", &save))
+	     it = strtok_r(NULL, ",", &save))
 		cJSON_AddItemToArray(a, cJSON_CreateString(it));
 	free(copy);
 	return a;
@@ -121,7 +122,7 @@ parse_disk(const char *arg, cJSON *disks, struct tpu_err *err)
 	cJSON *d;
 
 	for (it = strtok_r(copy, ",", &save); it != NULL;
-	    it = strtok_r(NULL, ",", &save)) {
+	     it = strtok_r(NULL, ",", &save)) {
 		if (strncmp(it, "source=", 7) == 0 && it[7] != '\0')
 			source = it + 7;
 		else if (strcmp(it, "mode=read-write") == 0)
@@ -131,7 +132,8 @@ parse_disk(const char *arg, cJSON *disks, struct tpu_err *err)
 		else {
 			rc = tpu_error(err, TPU_E_USAGE,
 			    "invalid --data-disk item '%s': expected "
-			    "source=DISK and mode=read-write|read-only", it);
+			    "source=DISK and mode=read-write|read-only",
+			    it);
 			goto out;
 		}
 	}
@@ -169,11 +171,11 @@ build_node(const struct create_opts *o, const char *run_id,
 		if ((rc = catalog_accel_parse(o->accel, acc, err)) != 0)
 			goto fail;
 		if (o->topology != NULL && (rc = catalog_accel_topology_match(
-		    acc, o->topology, err)) != 0)
+		                                acc, o->topology, err)) != 0)
 			goto fail;
 	} else if (o->gen != NULL && o->topology != NULL) {
-		if ((rc = catalog_accel_from_topology(o->gen, o->topology, acc,
-			 err)) != 0)
+		if ((rc = catalog_accel_from_topology(
+		         o->gen, o->topology, acc, err)) != 0)
 			goto fail;
 	} else {
 		rc = tpu_error(err, TPU_E_USAGE,
@@ -188,11 +190,12 @@ build_node(const struct create_opts *o, const char *run_id,
 	}
 	version = o->version != NULL ? o->version : acc->gen->runtimes[0];
 	if (o->version == NULL)
-		log_info("no --version given: using %s for %s", version,
-		    acc->type);
+		log_info(
+		    "no --version given: using %s for %s", version, acc->type);
 	else if (!catalog_runtime_known(acc->gen, version))
 		log_warn("runtime version '%s' is not known for %s; sending it "
-			 "anyway (the server decides)", version, acc->gen->name);
+		         "anyway (the server decides)",
+		    version, acc->gen->name);
 
 	if (o->topology != NULL) {
 		x = cJSON_AddObjectToObject(node, "acceleratorConfig");
@@ -247,10 +250,11 @@ build_node(const struct create_opts *o, const char *run_id,
 	if (o->metadata != NULL || o->metadata_files != NULL) {
 		md = cJSON_AddObjectToObject(node, "metadata");
 		if (o->metadata != NULL && (rc = parse_metadata(o->metadata, 0,
-		    o->metadata_raw, md, err)) != 0)
+		                                o->metadata_raw, md, err)) != 0)
 			goto fail;
-		if (o->metadata_files != NULL && (rc = parse_metadata(
-		    o->metadata_files, 1, o->metadata_raw, md, err)) != 0)
+		if (o->metadata_files != NULL &&
+		    (rc = parse_metadata(
+		         o->metadata_files, 1, o->metadata_raw, md, err)) != 0)
 			goto fail;
 	}
 	if (o->ndisks > 0) {
@@ -290,7 +294,7 @@ node_is_ours(struct tpucmd *tc, const char *zone, const char *name,
 		return 0;
 	}
 	ours = strcmp(json_opt_string(node, "labels." RUN_ID_LABEL, ""),
-	    run_id) == 0;
+	           run_id) == 0;
 	cJSON_Delete(node);
 	return ours;
 }
@@ -309,12 +313,14 @@ cleanup_node(struct tpucmd *tc, const char *zone, const char *name,
 	if (node_is_ours(tc, zone, name, run_id, &rc, &e2) != 1)
 		return;
 	log_warn("deleting node '%s' in %s left by the failed creation, so it "
-		 "holds no quota", name, zone);
+	         "holds no quota",
+	    name, zone);
 	path = tpuapi_node_path(&tc->api, zone, name);
-	if (tpuapi_call(&tc->api, "DELETE", path, NULL, NULL, 1, &op,
-		&e2) == 0 && op != NULL)
-		tpuapi_op_wait(&tc->api, json_opt_string(op, "name", ""), w,
-		    NULL, &e2);
+	if (tpuapi_call(&tc->api, "DELETE", path, NULL, NULL, 1, &op, &e2) ==
+	        0 &&
+	    op != NULL)
+		tpuapi_op_wait(
+		    &tc->api, json_opt_string(op, "name", ""), w, NULL, &e2);
 	cJSON_Delete(op);
 	free(path);
 }
@@ -342,8 +348,8 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	tpucmd_wait_opts(ctx, tc, &w, deadline, what);
 	w.zone = zone;
 	for (attempt = 1;; attempt++) {
-		rc = tpuapi_call(&tc->api, "POST", parent, query, body, 0, &op,
-		    err);
+		rc = tpuapi_call(
+		    &tc->api, "POST", parent, query, body, 0, &op, err);
 		if (rc == 0)
 			break;
 		if (rc != TPU_E_CONFLICT && rc != TPU_E_TRANSIENT &&
@@ -355,18 +361,21 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 			goto out;
 		if (ours == 1) {
 			log_info("node '%s' exists with this run's id: the "
-				 "creation went through", name);
+			         "creation went through",
+			    name);
 			break;
 		}
 		if (ours == 0) {
 			rc = tpu_error(err, TPU_E_CONFLICT,
 			    "node '%s' already exists in zone %s and was not "
-			    "created by this run", name, zone);
+			    "created by this run",
+			    name, zone);
 			goto out;
 		}
 		if (attempt >= 3) {
 			rc = tpu_error(err, TPU_E_TRANSIENT,
-			    "could not create node '%s' in %s after %d attempts",
+			    "could not create node '%s' in %s after %d "
+			    "attempts",
 			    name, zone, attempt);
 			goto out;
 		}
@@ -378,8 +387,8 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 			/* Resolved through R4: report the node instead. */
 			char *path = tpuapi_node_path(&tc->api, zone, name);
 
-			rc = tpuapi_call(&tc->api, "GET", path, NULL, NULL, 1,
-			    resultp, err);
+			rc = tpuapi_call(
+			    &tc->api, "GET", path, NULL, NULL, 1, resultp, err);
 			free(path);
 		} else {
 			*resultp = op;
@@ -388,8 +397,8 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 		goto out;
 	}
 	if (op != NULL) {
-		rc = tpuapi_op_wait(&tc->api, json_opt_string(op, "name", ""),
-		    &w, NULL, err);
+		rc = tpuapi_op_wait(
+		    &tc->api, json_opt_string(op, "name", ""), &w, NULL, err);
 		if (rc == TPU_E_OPERATION) {
 			*stockout = strstr(err->msg, "(code 8)") != NULL;
 			cleanup_node(tc, zone, name, run_id, &w);
@@ -472,8 +481,12 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	memset(&o, 0, sizeof o);
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'a': o.accel = optarg; break;
-		case 'A': o.async = 1; break;
+		case 'a':
+			o.accel = optarg;
+			break;
+		case 'A':
+			o.async = 1;
+			break;
 		case 'D':
 			if (o.ndisks == (int)nitems(o.disks))
 				return tpu_error(err, TPU_E_USAGE,
@@ -481,25 +494,63 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				    nitems(o.disks));
 			o.disks[o.ndisks++] = optarg;
 			break;
-		case 'd': o.description = optarg; break;
-		case 'i': o.internal_ips = 1; break;
-		case 'l': o.labels = optarg; break;
-		case 'm': o.metadata = optarg; break;
-		case 'M': o.metadata_files = optarg; break;
-		case 'R': o.metadata_raw = 1; break;
-		case 'n': o.network = optarg; break;
-		case 'p': o.preemptible = 1; break;
-		case 'r': o.reserved = 1; break;
-		case 'S': o.scopes = optarg; break;
-		case 's': o.service_account = optarg; break;
-		case 'P': o.spot = 1; break;
-		case 'N': o.subnetwork = optarg; break;
-		case 'g': o.tags = optarg; break;
-		case 'T': o.timeout = optarg; break;
-		case 'o': o.topology = optarg; break;
-		case 't': o.gen = optarg; break;
-		case 'v': o.version = optarg; break;
-		case 'z': o.zones = optarg; break;
+		case 'd':
+			o.description = optarg;
+			break;
+		case 'i':
+			o.internal_ips = 1;
+			break;
+		case 'l':
+			o.labels = optarg;
+			break;
+		case 'm':
+			o.metadata = optarg;
+			break;
+		case 'M':
+			o.metadata_files = optarg;
+			break;
+		case 'R':
+			o.metadata_raw = 1;
+			break;
+		case 'n':
+			o.network = optarg;
+			break;
+		case 'p':
+			o.preemptible = 1;
+			break;
+		case 'r':
+			o.reserved = 1;
+			break;
+		case 'S':
+			o.scopes = optarg;
+			break;
+		case 's':
+			o.service_account = optarg;
+			break;
+		case 'P':
+			o.spot = 1;
+			break;
+		case 'N':
+			o.subnetwork = optarg;
+			break;
+		case 'g':
+			o.tags = optarg;
+			break;
+		case 'T':
+			o.timeout = optarg;
+			break;
+		case 'o':
+			o.topology = optarg;
+			break;
+		case 't':
+			o.gen = optarg;
+			break;
+		case 'v':
+			o.version = optarg;
+			break;
+		case 'z':
+			o.zones = optarg;
+			break;
 		default:
 			return cmd_bad_option(argv, ch, err);
 		}
@@ -522,11 +573,11 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			char *copy = xstrdup(o.zones), *it, *save = NULL;
 
 			for (it = strtok_r(copy, ",", &save); it != NULL;
-			    it = strtok_r(NULL, ",", &save)) {
+			     it = strtok_r(NULL, ",", &save)) {
 				if ((rc = catalog_zone_validate(it, err)) != 0)
 					break;
-				cJSON_AddItemToArray(zones,
-				    cJSON_CreateString(it));
+				cJSON_AddItemToArray(
+				    zones, cJSON_CreateString(it));
 			}
 			free(copy);
 		}
@@ -550,19 +601,23 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	nzones = cJSON_GetArraySize(zones);
 	/* A zone the catalog knows must offer the generation (R12); an
 	 * unknown zone is left to the server. */
-	cJSON_ArrayForEach(z, zones) {
-		const struct catalog_zone *cz = catalog_zone_find(z->valuestring);
+	cJSON_ArrayForEach(z, zones)
+	{
+		const struct catalog_zone *cz =
+		    catalog_zone_find(z->valuestring);
 
 		if (cz != NULL && !catalog_zone_offers(cz, acc.gen)) {
 			rc = tpu_error(err, TPU_E_USAGE,
 			    "zone %s does not offer %s TPUs (accelerator type "
-			    "%s); see 'tpuctl accelerator-types list --zone %s'",
+			    "%s); see 'tpuctl accelerator-types list --zone "
+			    "%s'",
 			    z->valuestring, acc.gen->name, acc.type,
 			    z->valuestring);
 			goto close;
 		}
 	}
-	cJSON_ArrayForEach(z, zones) {
+	cJSON_ArrayForEach(z, zones)
+	{
 		zone = z->valuestring;
 		rc = create_in_zone(ctx, &tc, z->valuestring, argv[0], body,
 		    run_id, &o, deadline, &result, &stockout, err);
@@ -573,9 +628,11 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	if (rc == 0 && result != NULL) {
 		if (!o.async && !ctx->quiet)
-			fprintf(stderr, "tpuctl: created node '%s' (%s, %d "
-					"worker%s) in %s\n", argv[0], acc.type,
-			    acc.hosts, acc.hosts == 1 ? "" : "s", zone);
+			fprintf(stderr,
+			    "tpuctl: created node '%s' (%s, %d "
+			    "worker%s) in %s\n",
+			    argv[0], acc.type, acc.hosts,
+			    acc.hosts == 1 ? "" : "s", zone);
 		if (o.async)
 			rc = output_emit(&ctx->out, result, NULL, err);
 		else
@@ -593,16 +650,17 @@ out:
 const struct cmd_entry cmd_create_entry = {
 	.name = "create",
 	.alias = NULL,
-	.usage = "create [--async] [--internal-ips] [--metadata-raw] "
-		 "[--preemptible | --reserved | --spot] "
-		 "[--accelerator-type type | --type generation --topology AxBxC] "
-		 "[--data-disk source=disk,mode=mode] [--description text] "
-		 "[--labels k=v,...] [--metadata k=v,...] "
-		 "[--metadata-from-file k=file,...] [--network network] "
-		 "[--scopes scope,...] [--service-account email] "
-		 "[--subnetwork subnetwork] [--tags tag,...] "
-		 "[--timeout duration] [--version runtime] [--zone zone] "
-		 "[--zones zone,...] node",
+	.usage =
+	    "create [--async] [--internal-ips] [--metadata-raw] "
+	    "[--preemptible | --reserved | --spot] "
+	    "[--accelerator-type type | --type generation --topology AxBxC] "
+	    "[--data-disk source=disk,mode=mode] [--description text] "
+	    "[--labels k=v,...] [--metadata k=v,...] "
+	    "[--metadata-from-file k=file,...] [--network network] "
+	    "[--scopes scope,...] [--service-account email] "
+	    "[--subnetwork subnetwork] [--tags tag,...] "
+	    "[--timeout duration] [--version runtime] [--zone zone] "
+	    "[--zones zone,...] node",
 	.summary = "create a TPU VM or pod slice and wait until it is ready",
 	.min_args = 1,
 	.max_args = 1,

@@ -19,21 +19,21 @@
 
 /* "n1 (v4-32, 16 chips)" lines for the prompt; GETs only on a terminal. */
 static int
-describe_for_prompt(struct tpucmd *tc, int n, char **names, struct buf *q,
-    struct tpu_err *err)
+describe_for_prompt(
+    struct tpucmd *tc, int n, char **names, struct buf *q, struct tpu_err *err)
 {
 	int i, rc;
 
-	buf_printf(q, "Delete %d TPU node%s in %s?", n, n == 1 ? "" : "s",
-	    tc->zone);
+	buf_printf(
+	    q, "Delete %d TPU node%s in %s?", n, n == 1 ? "" : "s", tc->zone);
 	for (i = 0; i < n; i++) {
 		struct catalog_accel acc;
 		struct tpu_err e2;
 		cJSON *node = NULL;
 		char *path = tpuapi_node_path(&tc->api, tc->zone, names[i]);
 
-		rc = tpuapi_call(&tc->api, "GET", path, NULL, NULL, 1, &node,
-		    err);
+		rc = tpuapi_call(
+		    &tc->api, "GET", path, NULL, NULL, 1, &node, err);
 		free(path);
 		if (rc == TPU_E_NOTFOUND) {
 			buf_printf(q, "\n  %s (not found)", names[i]);
@@ -42,8 +42,9 @@ describe_for_prompt(struct tpucmd *tc, int n, char **names, struct buf *q,
 		if (rc != 0)
 			return rc;
 		tpu_err_init(&e2);
-		if (catalog_accel_parse(json_opt_string(node, "acceleratorType",
-			"?"), &acc, &e2) == 0)
+		if (catalog_accel_parse(
+		        json_opt_string(node, "acceleratorType", "?"), &acc,
+		        &e2) == 0)
 			buf_printf(q, "\n  %s (%s, %d chips, %s)", names[i],
 			    acc.type, acc.chips,
 			    json_opt_string(node, "state", "?"));
@@ -105,8 +106,8 @@ delete_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		char *what = xasprintf("deleting node '%s'", argv[i]);
 
 		tpu_err_init(&e2);
-		rc = tpuapi_call(&tc.api, "DELETE", path, NULL, NULL, 1, &op,
-		    &e2);
+		rc = tpuapi_call(
+		    &tc.api, "DELETE", path, NULL, NULL, 1, &op, &e2);
 		if (rc == TPU_E_NOTFOUND)
 			tpu_error(&e2, rc, "node '%s' not found in zone %s",
 			    argv[i], tc.zone);

@@ -25,19 +25,21 @@ describe_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return cmd_bad_option(argv, ch, err);
 	argc -= optind;
 	argv += optind;
-	if ((rc = cmd_check_operands(&cmd_describe_entry, argc, argv, err)) != 0)
+	if ((rc = cmd_check_operands(&cmd_describe_entry, argc, argv, err)) !=
+	    0)
 		return rc;
 	if ((rc = catalog_node_name_validate(argv[0], err)) != 0)
 		return rc;
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
 		return rc;
 	path = tpuapi_node_path(&tc.api, tc.zone, argv[0]);
-	if ((rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &node,
-		 err)) == 0)
+	if ((rc = tpuapi_call(
+	         &tc.api, "GET", path, NULL, NULL, 1, &node, err)) == 0)
 		rc = output_emit(&ctx->out, node, NULL, err);
 	else if (rc == TPU_E_NOTFOUND)
-		tpu_error(err, rc, "node '%s' not found in zone %s of project %s",
-		    argv[0], tc.zone, tc.project);
+		tpu_error(err, rc,
+		    "node '%s' not found in zone %s of project %s", argv[0],
+		    tc.zone, tc.project);
 	cJSON_Delete(node);
 	free(path);
 	tpucmd_close(&tc);

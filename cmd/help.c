@@ -15,8 +15,8 @@ list_all(const char *prefix, const struct cmd_entry *e)
 	const struct cmd_entry *c;
 	char name[256];
 
-	snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? " " : "",
-	    e->name);
+	snprintf(
+	    name, sizeof name, "%s%s%s", prefix, *prefix ? " " : "", e->name);
 	if (e->children == NULL) {
 		printf("%s\n", name);
 		return;
@@ -85,8 +85,7 @@ help_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	printf("%s\n\n", e->summary);
 	cmd_print_usage(stdout, e);
-	printf("\nSee tpuctl-%s(1).\n",
-	    cmd_find(cmd_table, argv[0])->name);
+	printf("\nSee tpuctl-%s(1).\n", cmd_find(cmd_table, argv[0])->name);
 	return 0;
 }
 

@@ -11,12 +11,13 @@
 #include "tpucmd.h"
 #include "xmalloc.h"
 
-#define LIST_COLUMNS "NAME=name,ZONE=zone,ACCELERATOR_TYPE=acceleratorType," \
+#define LIST_COLUMNS                                                           \
+	"NAME=name,ZONE=zone,ACCELERATOR_TYPE=acceleratorType,"                \
 	"STATE=state,HEALTH=health,RUNTIME_VERSION=runtimeVersion"
 
 static int
-list_zone(struct tpucmd *tc, const char *zone, const char *filter,
-    cJSON *all, struct tpu_err *err)
+list_zone(struct tpucmd *tc, const char *zone, const char *filter, cJSON *all,
+    struct tpu_err *err)
 {
 	cJSON *nodes = NULL, *it;
 	char *parent;
@@ -27,9 +28,8 @@ list_zone(struct tpucmd *tc, const char *zone, const char *filter,
 	free(parent);
 	if (rc != 0)
 		return rc;
-	cJSON_ArrayForEach(it, nodes)
-		if (tpucmd_filter_match(it, filter))
-			cJSON_AddItemToArray(all, cJSON_Duplicate(it, 1));
+	cJSON_ArrayForEach(it, nodes) if (tpucmd_filter_match(it, filter))
+	    cJSON_AddItemToArray(all, cJSON_Duplicate(it, 1));
 	cJSON_Delete(nodes);
 	return 0;
 }
@@ -53,8 +53,8 @@ list_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		else
 			return cmd_bad_option(argv, ch, err);
 	}
-	if ((rc = cmd_check_operands(&cmd_list_entry, argc - optind,
-		 argv + optind, err)) != 0)
+	if ((rc = cmd_check_operands(
+	         &cmd_list_entry, argc - optind, argv + optind, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_filter_check(filter, err)) != 0)
 		return rc;
@@ -64,9 +64,10 @@ list_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (strcmp(tc.zone, "-") != 0)
 		rc = list_zone(&tc, tc.zone, filter, all, err);
 	else if ((rc = tpuapi_zones(&tc.api, &zones, err)) == 0) {
-		cJSON_ArrayForEach(z, zones) {
-			if ((rc = list_zone(&tc, z->valuestring, filter, all,
-				 err)) != 0)
+		cJSON_ArrayForEach(z, zones)
+		{
+			if ((rc = list_zone(
+			         &tc, z->valuestring, filter, all, err)) != 0)
 				break;
 		}
 	}

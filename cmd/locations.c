@@ -8,13 +8,13 @@ static int locations_list(struct tpu_ctx *, int, char **, struct tpu_err *);
 
 static const struct cmd_entry locations_children[] = {
 	{
-		.name = "list",
-		.usage = "locations list [--filter field=value,...]",
-		.summary = "list the locations (zones) that offer Cloud TPUs",
-		.min_args = 0,
-		.max_args = 0,
-		.flags = CMD_NEEDS_AUTH,
-		.exec = locations_list,
+	    .name = "list",
+	    .usage = "locations list [--filter field=value,...]",
+	    .summary = "list the locations (zones) that offer Cloud TPUs",
+	    .min_args = 0,
+	    .max_args = 0,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = locations_list,
 	},
 	{ .name = NULL },
 };
@@ -22,8 +22,8 @@ static const struct cmd_entry locations_children[] = {
 static int
 locations_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
-	return tpucmd_list_collection(ctx, &locations_children[0], "locations", "locations",
-	    "LOCATION=locationId", 0, argc, argv, err);
+	return tpucmd_list_collection(ctx, &locations_children[0], "locations",
+	    "locations", "LOCATION=locationId", 0, argc, argv, err);
 }
 
 const struct cmd_entry cmd_locations_entry = {

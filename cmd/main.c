@@ -22,8 +22,8 @@
  * so "tpuctl config list" can say where each value came from.
  */
 static const struct gflag {
-	const char *name;	/* "--zone" */
-	const char *key;	/* config key, or NULL for a behaviour flag */
+	const char *name; /* "--zone" */
+	const char *key;  /* config key, or NULL for a behaviour flag */
 	int has_arg;
 } gflags[] = {
 	{ "--access-token-file", "auth/access_token_file", 1 },
@@ -41,8 +41,8 @@ static const struct gflag {
 	{ "--zone", "compute/zone", 1 },
 };
 
-static const char *const verbosities[] = { "none", "error", "warning",
-	"info", "debug" };
+static const char *const verbosities[] = { "none", "error", "warning", "info",
+	"debug" };
 
 static int
 set_verbosity(struct tpu_ctx *ctx, const char *v, struct tpu_err *err)
@@ -90,8 +90,8 @@ apply_gflag(struct tpu_ctx *ctx, const struct gflag *g, const char *val,
  * compact the rest in place.  Returns the new argc or a negative errc.
  */
 static int
-extract_global_flags(struct tpu_ctx *ctx, int argc, char **argv,
-    struct tpu_err *err)
+extract_global_flags(
+    struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	int i, j = 1, k, rc;
 	size_t n;
@@ -110,8 +110,8 @@ extract_global_flags(struct tpu_ctx *ctx, int argc, char **argv,
 			ctx->quiet = 1;
 			continue;
 		}
-		if (a[0] == '-' && a[1] == 'v' && strspn(a + 1, "v") ==
-		    strlen(a + 1)) {
+		if (a[0] == '-' && a[1] == 'v' &&
+		    strspn(a + 1, "v") == strlen(a + 1)) {
 			ctx->verbose += (int)strlen(a + 1);
 			continue;
 		}
@@ -135,12 +135,14 @@ extract_global_flags(struct tpu_ctx *ctx, int argc, char **argv,
 		}
 		if (g->has_arg && val == NULL) {
 			if (i + 1 >= argc)
-				return cmd_want_usage(), tpu_error(err,
-				    TPU_E_USAGE, "option '%s' needs a value",
-				    g->name);
+				return cmd_want_usage(),
+				       tpu_error(err, TPU_E_USAGE,
+				           "option '%s' needs a value",
+				           g->name);
 			val = argv[++i];
 		}
-		if ((rc = apply_gflag(ctx, g, val != NULL ? val : "", err)) != 0)
+		if ((rc = apply_gflag(ctx, g, val != NULL ? val : "", err)) !=
+		    0)
 			return rc;
 	}
 	argv[j] = NULL;
@@ -151,8 +153,8 @@ static void
 print_main_usage(FILE *fp)
 {
 	fprintf(fp, "usage: tpuctl [global flags] command [flags] "
-		    "[operands]\n"
-		    "Run 'tpuctl help' for the list of commands.\n");
+	            "[operands]\n"
+	            "Run 'tpuctl help' for the list of commands.\n");
 }
 
 static int
@@ -185,11 +187,11 @@ main(int argc, char **argv)
 	output_init(&ctx.out);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (argc >= 2 && (strcmp(argv[1], "--version") == 0 ||
-	    strcmp(argv[1], "-V") == 0))
+	if (argc >= 2 &&
+	    (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0))
 		argv[1] = (char *)"version";
-	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "--help") == 0))
+	if (argc >= 2 &&
+	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
 		argv[1] = (char *)"help";
 
 	if ((rc = extract_global_flags(&ctx, argc, argv, &err)) < 0)
@@ -206,8 +208,7 @@ main(int argc, char **argv)
 	if ((rc = config_load(ctx.cfg, &err)) != 0)
 		goto out;
 	fmt = config_get(ctx.cfg, "core/format");
-	if (fmt != NULL &&
-	    (rc = output_parse_format(&ctx.out, fmt, &err)) != 0)
+	if (fmt != NULL && (rc = output_parse_format(&ctx.out, fmt, &err)) != 0)
 		goto out;
 
 	rc = cmd_dispatch(NULL, &ctx, argc - 1, argv + 1, &err);
@@ -219,8 +220,9 @@ main(int argc, char **argv)
 	}
 out:
 	if (rc < 0) {
-		fprintf(stderr, "tpuctl: %s\n", err.msg[0] != '\0' ? err.msg :
-		    tpu_errc_name((enum tpu_errc)rc));
+		fprintf(stderr, "tpuctl: %s\n",
+		    err.msg[0] != '\0' ? err.msg
+		                       : tpu_errc_name((enum tpu_errc)rc));
 		if (rc == TPU_E_USAGE && cmd_usage_wanted()) {
 			if (cmd_current() != NULL)
 				cmd_print_usage(stderr, cmd_current());

@@ -30,14 +30,15 @@ op_path(struct tpucmd *tc, const char *op, char **path, struct tpu_err *err)
 	}
 	for (p = op; *p != '\0'; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		    *p == '-' || *p == '_' || (*p >= 'A' && *p <= 'Z')))
+		        *p == '-' || *p == '_' || (*p >= 'A' && *p <= 'Z')))
 			break;
 	if (*op == '\0' || *p != '\0' || strlen(op) > 200)
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid operation id '%s': letters, digits, '-' and '_' "
-		    "only", op);
-	*path = xasprintf("projects/%s/locations/%s/operations/%s",
-	    tc->project, tc->zone, op);
+		    "only",
+		    op);
+	*path = xasprintf("projects/%s/locations/%s/operations/%s", tc->project,
+	    tc->zone, op);
 	return 0;
 }
 
@@ -66,13 +67,13 @@ ops_describe(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = no_options(argc, argv, err)) != 0)
 		return rc;
 	if ((rc = cmd_check_operands(&operations_children[0], argc - optind,
-		 argv + optind, err)) != 0)
+	         argv + optind, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
 		return rc;
 	if ((rc = op_path(&tc, argv[optind], &path, err)) == 0 &&
-	    (rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &op,
-		err)) == 0)
+	    (rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &op, err)) ==
+	        0)
 		rc = output_emit(&ctx->out, op, NULL, err);
 	cJSON_Delete(op);
 	free(path);
@@ -92,24 +93,26 @@ ops_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = no_options(argc, argv, err)) != 0)
 		return rc;
 	if ((rc = cmd_check_operands(&operations_children[1], argc - optind,
-		 argv + optind, err)) != 0)
+	         argv + optind, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
 		return rc;
 	parent = xasprintf("projects/%s/locations/%s", tc.project, tc.zone);
-	rc = tpuapi_list(&tc.api, parent, "operations", "operations", &ops,
-	    err);
+	rc =
+	    tpuapi_list(&tc.api, parent, "operations", "operations", &ops, err);
 	free(parent);
 	if (rc == 0) {
 		if (ctx->out.fmt == OUTPUT_TABLE) {
 			view = tpucmd_table_view(ops);
-			cJSON_ArrayForEach(it, view) {
+			cJSON_ArrayForEach(it, view)
+			{
 				if (!cJSON_HasObjectItem(it, "done"))
 					cJSON_AddBoolToObject(it, "done", 0);
 			}
 			rc = output_emit(&ctx->out, view,
 			    "NAME=name,VERB=metadata.verb,"
-			    "TARGET=metadata.target,DONE=done", err);
+			    "TARGET=metadata.target,DONE=done",
+			    err);
 		} else
 			rc = output_emit(&ctx->out, ops, NULL, err);
 	}
@@ -142,7 +145,7 @@ ops_wait(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return cmd_bad_option(argv, ch, err);
 	}
 	if ((rc = cmd_check_operands(&operations_children[2], argc - optind,
-		 argv + optind, err)) != 0)
+	         argv + optind, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)
 		return rc;
@@ -165,32 +168,32 @@ out:
 
 const struct cmd_entry operations_children[] = {
 	{
-		.name = "describe",
-		.usage = "operations describe [--zone zone] operation",
-		.summary = "show a long-running operation",
-		.min_args = 1,
-		.max_args = 1,
-		.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
-		.exec = ops_describe,
+	    .name = "describe",
+	    .usage = "operations describe [--zone zone] operation",
+	    .summary = "show a long-running operation",
+	    .min_args = 1,
+	    .max_args = 1,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	    .exec = ops_describe,
 	},
 	{
-		.name = "list",
-		.usage = "operations list [--zone zone]",
-		.summary = "list the operations of a zone",
-		.min_args = 0,
-		.max_args = 0,
-		.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
-		.exec = ops_list,
+	    .name = "list",
+	    .usage = "operations list [--zone zone]",
+	    .summary = "list the operations of a zone",
+	    .min_args = 0,
+	    .max_args = 0,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	    .exec = ops_list,
 	},
 	{
-		.name = "wait",
-		.usage = "operations wait [--timeout duration] [--zone zone] "
-			 "operation",
-		.summary = "wait for an operation to finish (never cancels it)",
-		.min_args = 1,
-		.max_args = 1,
-		.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
-		.exec = ops_wait,
+	    .name = "wait",
+	    .usage = "operations wait [--timeout duration] [--zone zone] "
+	             "operation",
+	    .summary = "wait for an operation to finish (never cancels it)",
+	    .min_args = 1,
+	    .max_args = 1,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	    .exec = ops_wait,
 	},
 	{ .name = NULL },
 };

@@ -7,7 +7,8 @@
 static int
 start_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
-	return tpucmd_node_verb(ctx, &cmd_start_entry, "start", argc, argv, err);
+	return tpucmd_node_verb(
+	    ctx, &cmd_start_entry, "start", argc, argv, err);
 }
 
 const struct cmd_entry cmd_start_entry = {

@@ -94,7 +94,8 @@ wants_help(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			return 0;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
 			return 1;
 	}
 	return 0;
@@ -113,10 +114,13 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 		e = cmd_find_child(parent, argv[0]);
 	if (e == NULL) {
 		if (parent == NULL)
-			return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
-			    "unknown command '%s' (see 'tpuctl help')", argv[0]);
-		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
-		    "unknown command '%s %s'", parent->name, argv[0]);
+			return cmd_want_usage(),
+			       tpu_error(err, TPU_E_USAGE,
+			           "unknown command '%s' (see 'tpuctl help')",
+			           argv[0]);
+		return cmd_want_usage(),
+		       tpu_error(err, TPU_E_USAGE, "unknown command '%s %s'",
+		           parent->name, argv[0]);
 	}
 	current = e;
 	n = strlen(current_path);
@@ -130,8 +134,9 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 				cmd_print_usage(stdout, e);
 				return 0;
 			}
-			return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
-			    "missing sub-command for '%s'", e->name);
+			return cmd_want_usage(),
+			       tpu_error(err, TPU_E_USAGE,
+			           "missing sub-command for '%s'", e->name);
 		}
 		return cmd_dispatch(e, ctx, argc - 1, argv + 1, err);
 	}
@@ -146,14 +151,16 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 }
 
 int
-cmd_check_operands(const struct cmd_entry *e, int argc, char **argv,
-    struct tpu_err *err)
+cmd_check_operands(
+    const struct cmd_entry *e, int argc, char **argv, struct tpu_err *err)
 {
 	if (argc < e->min_args)
-		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "missing operand");
+		return cmd_want_usage(),
+		       tpu_error(err, TPU_E_USAGE, "missing operand");
 	if (e->max_args >= 0 && argc > e->max_args)
-		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
-		    argv[e->max_args]);
+		return cmd_want_usage(),
+		       tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
+		           argv[e->max_args]);
 	return 0;
 }
 
@@ -163,10 +170,11 @@ cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 	const char *arg = argv[optind - 1];
 
 	if (opt == ':')
-		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "option '%s' needs a value",
-		    arg);
+		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
+		                             "option '%s' needs a value", arg);
 	if (optopt != 0 && optopt != '?' && arg[0] == '-' && arg[1] != '-')
-		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "unknown option '-%c'",
-		    optopt);
-	return cmd_want_usage(), tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
+		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
+		                             "unknown option '-%c'", optopt);
+	return cmd_want_usage(),
+	       tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
 }

@@ -18,13 +18,13 @@
 struct tpucmd {
 	struct tpuapi api;
 	const char *project;
-	const char *zone;	/* NULL when not needed; "-" for all zones */
+	const char *zone; /* NULL when not needed; "-" for all zones */
 	int opened;
 };
 
 enum tpucmd_flags {
-	TPUCMD_ZONE = (1 << 0),		/* a zone is required */
-	TPUCMD_ZONE_ANY = (1 << 1),	/* "-" (every zone) is allowed */
+	TPUCMD_ZONE = (1 << 0),     /* a zone is required */
+	TPUCMD_ZONE_ANY = (1 << 1), /* "-" (every zone) is allowed */
 };
 
 /*
@@ -32,8 +32,7 @@ enum tpucmd_flags {
  * client and the API.  Nothing is sent.  0 or TPU_E_USAGE naming what is
  * missing and how to set it.
  */
-int tpucmd_open(struct tpu_ctx *, struct tpucmd *, int flags,
-    struct tpu_err *);
+int tpucmd_open(struct tpu_ctx *, struct tpucmd *, int flags, struct tpu_err *);
 void tpucmd_close(struct tpucmd *);
 
 /*
@@ -47,8 +46,8 @@ int tpucmd_confirm(struct tpu_ctx *, const char *question, struct tpu_err *);
 int tpucmd_deadline(const char *arg, int64_t *deadline_ms, struct tpu_err *);
 
 /* Fill the wait options from the context. */
-void tpucmd_wait_opts(struct tpu_ctx *, struct tpucmd *,
-    struct tpuapi_wait *, int64_t deadline_ms, const char *what);
+void tpucmd_wait_opts(struct tpu_ctx *, struct tpucmd *, struct tpuapi_wait *,
+    int64_t deadline_ms, const char *what);
 
 /*
  * For table output: a copy of a list of resources with "name" cut to its
@@ -85,7 +84,7 @@ int tpucmd_node_verb(struct tpu_ctx *, const struct cmd_entry *,
  * the project, following pages; table columns as output_emit takes them.
  */
 int tpucmd_list_collection(struct tpu_ctx *, const struct cmd_entry *,
-    const char *collection, const char *field, const char *columns,
-    int zonal, int argc, char **argv, struct tpu_err *);
+    const char *collection, const char *field, const char *columns, int zonal,
+    int argc, char **argv, struct tpu_err *);
 
 #endif

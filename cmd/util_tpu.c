@@ -13,13 +13,14 @@
 #include "endpoint.h"
 #include "http.h"
 #include "json.h"
+#include "retry.h"
 #include "tpucmd.h"
 #include "util.h"
 #include "xmalloc.h"
 
 int
-tpucmd_open(struct tpu_ctx *ctx, struct tpucmd *tc, int flags,
-    struct tpu_err *err)
+tpucmd_open(
+    struct tpu_ctx *ctx, struct tpucmd *tc, int flags, struct tpu_err *err)
 {
 	struct http *http;
 	char *base;
@@ -56,6 +57,9 @@ tpucmd_open(struct tpu_ctx *ctx, struct tpucmd *tc, int flags,
 	tpuapi_init(&tc->api, http, base, tc->project);
 	free(base);
 	tc->opened = 1;
+	/* Ctrl-C stops waits and retries cleanly (exit 130), never a
+	 * half-printed state; no cloud operation is ever cancelled. */
+	retry_install_signals();
 	return 0;
 }
 
@@ -101,8 +105,8 @@ tpucmd_deadline(const char *arg, int64_t *deadline_ms, struct tpu_err *err)
 }
 
 void
-tpucmd_wait_opts(struct tpu_ctx *ctx, struct tpucmd *tc,
-    struct tpuapi_wait *w, int64_t deadline_ms, const char *what)
+tpucmd_wait_opts(struct tpu_ctx *ctx, struct tpucmd *tc, struct tpuapi_wait *w,
+    int64_t deadline_ms, const char *what)
 {
 	memset(w, 0, sizeof *w);
 	w->deadline_ms = deadline_ms;
@@ -123,8 +127,8 @@ tpucmd_zone_of(const char *name, char *buf, size_t len)
 	}
 	p += strlen("/locations/");
 	end = strchr(p, '/');
-	snprintf(buf, len, "%.*s", end != NULL ? (int)(end - p) :
-	    (int)strlen(p), p);
+	snprintf(
+	    buf, len, "%.*s", end != NULL ? (int)(end - p) : (int)strlen(p), p);
 	return buf;
 }
 
@@ -133,7 +137,8 @@ tpucmd_table_view(const cJSON *list)
 {
 	cJSON *copy = cJSON_Duplicate(list, 1), *it;
 
-	cJSON_ArrayForEach(it, copy) {
+	cJSON_ArrayForEach(it, copy)
+	{
 		const char *name = json_opt_string(it, "name", NULL);
 		char zone[128];
 
@@ -142,8 +147,8 @@ tpucmd_table_view(const cJSON *list)
 		tpucmd_zone_of(name, zone, sizeof zone);
 		cJSON_DeleteItemFromObjectCaseSensitive(it, "zone");
 		cJSON_AddStringToObject(it, "zone", zone);
-		cJSON_ReplaceItemInObjectCaseSensitive(it, "name",
-		    cJSON_CreateString(tpuapi_basename(name)));
+		cJSON_ReplaceItemInObjectCaseSensitive(
+		    it, "name", cJSON_CreateString(tpuapi_basename(name)));
 	}
 	return copy;
 }
@@ -166,7 +171,7 @@ tpucmd_filter_match(const cJSON *item, const char *filter)
 		return 1;
 	copy = xstrdup(filter);
 	for (term = strtok_r(copy, ",", &save); term != NULL && match;
-	    term = strtok_r(NULL, ",", &save)) {
+	     term = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(term, '='), buf[64];
 		const cJSON *v;
 		const char *have;
@@ -204,7 +209,8 @@ tpucmd_filter_check(const char *filter, struct tpu_err *err)
 		if (n == 0 || eq == NULL || eq == p)
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid --filter '%s': expected FIELD=VALUE[,...] "
-			    "(e.g. state=READY,labels.env=prod)", filter);
+			    "(e.g. state=READY,labels.env=prod)",
+			    filter);
 		p += n;
 		if (*p == ',')
 			p++;
@@ -250,35 +256,36 @@ tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	path = xasprintf("projects/%s/locations/%s/nodes/%s:%s", tc.project,
 	    tc.zone, argv[0], verb);
 	empty = cJSON_CreateObject();
-	if ((rc = tpuapi_call(&tc.api, "POST", path, NULL, empty, 0, &op,
-		 err)) != 0) {
+	if ((rc = tpuapi_call(
+	         &tc.api, "POST", path, NULL, empty, 0, &op, err)) != 0) {
 		if (rc == TPU_E_NOTFOUND)
 			tpu_error(err, rc, "node '%s' not found in zone %s",
 			    argv[0], tc.zone);
 		goto out;
 	}
-	if (op == NULL)		/* --dry-run */
+	if (op == NULL) /* --dry-run */
 		goto out;
 	if (async) {
 		rc = output_emit(&ctx->out, op, NULL, err);
 		goto out;
 	}
-	what = xasprintf("%s node '%s'", strcmp(verb, "start") == 0 ?
-	    "starting" : "stopping", argv[0]);
+	what = xasprintf("%s node '%s'",
+	    strcmp(verb, "start") == 0 ? "starting" : "stopping", argv[0]);
 	tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
 	if ((rc = tpuapi_op_wait(&tc.api, json_opt_string(op, "name", ""), &w,
-		 &node, err)) != 0)
+	         &node, err)) != 0)
 		goto out;
 	if (strcmp(verb, "start") == 0) {
 		cJSON_Delete(node);
 		node = NULL;
-		if ((rc = tpuapi_node_wait_ready(&tc.api, tc.zone, argv[0], &w,
-			 &node, err)) != 0)
+		if ((rc = tpuapi_node_wait_ready(
+		         &tc.api, tc.zone, argv[0], &w, &node, err)) != 0)
 			goto out;
 	}
 	if (!ctx->quiet)
 		fprintf(stderr, "tpuctl: %s node '%s'\n",
-		    strcmp(verb, "start") == 0 ? "started" : "stopped", argv[0]);
+		    strcmp(verb, "start") == 0 ? "started" : "stopped",
+		    argv[0]);
 	rc = tpucmd_emit_result(ctx, node, err);
 out:
 	cJSON_Delete(empty);
@@ -292,8 +299,8 @@ out:
 
 int
 tpucmd_list_collection(struct tpu_ctx *ctx, const struct cmd_entry *e,
-    const char *collection, const char *field, const char *columns,
-    int zonal, int argc, char **argv, struct tpu_err *err)
+    const char *collection, const char *field, const char *columns, int zonal,
+    int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		{ "filter", required_argument, NULL, 'f' },
@@ -311,23 +318,23 @@ tpucmd_list_collection(struct tpu_ctx *ctx, const struct cmd_entry *e,
 		else
 			return cmd_bad_option(argv, ch, err);
 	}
-	if ((rc = cmd_check_operands(e, argc - optind, argv + optind,
-		 err)) != 0)
+	if ((rc = cmd_check_operands(e, argc - optind, argv + optind, err)) !=
+	    0)
 		return rc;
 	if ((rc = tpucmd_filter_check(filter, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_open(ctx, &tc, zonal ? TPUCMD_ZONE : 0, err)) != 0)
 		return rc;
-	parent = zonal ? xasprintf("projects/%s/locations/%s", tc.project,
-	    tc.zone) : xasprintf("projects/%s", tc.project);
+	parent =
+	    zonal ? xasprintf("projects/%s/locations/%s", tc.project, tc.zone)
+	          : xasprintf("projects/%s", tc.project);
 	rc = tpuapi_list(&tc.api, parent, collection, field, &items, err);
 	free(parent);
 	if (rc != 0)
 		goto out;
 	kept = cJSON_CreateArray();
-	cJSON_ArrayForEach(it, items)
-		if (tpucmd_filter_match(it, filter))
-			cJSON_AddItemToArray(kept, cJSON_Duplicate(it, 1));
+	cJSON_ArrayForEach(it, items) if (tpucmd_filter_match(it, filter))
+	    cJSON_AddItemToArray(kept, cJSON_Duplicate(it, 1));
 	if (ctx->out.fmt == OUTPUT_TABLE) {
 		view = tpucmd_table_view(kept);
 		rc = output_emit(&ctx->out, view, columns, err);

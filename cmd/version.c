@@ -27,16 +27,16 @@ version_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1)
 		return cmd_bad_option(argv, ch, err);
-	if ((rc = cmd_check_operands(&cmd_version_entry, argc - optind,
-		 argv + optind, err)) != 0)
+	if ((rc = cmd_check_operands(
+	         &cmd_version_entry, argc - optind, argv + optind, err)) != 0)
 		return rc;
 	cv = curl_version_info(CURLVERSION_NOW);
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "tpuctl", TPUCTL_VERSION);
 	cJSON_AddStringToObject(o, "libcurl", cv->version);
 	cJSON_AddStringToObject(o, "libssh2", libssh2_version(0));
-	cJSON_AddStringToObject(o, "openssl",
-	    OpenSSL_version(OPENSSL_VERSION_STRING));
+	cJSON_AddStringToObject(
+	    o, "openssl", OpenSSL_version(OPENSSL_VERSION_STRING));
 	cJSON_AddStringToObject(o, "cjson", cJSON_Version());
 	rc = output_emit(&ctx->out, o, NULL, err);
 	cJSON_Delete(o);

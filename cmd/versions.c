@@ -8,13 +8,13 @@ static int versions_list(struct tpu_ctx *, int, char **, struct tpu_err *);
 
 static const struct cmd_entry versions_children[] = {
 	{
-		.name = "list",
-		.usage = "versions list [--filter field=value,...] [--zone zone]",
-		.summary = "list the TPU runtime versions of a zone",
-		.min_args = 0,
-		.max_args = 0,
-		.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
-		.exec = versions_list,
+	    .name = "list",
+	    .usage = "versions list [--filter field=value,...] [--zone zone]",
+	    .summary = "list the TPU runtime versions of a zone",
+	    .min_args = 0,
+	    .max_args = 0,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	    .exec = versions_list,
 	},
 	{ .name = NULL },
 };
@@ -22,8 +22,9 @@ static const struct cmd_entry versions_children[] = {
 static int
 versions_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
-	return tpucmd_list_collection(ctx, &versions_children[0], "runtimeVersions", "runtimeVersions",
-	    "VERSION=version", 1, argc, argv, err);
+	return tpucmd_list_collection(ctx, &versions_children[0],
+	    "runtimeVersions", "runtimeVersions", "VERSION=version", 1, argc,
+	    argv, err);
 }
 
 const struct cmd_entry cmd_versions_entry = {

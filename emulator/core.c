@@ -143,39 +143,14 @@ emu_header(struct emu_req *r, const char *name)
 cJSON *
 emu_body_json(struct emu *e, struct emu_req *r)
 {
-	const char *end = NULL;
+	char why[128];
 	cJSON *j;
 
 	(void)e;
-	if (r->body == NULL || r->body_len == 0)
-		return cJSON_CreateObject();
-	j = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 0);
-	if (j != NULL) {
-		while (end < r->body + r->body_len &&
-		       (*end == ' ' || *end == '\t' || *end == '\r' ||
-		           *end == '\n'))
-			end++;
-		if (end != r->body + r->body_len) {
-			cJSON_Delete(j);
-			j = NULL;
-		}
-	}
-	if (j == NULL) {
-		size_t off =
-		    end != NULL && end >= r->body ? (size_t)(end - r->body) : 0;
+	j = emu_json_object(r->body, r->body_len, why, sizeof(why));
+	if (j == NULL)
 		emu_reply_error(r, 400, "INVALID_ARGUMENT",
-		    "Invalid JSON payload received. Unexpected token at "
-		    "offset %zu.",
-		    off);
-		return NULL;
-	}
-	if (!cJSON_IsObject(j)) {
-		cJSON_Delete(j);
-		emu_reply_error(r, 400, "INVALID_ARGUMENT",
-		    "Invalid JSON payload received. Root element must be a "
-		    "message.");
-		return NULL;
-	}
+		    "Invalid JSON payload received. %s", why);
 	return j;
 }
 

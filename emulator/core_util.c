@@ -272,6 +272,41 @@ emu_form_get(const char *body, size_t len, const char *key)
 	return v;
 }
 
+/* ---- JSON bodies ---- */
+
+cJSON *
+emu_json_object(const char *body, size_t len, char *why, size_t whylen)
+{
+	const char *end = NULL;
+	cJSON *j;
+
+	if (body == NULL || len == 0)
+		return cJSON_CreateObject();
+	j = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+	if (j != NULL) {
+		while (end < body + len && (*end == ' ' || *end == '\t' ||
+		                               *end == '\r' || *end == '\n'))
+			end++;
+		if (end != body + len) {
+			cJSON_Delete(j);
+			j = NULL;
+		}
+	}
+	if (j == NULL) {
+		snprintf(why, whylen, "Unexpected token at offset %zu.",
+		    end != NULL && end >= body && end <= body + len
+		        ? (size_t)(end - body)
+		        : (size_t)0);
+		return NULL;
+	}
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		snprintf(why, whylen, "Root element must be a message.");
+		return NULL;
+	}
+	return j;
+}
+
 /* ---- the request log ---- */
 
 static const char *const secret_headers[] = {

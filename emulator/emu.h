@@ -207,6 +207,13 @@ const char *emu_http_gstatus(int code);
 const char *emu_http_reason(int code);
 
 /*
+ * Parse a request body as one JSON object (empty -> {}); trailing bytes
+ * other than whitespace are an error.  NULL with why set to the reason
+ * ("Unexpected token at offset 3.").  The caller frees the tree.
+ */
+cJSON *emu_json_object(const char *body, size_t len, char *why, size_t whylen);
+
+/*
  * The value of key in an application/x-www-form-urlencoded body, decoded;
  * the caller frees.  NULL when absent.
  */

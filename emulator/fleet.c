@@ -143,6 +143,8 @@ struct fleet {
 	unsigned trashseq;
 	pid_t sid; /* our session: children outside it are adopted */
 	int64_t orphan_scan_ms;
+	int64_t sweep_until_ms; /* look for leftovers of killed workers */
+	int64_t sweep_next_ms;
 };
 
 /*
@@ -156,10 +158,11 @@ struct fleet_dying {
 	char addr[64];
 };
 
-/* A process table snapshot from /proc: pid and parent. */
+/* A process table snapshot from /proc: pid, parent, session. */
 struct fleet_proc {
 	pid_t pid;
 	pid_t ppid;
+	pid_t sid;
 };
 
 static struct fleet *
@@ -582,7 +585,7 @@ fleet_proc_scan(struct fleet_proc **out)
 		char path[64], buf[512];
 		const char *rp;
 		ssize_t len;
-		long ppid;
+		long ppid, sid;
 		int fd;
 
 		long pid;
@@ -603,7 +606,8 @@ fleet_proc_scan(struct fleet_proc **out)
 			continue;
 		buf[len] = '\0';
 		rp = strrchr(buf, ')');
-		if (rp == NULL || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
+		if (rp == NULL ||
+		    sscanf(rp + 1, " %*c %ld %*d %ld", &ppid, &sid) != 2)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -611,6 +615,7 @@ fleet_proc_scan(struct fleet_proc **out)
 		}
 		v[n].pid = (pid_t)pid;
 		v[n].ppid = (pid_t)ppid;
+		v[n].sid = (pid_t)sid;
 		n++;
 	}
 	closedir(d);
@@ -859,46 +864,18 @@ static void
 fleet_kill_workers(struct fleet *f, struct fleet_node *n, int worker)
 {
 	struct fleet_proc *procs = NULL;
-	size_t np, i, plen;
-	char *prefix, *envbuf;
+	size_t np;
 	int lo, hi, k;
 
 	lo = worker < 0 ? 0 : worker;
 	hi = worker < 0 ? n->nworkers : worker + 1;
 	np = fleet_proc_scan(&procs);
 	/*
-	 * Processes that left their session (daemonised: re-parented to us,
-	 * or in transit) are found by the HOME the worker's sshd gave them.
+	 * Processes that left their session (daemonised, re-parented to us,
+	 * or in transit while this snapshot was taken) are left to the
+	 * sweep, which finds them by the HOME the worker's sshd gave them.
 	 */
-	prefix = xasprintf("%s/w", n->dir);
-	plen = strlen(prefix);
-	envbuf = xmalloc(FLEET_ENV_CAP);
-	for (i = 0; i < np; i++) {
-		const char *errstr, *home, *slash;
-		char num[16];
-		long long k2;
-
-		/* Skip ourselves, our sshds and kernel threads. */
-		if (procs[i].pid == f->self || procs[i].pid == 2 ||
-		    procs[i].ppid == 2 || fleet_is_known(f, procs[i].pid))
-			continue;
-		home = fleet_proc_home(procs[i].pid, envbuf, FLEET_ENV_CAP);
-		if (home == NULL || strncmp(home, prefix, plen) != 0 ||
-		    (slash = strchr(home + plen, '/')) == NULL ||
-		    (size_t)(slash - home - plen) >= sizeof(num))
-			continue;
-		memcpy(num, home + plen, (size_t)(slash - home - plen));
-		num[slash - home - plen] = '\0';
-		k2 = tpu_strtonum(num, lo, hi - 1, &errstr);
-		if (errstr == NULL && strcmp(home, n->w[k2].home) == 0) {
-			fleet_kill_descendants(procs, np, procs[i].pid);
-			kill(procs[i].pid, SIGKILL);
-			if (procs[i].ppid == f->self)
-				fleet_add_dying(f, procs[i].pid, "");
-		}
-	}
-	free(envbuf);
-	free(prefix);
+	f->sweep_until_ms = fleet_now() + 3000;
 	for (k = lo; k < hi; k++) {
 		struct fleet_worker *w = &n->w[k];
 
@@ -926,6 +903,102 @@ fleet_kill_workers(struct fleet *f, struct fleet_node *n, int worker)
 		}
 	}
 	fleet_reap(f);
+}
+
+/*
+ * The worker a HOME belongs to ("DIR/nS/wI/home"), or NULL.  *np gets
+ * its node.
+ */
+static struct fleet_worker *
+fleet_home_worker(struct fleet *f, const char *home, struct fleet_node **np)
+{
+	struct fleet_node *n;
+	size_t dlen = strlen(f->dir);
+	int subnet, w, used = 0;
+
+	if (strncmp(home, f->dir, dlen) != 0 ||
+	    sscanf(home + dlen, "/n%d/w%d/home%n", &subnet, &w, &used) != 2 ||
+	    home[dlen + (size_t)used] != '\0')
+		return NULL;
+	for (n = f->nodes; n != NULL; n = n->next) {
+		if (n->subnet == subnet && w >= 0 && w < n->nworkers) {
+			*np = n;
+			return &n->w[w];
+		}
+	}
+	*np = NULL;
+	return NULL;
+}
+
+/* A process adopted from a worker session, and its HOME. */
+struct fleet_adopted {
+	pid_t pid;
+	char *home;
+};
+
+/*
+ * The sweep, part 1 (no lock held: only /proc and immutable fields):
+ * a process snapshot and our adopted children from other sessions that
+ * have a HOME under the fleet dir.
+ */
+static size_t
+fleet_sweep_collect(struct fleet *f, struct fleet_proc **procs, size_t *np,
+    struct fleet_adopted **out)
+{
+	struct fleet_adopted *v = NULL;
+	size_t i, n = 0, dlen = strlen(f->dir);
+	char *envbuf;
+
+	*np = fleet_proc_scan(procs);
+	envbuf = xmalloc(FLEET_ENV_CAP);
+	for (i = 0; i < *np; i++) {
+		const struct fleet_proc *p = &(*procs)[i];
+		const char *home;
+
+		if (p->ppid != f->self || p->sid == f->sid)
+			continue;
+		home = fleet_proc_home(p->pid, envbuf, FLEET_ENV_CAP);
+		if (home == NULL || strncmp(home, f->dir, dlen) != 0)
+			continue;
+		v = xreallocarray(v, n + 1, sizeof(*v));
+		v[n].pid = p->pid;
+		v[n].home = xstrdup(home);
+		n++;
+	}
+	free(envbuf);
+	*out = v;
+	return n;
+}
+
+/*
+ * The sweep, part 2 (fleet lock held): kill the adopted processes whose
+ * worker is gone, stopped or down.  For a few seconds after workers were
+ * killed, this catches what the kill's snapshot could not see: daemons
+ * re-parented to us, processes in the middle of exec or whose parent was
+ * exiting.  Daemons of running workers are left alone.
+ */
+static void
+fleet_sweep_apply(struct fleet *f, const struct fleet_proc *procs, size_t np,
+    struct fleet_adopted *v, size_t nv)
+{
+	size_t i;
+
+	for (i = 0; i < nv; i++) {
+		struct fleet_node *n = NULL;
+		struct fleet_worker *w;
+
+		if (!fleet_is_known(f, v[i].pid) &&
+		    !fleet_is_dying(f, v[i].pid)) {
+			w = fleet_home_worker(f, v[i].home, &n);
+			if (w == NULL || !n->run || w->down) {
+				fleet_kill_descendants(procs, np, v[i].pid);
+				kill(v[i].pid, SIGKILL);
+				fleet_add_dying(f, v[i].pid, "");
+			}
+		}
+		free(v[i].home);
+	}
+	free(v);
 }
 
 /* Move a deleted node's dir aside; the monitor removes it. */
@@ -1466,10 +1539,12 @@ static int
 fleet_tick(struct fleet *f)
 {
 	struct fleet_node *n;
-	int nkeygen = 0, nstarting = 0, budget = 64, busy = 0;
+	int nkeygen = 0, nstarting = 0, budget = 16, busy = 0;
 	int64_t now = fleet_now();
 
 	fleet_reap(f);
+	if (now < f->sweep_until_ms)
+		busy = 1;
 	fleet_kill_overdue(f, now);
 	if (f->ndying > 0)
 		busy = 1;
@@ -1558,8 +1633,21 @@ fleet_main(void *arg)
 	pthread_mutex_lock(&f->mu);
 	while (!f->stop) {
 		struct timespec ts;
+		int64_t now = fleet_now();
 		int busy;
 
+		if (now < f->sweep_until_ms && now >= f->sweep_next_ms) {
+			struct fleet_proc *procs = NULL;
+			struct fleet_adopted *v = NULL;
+			size_t np = 0, nv;
+
+			f->sweep_next_ms = now + 200;
+			pthread_mutex_unlock(&f->mu);
+			nv = fleet_sweep_collect(f, &procs, &np, &v);
+			pthread_mutex_lock(&f->mu);
+			fleet_sweep_apply(f, procs, np, v, nv);
+			free(procs);
+		}
 		busy = fleet_tick(f);
 		while (f->ntrash > 0 && !f->stop) {
 			char *dir = f->trash[--f->ntrash];
@@ -1844,6 +1932,7 @@ fleet_fini(struct emu *e)
 {
 	struct fleet *f = fleet_of(e);
 	struct fleet_node *n;
+	int i;
 
 	if (f == NULL)
 		return;
@@ -1854,8 +1943,23 @@ fleet_fini(struct emu *e)
 	if (f->thr_started)
 		pthread_join(f->thr, NULL);
 	pthread_mutex_lock(&f->mu);
-	for (n = f->nodes; n != NULL; n = n->next)
+	for (n = f->nodes; n != NULL; n = n->next) {
+		n->run = 0;
 		fleet_kill_workers(f, n, -1);
+	}
+	/* Daemons of the workers, re-parented to us: a few sweeps. */
+	for (i = 0; i < 3; i++) {
+		struct fleet_proc *procs = NULL;
+		struct fleet_adopted *v = NULL;
+		size_t np = 0, nv;
+
+		fleet_wait_dying(f, 0);
+		nv = fleet_sweep_collect(f, &procs, &np, &v);
+		fleet_sweep_apply(f, procs, np, v, nv);
+		free(procs);
+		if (nv == 0)
+			break;
+	}
 	fleet_wait_dying(f, 0);
 	while ((n = f->nodes) != NULL) {
 		f->nodes = n->next;

@@ -25,6 +25,7 @@ done
 
 # nodejs from other sources may ship npm itself: do not fight over it.
 if command -v npm >/dev/null 2>&1; then
+	# shellcheck disable=SC2086 # split the package list on purpose
 	missing=$(printf '%s\n' $missing | grep -vx npm | tr '\n' ' ' || true)
 fi
 

@@ -10,17 +10,17 @@
 #include <stddef.h>
 
 struct buf {
-	char *data;	/* never NULL after buf_init */
+	char *data; /* never NULL after buf_init */
 	size_t len;
-	size_t size;	/* allocated, including the terminator */
-	size_t max;	/* cap on len; 0 means no cap */
+	size_t size; /* allocated, including the terminator */
+	size_t max;  /* cap on len; 0 means no cap */
 };
 
 #define BUF_NOCAP 0
 
 void buf_init(struct buf *, size_t max);
 void buf_release(struct buf *);
-void buf_clear(struct buf *);	/* len = 0, keeps the memory */
+void buf_clear(struct buf *); /* len = 0, keeps the memory */
 /* Append; -1 when the cap would be exceeded (buf unchanged), else 0. */
 int buf_append(struct buf *, const void *, size_t);
 int buf_puts(struct buf *, const char *);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -28,11 +29,20 @@
 #include "util.h"
 #include "xmalloc.h"
 
+extern char **environ;
+
 /* Config files larger than this are refused rather than read. */
 #define CONFIG_MAX_FILE (1 << 20)
 
 /* Sorted by key. */
 static const struct config_key keys[] = {
+	{ "api_endpoint_overrides/iamcredentials",
+	    "https://iamcredentials.googleapis.com/",
+	    "IAM credentials API endpoint (service-account impersonation)",
+	    CONFIG_K_ENDPOINT, 0, 0, NULL },
+	{ "api_endpoint_overrides/oauth2",
+	    "https://oauth2.googleapis.com/token", "OAuth 2.0 token endpoint",
+	    CONFIG_K_ENDPOINT, 0, 0, NULL },
 	{ "api_endpoint_overrides/storage", "https://storage.googleapis.com/",
 	    "Cloud Storage endpoint (STORAGE_EMULATOR_HOST sets it too)",
 	    CONFIG_K_ENDPOINT, 0, 0, NULL },
@@ -60,6 +70,14 @@ static const struct config_key keys[] = {
 	    CONFIG_K_PROFILE, 0, 0, "--profile" },
 	{ "core/project", NULL, "Google Cloud project id", CONFIG_K_PROJECT, 0,
 	    0, "--project" },
+	{ "http/connect_timeout", "10", "seconds allowed to connect",
+	    CONFIG_K_INT, 1, 600, NULL },
+	{ "http/max_attempts", "10",
+	    "attempts per request, retries of transient failures included",
+	    CONFIG_K_INT, 1, 1000, NULL },
+	{ "http/stall_timeout", "30",
+	    "seconds without progress before a transfer is abandoned",
+	    CONFIG_K_INT, 1, 3600, NULL },
 	{ "ssh/fanout", "64", "SSH sessions in flight at once", CONFIG_K_INT, 1,
 	    1024, NULL },
 	{ "ssh/key_file", "~/.ssh/google_compute_engine",
@@ -67,6 +85,8 @@ static const struct config_key keys[] = {
 	    0, 0, NULL },
 	{ "ssh/known_hosts_file", "~/.config/tpuctl/known_hosts",
 	    "tpuctl's pinned worker host keys", CONFIG_K_PATH, 0, 0, NULL },
+	{ "ssh/port", "22", "SSH port of the workers", CONFIG_K_INT, 1, 65535,
+	    NULL },
 	{ "ssh/user", NULL, "remote user name (default: the local user)",
 	    CONFIG_K_STRING, 0, 0, NULL },
 };
@@ -147,7 +167,18 @@ valid_zone(const char *s)
 static int
 valid_project(const char *s)
 {
-	size_t n = strlen(s);
+	const char *colon = strrchr(s, ':');
+	size_t n;
+
+	/* Domain-scoped projects: "example.com:my-project". */
+	if (colon != NULL) {
+		n = (size_t)(colon - s);
+		if (n == 0 || n > 63 ||
+		    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.-") != n)
+			return 0;
+		s = colon + 1;
+	}
+	n = strlen(s);
 
 	if (n < 6 || n > 30 || !(s[0] >= 'a' && s[0] <= 'z') || s[n - 1] == '-')
 		return 0;
@@ -243,7 +274,8 @@ config_validate(const char *key, const char *value, struct tpu_err *err)
 		if (!valid_project(value))
 			rule = "a project id is 6 to 30 lowercase letters, "
 			       "digits or hyphens, starts with a letter and "
-			       "does not end with a hyphen";
+			       "does not end with a hyphen (optionally after "
+			       "'domain:')";
 		break;
 	case CONFIG_K_ZONE:
 		/* "-" means every zone; commands that need one zone refuse it.
@@ -414,48 +446,103 @@ config_profile(const struct config *c)
 	return c->profile;
 }
 
-/* The environment layer: TPUCTL_SECTION_NAME, CLOUDSDK_..., aliases. */
+/* name = TPUCTL_ or CLOUDSDK_ + the key in upper case, '/' -> '_'. */
+static void
+env_name(char *name, size_t size, const char *pfx, const char *key)
+{
+	size_t n = strlen(pfx), k;
+
+	snprintf(name, size, "%s", pfx);
+	for (k = 0; key[k] != '\0' && n < size - 1; k++)
+		name[n++] =
+		    key[k] == '/' ? '_' : (char)toupper((unsigned char)key[k]);
+	name[n] = '\0';
+}
+
+/* The alias of key whose name starts (tpuctl) or not with TPUCTL_. */
+static const char *
+env_alias(const char *key, int tpuctl)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(env_aliases); i++)
+		if (strcmp(env_aliases[i].key, key) == 0 &&
+		    tpu_startswith(env_aliases[i].env, "TPUCTL_") == tpuctl)
+			return env_aliases[i].env;
+	return NULL;
+}
+
+/*
+ * The environment layer, for each key the first set of: TPUCTL_SECTION_NAME,
+ * a TPUCTL_ alias (TPUCTL_CA_BUNDLE), CLOUDSDK_SECTION_NAME, another alias
+ * (STORAGE_EMULATOR_HOST).
+ */
 static void
 load_env(struct config *c)
 {
-	static const char *const pfx[] = { "TPUCTL_", "CLOUDSDK_" };
-	char name[128], *src;
-	const char *v;
-	size_t i, j, k, n;
+	char names[4][128], *src;
+	const char *v, *a;
+	size_t i, j, n;
 
 	for (i = 0; i < nitems(keys); i++) {
-		for (j = 0; j < nitems(pfx); j++) {
-			n = strlen(pfx[j]);
-			memcpy(name, pfx[j], n);
-			for (k = 0;
-			     keys[i].key[k] != '\0' && n < sizeof name - 1; k++)
-				name[n++] =
-				    keys[i].key[k] == '/'
-				        ? '_'
-				        : (char)toupper(
-				              (unsigned char)keys[i].key[k]);
-			name[n] = '\0';
-			if ((v = getenv(name)) != NULL && *v != '\0')
+		n = 0;
+		env_name(names[n++], sizeof names[0], "TPUCTL_", keys[i].key);
+		if ((a = env_alias(keys[i].key, 1)) != NULL)
+			snprintf(names[n++], sizeof names[0], "%s", a);
+		env_name(names[n++], sizeof names[0], "CLOUDSDK_", keys[i].key);
+		if ((a = env_alias(keys[i].key, 0)) != NULL)
+			snprintf(names[n++], sizeof names[0], "%s", a);
+		for (j = 0; j < n; j++)
+			if ((v = getenv(names[j])) != NULL && *v != '\0')
 				break;
-		}
-		if (j == nitems(pfx)) {
-			for (j = 0; j < nitems(env_aliases); j++) {
-				if (strcmp(env_aliases[j].key, keys[i].key) !=
-				    0)
-					continue;
-				v = getenv(env_aliases[j].env);
-				if (v != NULL && *v != '\0') {
-					snprintf(name, sizeof name, "%s",
-					    env_aliases[j].env);
-					break;
-				}
-			}
-			if (j == nitems(env_aliases))
-				continue;
-		}
-		src = xasprintf("env %s", name);
+		if (j == n)
+			continue;
+		src = xasprintf("env %s", names[j]);
 		add(c, CONFIG_ENV, keys[i].key, v, src);
 		free(src);
+	}
+}
+
+/*
+ * Variables for keys not in the table ("other helpers may add keys"):
+ * TPUCTL_SSH_FOO sets ssh/foo when "ssh" is a known section.  CLOUDSDK_
+ * first, so that TPUCTL_ wins (the last entry of a layer wins).
+ */
+static void
+load_env_other(struct config *c)
+{
+	static const char *const pfx[] = { "CLOUDSDK_", "TPUCTL_" };
+	char key[256], *src;
+	const char *e, *eq, *rest;
+	size_t i, j, k, n;
+
+	for (i = 0; i < nitems(pfx); i++) {
+		for (j = 0; environ[j] != NULL; j++) {
+			e = environ[j];
+			if (!tpu_startswith(e, pfx[i]) ||
+			    (eq = strchr(e, '=')) == NULL || eq[1] == '\0')
+				continue;
+			rest = e + strlen(pfx[i]);
+			n = (size_t)(eq - rest);
+			if (n == 0 || n >= sizeof key)
+				continue;
+			for (k = 0; k < n; k++)
+				key[k] = (char)tolower((unsigned char)rest[k]);
+			key[n] = '\0';
+			/* The longest known section that prefixes the name. */
+			for (k = n; k > 0; k--)
+				if (key[k - 1] == '_' && k < n &&
+				    known_section(key, k - 1))
+					break;
+			if (k == 0)
+				continue;
+			key[k - 1] = '/';
+			if (config_key_find(key) != NULL)
+				continue; /* load_env did it, in order */
+			src = xasprintf("env %.*s", (int)(eq - e), e);
+			add(c, CONFIG_ENV, key, eq + 1, src);
+			free(src);
+		}
 	}
 }
 
@@ -913,10 +1000,17 @@ int
 config_load(struct config *c, struct tpu_err *err)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	struct tpu_err local;
 	size_t i;
 	int rc;
 
+	if (err == NULL) {
+		tpu_err_init(&local);
+		err = &local;
+	}
+
 	load_env(c);
+	load_env_other(c);
 	free(c->path);
 	if (xdg != NULL && xdg[0] == '/')
 		c->path = xasprintf("%s/tpuctl/config", xdg);
@@ -1079,9 +1173,14 @@ config_file_update(
 		size_t len;
 		int match;
 	} *lines = NULL;
+	struct tpu_err local;
 	struct parse ps;
 	int rc;
 
+	if (err == NULL) {
+		tpu_err_init(&local);
+		err = &local;
+	}
 	buf_init(&out, BUF_NOCAP);
 	if (value != NULL) {
 		if ((rc = config_validate(key, value, err)) != 0)

@@ -41,8 +41,7 @@ tpu_err_init(struct tpu_err *err)
 }
 
 int
-tpu_verror(struct tpu_err *err, enum tpu_errc code, const char *fmt,
-    va_list ap)
+tpu_verror(struct tpu_err *err, enum tpu_errc code, const char *fmt, va_list ap)
 {
 	if (err != NULL) {
 		err->code = code;
@@ -75,11 +74,15 @@ tpu_error_prefix(struct tpu_err *err, const char *fmt, ...)
 	len = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	va_end(ap);
 	n = len < 0 ? 0 : (size_t)len;
-	if (n < sizeof err->msg - 1) {
+	if (n + 2 < sizeof err->msg) {
+		size_t room = sizeof err->msg - n - 2, olen = strlen(old);
+
+		if (olen >= room)
+			olen = room - 1;
 		err->msg[n++] = ':';
 		err->msg[n++] = ' ';
-		err->msg[n] = '\0';
-		strncat(err->msg, old, sizeof err->msg - n - 1);
+		memcpy(err->msg + n, old, olen);
+		err->msg[n + olen] = '\0';
 	}
 	return err->code;
 }
@@ -138,7 +141,7 @@ tpu_errc_from_http(int status)
 void
 tpu_bug(const char *file, int line, const char *msg)
 {
-	fprintf(stderr, "tpuctl: internal error at %s:%d: %s\n", file, line,
-	    msg);
+	fprintf(
+	    stderr, "tpuctl: internal error at %s:%d: %s\n", file, line, msg);
 	abort();
 }

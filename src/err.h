@@ -11,32 +11,32 @@
 
 enum tpu_errc {
 	TPU_OK = 0,
-	TPU_E_INTERNAL = -1,	/* 1: bug or unexpected local failure */
-	TPU_E_API = -2,		/* 1: malformed or unexpected server reply */
-	TPU_E_IO = -3,		/* 1: local I/O failure (disk full, ...) */
-	TPU_E_USAGE = -4,	/* 2: bad flags or operands */
-	TPU_E_INVALID = -5,	/* 2: bad value, or server 400 INVALID_ARGUMENT */
-	TPU_E_AUTH = -6,	/* 3: 401 after refresh, invalid_grant */
-	TPU_E_PERMISSION = -7,	/* 3: 403 */
-	TPU_E_NOTFOUND = -8,	/* 4: 404 */
-	TPU_E_CONFLICT = -9,	/* 4: 409 */
+	TPU_E_INTERNAL = -1, /* 1: bug or unexpected local failure */
+	TPU_E_API = -2,      /* 1: malformed or unexpected server reply */
+	TPU_E_IO = -3,       /* 1: local I/O failure (disk full, ...) */
+	TPU_E_USAGE = -4,    /* 2: bad flags or operands */
+	TPU_E_INVALID = -5,  /* 2: bad value, or server 400 INVALID_ARGUMENT */
+	TPU_E_AUTH = -6,     /* 3: 401 after refresh, invalid_grant */
+	TPU_E_PERMISSION = -7,    /* 3: 403 */
+	TPU_E_NOTFOUND = -8,      /* 4: 404 */
+	TPU_E_CONFLICT = -9,      /* 4: 409 */
 	TPU_E_PRECONDITION = -10, /* 4: 412, FAILED_PRECONDITION */
-	TPU_E_TRANSIENT = -11,	/* 5: retries or deadline exhausted */
-	TPU_E_INTEGRITY = -12,	/* 6: crc32c/md5 mismatch */
-	TPU_E_OPERATION = -13,	/* 7: the operation finished with an error */
-	TPU_E_PARTIAL = -14,	/* 8: some workers failed */
-	TPU_E_UNREACHABLE = -15, /* 9: no worker reached or trusted */
-	TPU_E_TIMEOUT = -16,	/* 124: --timeout reached */
-	TPU_E_INTERRUPTED = -17, /* 130: SIGINT */
-	TPU_E_TERMINATED = -18,	/* 143: SIGTERM */
+	TPU_E_TRANSIENT = -11,    /* 5: retries or deadline exhausted */
+	TPU_E_INTEGRITY = -12,    /* 6: crc32c/md5 mismatch */
+	TPU_E_OPERATION = -13,    /* 7: the operation finished with an error */
+	TPU_E_PARTIAL = -14,      /* 8: some workers failed */
+	TPU_E_UNREACHABLE = -15,  /* 9: no worker reached or trusted */
+	TPU_E_TIMEOUT = -16,      /* 124: --timeout reached */
+	TPU_E_INTERRUPTED = -17,  /* 130: SIGINT */
+	TPU_E_TERMINATED = -18,   /* 143: SIGTERM */
 };
 
 #define TPU_ERR_MSGLEN 1024
 
 struct tpu_err {
 	enum tpu_errc code;
-	int http_status;	/* 0 when no HTTP reply was involved */
-	char api_status[48];	/* Google error.status, e.g. "ALREADY_EXISTS" */
+	int http_status;     /* 0 when no HTTP reply was involved */
+	char api_status[48]; /* Google error.status, e.g. "ALREADY_EXISTS" */
 	char msg[TPU_ERR_MSGLEN];
 };
 

@@ -33,7 +33,8 @@ gcs_url_parse(const char *s, struct gcs_url *u, struct tpu_err *err)
 	u->bucket = u->object = NULL;
 	if (!gcs_is_url(s))
 		return tpu_error(err, TPU_E_USAGE,
-		    "invalid Cloud Storage URL '%s': expected gs://BUCKET[/OBJECT]",
+		    "invalid Cloud Storage URL '%s': expected "
+		    "gs://BUCKET[/OBJECT]",
 		    s);
 	p = s + 5;
 	slash = strchr(p, '/');
@@ -87,7 +88,8 @@ gcs_bucket_validate(const char *name, struct tpu_err *err)
 	if (len < 3 || len > 222)
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid bucket name '%s': must be 3 to 63 characters "
-		    "(222 with dots)", name);
+		    "(222 with dots)",
+		    name);
 	for (i = 0; i < len; i++) {
 		char c = name[i];
 
@@ -99,27 +101,33 @@ gcs_bucket_validate(const char *name, struct tpu_err *err)
 		if (!is_lower_alnum(c) && c != '-' && c != '_')
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid bucket name '%s': only lowercase letters, "
-			    "digits, '-', '_' and '.' are allowed", name);
+			    "digits, '-', '_' and '.' are allowed",
+			    name);
 		if (++part > 63)
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid bucket name '%s': each dot-separated part "
-			    "must be at most 63 characters", name);
+			    "must be at most 63 characters",
+			    name);
 	}
 	if (!dots && len > 63)
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid bucket name '%s': must be 3 to 63 characters "
-		    "(222 with dots)", name);
+		    "(222 with dots)",
+		    name);
 	if (!is_lower_alnum(name[0]) || !is_lower_alnum(name[len - 1]))
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid bucket name '%s': must start and end with a "
-		    "lowercase letter or digit", name);
+		    "lowercase letter or digit",
+		    name);
 	if (is_ipv4(name))
 		return tpu_error(err, TPU_E_USAGE,
-		    "invalid bucket name '%s': must not be an IP address", name);
+		    "invalid bucket name '%s': must not be an IP address",
+		    name);
 	if (strncmp(name, "goog", 4) == 0 || strstr(name, "google") != NULL)
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid bucket name '%s': must not start with 'goog' or "
-		    "contain 'google'", name);
+		    "contain 'google'",
+		    name);
 	return 0;
 }
 
@@ -163,12 +171,13 @@ gcs_object_validate(const char *name, struct tpu_err *err)
 	size_t len = strlen(name), n;
 
 	if (len == 0)
-		return tpu_error(err, TPU_E_USAGE,
-		    "invalid object name: must not be empty");
+		return tpu_error(
+		    err, TPU_E_USAGE, "invalid object name: must not be empty");
 	if (len > 1024)
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid object name '%.40s...': %zu bytes, at most 1024 "
-		    "are allowed", name, len);
+		    "are allowed",
+		    name, len);
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid object name '%s': '.' and '..' are not allowed",
@@ -213,8 +222,8 @@ gcs_pct_encode(const char *s)
 }
 
 char *
-gcs_local_path(const char *dir, const char *prefix, const char *obj,
-    struct tpu_err *err)
+gcs_local_path(
+    const char *dir, const char *prefix, const char *obj, struct tpu_err *err)
 {
 	const char *rest, *p, *end;
 	size_t plen = strlen(prefix);
@@ -246,6 +255,7 @@ unsafe:
 	tpu_error(err, TPU_E_INVALID,
 	    "refusing to download object '%s': its name would map outside "
 	    "'%s' ('..', '.', empty or absolute path components, or "
-	    "backslashes)", obj, dir);
+	    "backslashes)",
+	    obj, dir);
 	return NULL;
 }

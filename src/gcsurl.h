@@ -10,8 +10,8 @@
 #include "err.h"
 
 struct gcs_url {
-	char *bucket;	/* never NULL after a successful parse */
-	char *object;	/* "" for gs://bucket and gs://bucket/ */
+	char *bucket; /* never NULL after a successful parse */
+	char *object; /* "" for gs://bucket and gs://bucket/ */
 };
 
 /*
@@ -45,10 +45,10 @@ char *gcs_pct_encode(const char *);
  * prefix (which obj must start with): dir + "/" + rest.  Refuses
  * (TPU_E_INVALID) names that would leave dir: ".." components, absolute
  * remainders, backslashes, empty components.  A name ending in '/' (a
- * "folder" placeholder) is refused too: callers skip those.  Returns a string the
- * caller frees, or NULL with err set.
+ * "folder" placeholder) is refused too: callers skip those.  Returns a string
+ * the caller frees, or NULL with err set.
  */
-char *gcs_local_path(const char *dir, const char *prefix, const char *obj,
-    struct tpu_err *);
+char *gcs_local_path(
+    const char *dir, const char *prefix, const char *obj, struct tpu_err *);
 
 #endif

@@ -791,9 +791,10 @@ http_request(struct http *h, const struct http_request *req,
 	start = tpu_now_ms();
 	retry_state_init(&rs, &pol, 0, start);
 	make_uuid(invocation);
+	/* ask every time: the source hands back its in-memory token until
+	 * it nears expiry, so long waits never send a stale one */
 	if (req->bearer == NULL && !(req->flags & HTTP_F_NOAUTH) &&
-	    h->token_fn != NULL && h->token == NULL &&
-	    (rc = get_token(h, 0, err)) != 0)
+	    h->token_fn != NULL && (rc = get_token(h, 0, err)) != 0)
 		goto out;
 
 	for (i = 1;; i++) {

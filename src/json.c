@@ -10,28 +10,28 @@
 #include "xmalloc.h"
 
 cJSON *
-json_parse(const char *text, size_t len, const char *what,
-    struct tpu_err *err)
+json_parse(const char *text, size_t len, const char *what, struct tpu_err *err)
 {
 	const char *end = NULL;
 	cJSON *root;
 
 	if (text == NULL || len == 0) {
-		tpu_error(err, TPU_E_API, "%s: empty reply where JSON was expected",
-		    what);
+		tpu_error(err, TPU_E_API,
+		    "%s: empty reply where JSON was expected", what);
 		return NULL;
 	}
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (root == NULL) {
-		size_t off = end != NULL && end >= text ? (size_t)(end - text) : 0;
+		size_t off =
+		    end != NULL && end >= text ? (size_t)(end - text) : 0;
 
-		tpu_error(err, TPU_E_API, "%s: invalid JSON at offset %zu", what,
-		    off);
+		tpu_error(err, TPU_E_API, "%s: invalid JSON at offset %zu",
+		    what, off);
 		return NULL;
 	}
 	/* Only white space may follow the value. */
 	while (end != NULL && (size_t)(end - text) < len &&
-	    strchr(" \t\r\n", *end) != NULL && *end != '\0')
+	       strchr(" \t\r\n", *end) != NULL && *end != '\0')
 		end++;
 	if (end != NULL && (size_t)(end - text) < len) {
 		tpu_error(err, TPU_E_API,
@@ -160,16 +160,16 @@ json_as_int64(const cJSON *it, long long *out)
 }
 
 int
-json_req_int64(const cJSON *root, const char *path, long long *out,
-    struct tpu_err *err)
+json_req_int64(
+    const cJSON *root, const char *path, long long *out, struct tpu_err *err)
 {
 	const cJSON *it = json_path(root, path);
 
 	if (it == NULL)
 		return tpu_error(err, TPU_E_API, "field '%s' is missing", path);
 	if (json_as_int64(it, out) == -1)
-		return tpu_error(err, TPU_E_API, "field '%s' is not an integer",
-		    path);
+		return tpu_error(
+		    err, TPU_E_API, "field '%s' is not an integer", path);
 	return 0;
 }
 

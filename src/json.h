@@ -30,8 +30,8 @@ const cJSON *json_path(const cJSON *, const char *);
 const char *json_req_string(const cJSON *, const char *path, struct tpu_err *);
 const cJSON *json_req_object(const cJSON *, const char *path, struct tpu_err *);
 const cJSON *json_req_array(const cJSON *, const char *path, struct tpu_err *);
-int json_req_int64(const cJSON *, const char *path, long long *,
-    struct tpu_err *);
+int json_req_int64(
+    const cJSON *, const char *path, long long *, struct tpu_err *);
 
 /* Optional fields: the default when missing or of another type. */
 const char *json_opt_string(const cJSON *, const char *path, const char *dflt);

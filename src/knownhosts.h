@@ -11,7 +11,10 @@
  * old node's, which are left untouched.
  *
  * Lines this module does not understand (comments, markers, hashed
- * hosts, broken lines) are kept verbatim and never match.
+ * hosts, broken lines) are kept verbatim and never match.  A line naming
+ * several hosts ("host1,tpu.1-0 ...") matches each of them but is not
+ * ours: knownhosts_replace keeps it (tpuctl only writes one alias per
+ * line).
  */
 #ifndef TPUCTL_KNOWNHOSTS_H
 #define TPUCTL_KNOWNHOSTS_H

@@ -8,7 +8,7 @@
 #define TPUCTL_LOG_H
 
 enum log_level {
-	LOG_QUIET = -1,	/* --verbosity=none: not even warnings */
+	LOG_QUIET = -1, /* --verbosity=none: not even warnings */
 	LOG_WARN = 0,
 	LOG_INFO = 1,
 	LOG_DEBUG = 2,

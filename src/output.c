@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <yaml.h>
 
@@ -407,11 +408,74 @@ yaml_write(void *data, unsigned char *buffer, size_t size)
 	return fwrite(buffer, 1, size, fp) == size && !ferror(fp);
 }
 
+/*
+ * Length of the valid UTF-8 sequence at s (1 to 4), or 0.  Overlong
+ * forms, surrogates and code points above U+10FFFF are invalid.
+ */
+static size_t
+utf8_seq(const unsigned char *s)
+{
+	unsigned long cp;
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* s with invalid UTF-8 bytes replaced by U+FFFD, or NULL if valid. */
+static char *
+utf8_fix(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	struct buf b;
+	size_t n;
+
+	for (; *p != '\0'; p += n)
+		if ((n = utf8_seq(p)) == 0)
+			break;
+	if (*p == '\0')
+		return NULL;
+	buf_init(&b, BUF_NOCAP);
+	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
+		if ((n = utf8_seq(p)) == 0) {
+			buf_puts(&b, "\xef\xbf\xbd");
+			n = 1;
+		} else
+			buf_append(&b, p, n);
+	}
+	return buf_detach(&b, NULL);
+}
+
 static int
 yscalar(yaml_emitter_t *e, const char *s, int plain)
 {
 	yaml_scalar_style_t style = YAML_ANY_SCALAR_STYLE;
 	yaml_event_t ev;
+	char *fixed = utf8_fix(s);
+	int ok;
+
+	if (fixed != NULL)
+		s = fixed;
 
 	if (!plain) {
 		if (yaml_ambiguous(s))
@@ -419,10 +483,11 @@ yscalar(yaml_emitter_t *e, const char *s, int plain)
 		else if (strchr(s, '\n') != NULL)
 			style = YAML_LITERAL_SCALAR_STYLE;
 	}
-	if (!yaml_scalar_event_initialize(
-	        &ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1, style))
-		return 0;
-	return yaml_emitter_emit(e, &ev);
+	ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
+	         (int)strlen(s), 1, 1, style) &&
+	     yaml_emitter_emit(e, &ev);
+	free(fixed);
+	return ok;
 }
 
 static int
@@ -480,7 +545,7 @@ emit_yaml(FILE *fp, const cJSON *r, struct tpu_err *err)
 	yaml_emitter_t e;
 	yaml_event_t ev;
 	const cJSON *doc;
-	int single = !cJSON_IsArray(r), first = 1, ok = 0;
+	int single = !cJSON_IsArray(r), first = 1, ok = 0, rc = 0;
 
 	if (!yaml_emitter_initialize(&e))
 		TPU_BUG("yaml_emitter_initialize failed");
@@ -508,11 +573,11 @@ emit_yaml(FILE *fp, const cJSON *r, struct tpu_err *err)
 	ok = 1;
 out:
 	if (!ok && e.error != YAML_WRITER_ERROR && e.problem != NULL)
-		tpu_error(err, TPU_E_INTERNAL, "yaml: %s", e.problem);
+		rc = tpu_error(err, TPU_E_INTERNAL, "yaml: %s", e.problem);
 	else if (!ok)
-		tpu_error(err, TPU_E_IO, "write error on standard output");
+		rc = tpu_error(err, TPU_E_IO, "write error on standard output");
 	yaml_emitter_delete(&e);
-	return ok ? 0 : err->code;
+	return rc;
 }
 
 int

@@ -4,15 +4,19 @@
  * it would block.  libssh2 1.10 has no timeouts of its own: every
  * deadline here is ours.
  */
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <termios.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 #include <libssh2.h>
+#include <libssh2_sftp.h>
 
 #include "knownhosts.h"
 #include "sshpool.h"
@@ -79,7 +84,10 @@ struct worker {
 	size_t nkeys;
 	char *hostkey_pref;
 	struct linebuf lb[2];
-	int zero[2]; /* stream read returned 0 (EOF) */
+	LIBSSH2_AGENT *agent; /* SSHPOOL_F_AGENT: identities being tried */
+	struct libssh2_agent_publickey *ident;
+	int agent_done; /* every agent identity tried (or no agent) */
+	int zero[2];    /* stream read returned 0 (EOF) */
 };
 
 struct pool {
@@ -90,7 +98,8 @@ struct pool {
 	const char *pubkeyfile;
 	int fanout, connect_ms, attempts, retry_ms, retry_max_ms;
 	size_t line_max;
-	int stopping; /* fail-fast or abort: start nothing, stop all */
+	int connect_only; /* sshpool_connect: stop after userauth */
+	int stopping;     /* fail-fast or abort: start nothing, stop all */
 	int aborted;
 };
 
@@ -246,6 +255,56 @@ flush_lines(struct pool *p, struct worker *w)
 	}
 }
 
+static void
+agent_end(struct worker *w)
+{
+	if (w->agent != NULL) {
+		libssh2_agent_disconnect(w->agent);
+		libssh2_agent_free(w->agent);
+	}
+	w->agent = NULL;
+	w->ident = NULL;
+}
+
+/*
+ * Try the agent's identities one by one: 1 authenticated, 0 would block,
+ * -1 none left (w->agent_done set).
+ */
+static int
+agent_auth(struct worker *w)
+{
+	struct libssh2_agent_publickey *next = NULL;
+	int rc;
+
+	if (w->agent == NULL) {
+		w->agent = libssh2_agent_init(w->s);
+		if (w->agent == NULL || libssh2_agent_connect(w->agent) != 0 ||
+		    libssh2_agent_list_identities(w->agent) != 0 ||
+		    libssh2_agent_get_identity(w->agent, &next, NULL) != 0) {
+			agent_end(w);
+			w->agent_done = 1;
+			return -1;
+		}
+		w->ident = next;
+	}
+	for (;;) {
+		rc = libssh2_agent_userauth(w->agent, w->t->user, w->ident);
+		if (rc == LIBSSH2_ERROR_EAGAIN)
+			return 0;
+		if (rc == 0) {
+			agent_end(w);
+			return 1;
+		}
+		if (libssh2_agent_get_identity(w->agent, &next, w->ident) !=
+		    0) {
+			agent_end(w);
+			w->agent_done = 1;
+			return -1;
+		}
+		w->ident = next;
+	}
+}
+
 /* Free the session and socket without ever blocking. */
 static void
 teardown(struct worker *w, int graceful)
@@ -254,6 +313,7 @@ teardown(struct worker *w, int graceful)
 
 	if (!graceful && w->fd != -1)
 		shutdown(w->fd, SHUT_RDWR); /* all further I/O fails fast */
+	agent_end(w);
 	if (w->ch != NULL) {
 		if (libssh2_channel_free(w->ch) == LIBSSH2_ERROR_EAGAIN &&
 		    w->fd != -1) {
@@ -380,6 +440,38 @@ out:
 	freeaddrinfo(ai);
 }
 
+/*
+ * Set the host-key preference, keeping only what this libssh2 supports:
+ * libssh2 1.10 filters unsupported names itself with an overlapping
+ * memcpy (undefined behaviour, caught by ASan).
+ */
+static void
+set_hostkey_pref(LIBSSH2_SESSION *s, const char *want)
+{
+	const char **algs = NULL;
+	char *copy = xstrdup(want), *name, *rest = copy, *pref = NULL, *tmp;
+	int n, i;
+
+	n = libssh2_session_supported_algs(s, LIBSSH2_METHOD_HOSTKEY, &algs);
+	while ((name = strsep(&rest, ",")) != NULL) {
+		for (i = 0; i < n; i++)
+			if (strcmp(algs[i], name) == 0)
+				break;
+		if (i == n)
+			continue;
+		tmp = pref == NULL ? xstrdup(name)
+		                   : xasprintf("%s,%s", pref, name);
+		free(pref);
+		pref = tmp;
+	}
+	if (pref != NULL)
+		libssh2_session_method_pref(s, LIBSSH2_METHOD_HOSTKEY, pref);
+	if (algs != NULL)
+		libssh2_free(s, (void *)algs);
+	free(pref);
+	free(copy);
+}
+
 static int
 new_session(struct pool *p, struct worker *w)
 {
@@ -394,11 +486,8 @@ new_session(struct pool *p, struct worker *w)
 	libssh2_session_callback_set(
 	    w->s, LIBSSH2_CALLBACK_RECV, (void *)recv_plain);
 	libssh2_session_set_blocking(w->s, 0);
-	if (libssh2_session_method_pref(w->s, LIBSSH2_METHOD_HOSTKEY,
-	        w->hostkey_pref != NULL ? w->hostkey_pref
-	                                : HOSTKEY_DEFAULT_PREF) != 0)
-		libssh2_session_method_pref(
-		    w->s, LIBSSH2_METHOD_HOSTKEY, HOSTKEY_DEFAULT_PREF);
+	set_hostkey_pref(w->s,
+	    w->hostkey_pref != NULL ? w->hostkey_pref : HOSTKEY_DEFAULT_PREF);
 	return 0;
 }
 
@@ -455,6 +544,15 @@ check_hostkey(struct pool *p, struct worker *w)
 	return -1;
 }
 
+static const char *
+agent_note(const struct pool *p)
+{
+	if (!(p->o->flags & SSHPOOL_F_AGENT))
+		return "";
+	return p->o->keyfile != NULL ? " (agent, then key file)"
+	                             : " (agent identities)";
+}
+
 static void
 auth_failed(struct pool *p, struct worker *w, int rc)
 {
@@ -465,6 +563,7 @@ auth_failed(struct pool *p, struct worker *w, int rc)
 	    w->r->auth_attempts < p->attempts && !p->stopping) {
 		/* maybe not propagated yet: reconnect after a delay */
 		teardown(w, 0);
+		w->agent_done = 0;
 		w->st = W_AUTH_WAIT;
 		w->retry_at_ms = now + w->auth_delay_ms;
 		w->auth_delay_ms *= 2;
@@ -475,9 +574,10 @@ auth_failed(struct pool *p, struct worker *w, int rc)
 	if (rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED)
 		finish(p, w, SSHPOOL_S_AUTH_FAILED,
 		    "worker %d (%s:%d): permission denied (publickey) for user "
-		    "'%s' after %d attempt%s",
+		    "'%s' after %d attempt%s%s",
 		    w->t->worker, w->t->host, w->t->port, w->t->user,
-		    w->r->auth_attempts, w->r->auth_attempts == 1 ? "" : "s");
+		    w->r->auth_attempts, w->r->auth_attempts == 1 ? "" : "s",
+		    agent_note(p));
 	else if (rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED)
 		/* accepted by the server, but we could not sign */
 		finish(p, w, SSHPOOL_S_AUTH_FAILED,
@@ -526,7 +626,7 @@ static void
 step(struct pool *p, struct worker *w)
 {
 	ssize_t n;
-	int rc, i, again;
+	int rc, i, again, extra = 0;
 
 	quickack(w);
 	for (;;) {
@@ -563,6 +663,17 @@ step(struct pool *p, struct worker *w)
 			rc = libssh2_session_handshake(w->s, w->fd);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return;
+			if (rc == LIBSSH2_ERROR_KEX_FAILURE && w->nkeys > 0) {
+				/* we offered only the pinned key types */
+				finish(p, w, SSHPOOL_S_HOSTKEY_MISMATCH,
+				    "worker %d (%s:%d): host key mismatch: the "
+				    "server offers no host key of the pinned "
+				    "type(s) %s; refusing to authenticate",
+				    w->t->worker, w->t->host, w->t->port,
+				    w->hostkey_pref != NULL ? w->hostkey_pref
+				                            : "?");
+				return;
+			}
 			if (rc != 0) {
 				finish(p, w, SSHPOOL_S_PROTOCOL,
 				    "worker %d (%s:%d): ssh handshake failed: "
@@ -577,13 +688,32 @@ step(struct pool *p, struct worker *w)
 			w->r->auth_attempts++;
 			break;
 		case W_AUTH:
-			rc = libssh2_userauth_publickey_fromfile_ex(w->s,
-			    w->t->user, (unsigned)strlen(w->t->user),
-			    p->pubkeyfile, p->o->keyfile, p->o->passphrase);
+			rc = LIBSSH2_ERROR_AUTHENTICATION_FAILED;
+			if ((p->o->flags & SSHPOOL_F_AGENT) && !w->agent_done) {
+				int a = agent_auth(w);
+
+				if (a == 0)
+					return;
+				if (a == 1)
+					rc = 0;
+			}
+			if (rc != 0 && p->o->keyfile != NULL)
+				rc = libssh2_userauth_publickey_fromfile_ex(
+				    w->s, w->t->user,
+				    (unsigned)strlen(w->t->user), p->pubkeyfile,
+				    p->o->keyfile, p->o->passphrase);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return;
 			if (rc != 0) {
 				auth_failed(p, w, rc);
+				return;
+			}
+			if (p->connect_only) {
+				/* the session is handed over as it is */
+				w->r->status = SSHPOOL_S_OK;
+				w->r->duration_ms = tpu_now_ms() - w->start_ms;
+				w->deadline_ms = 0;
+				w->st = W_DONE;
 				return;
 			}
 			w->st = W_OPEN;
@@ -639,6 +769,7 @@ step(struct pool *p, struct worker *w)
 			}
 			if (again) {
 				w->zero[0] = w->zero[1] = 0;
+				extra = 0;
 				break;
 			}
 			if (libssh2_channel_eof(w->ch) == 1 && w->zero[0] &&
@@ -646,6 +777,23 @@ step(struct pool *p, struct worker *w)
 				flush_lines(p, w);
 				w->st = W_CLOSE;
 				break;
+			}
+			/*
+			 * Reading stream 1 may have pulled stream 0's data
+			 * (or the EOF) off the socket into libssh2's queue
+			 * after stream 0 said EAGAIN: the socket is then
+			 * drained and poll() would wait forever.  Read again
+			 * while libssh2 holds something for us.
+			 */
+			{
+				unsigned long avail = 0;
+
+				libssh2_channel_window_read_ex(
+				    w->ch, &avail, NULL);
+				if ((avail > 0 ||
+				        libssh2_channel_eof(w->ch) == 1) &&
+				    extra++ < 2)
+					break;
 			}
 			w->zero[0] = w->zero[1] = 0;
 			return;
@@ -693,13 +841,13 @@ start_worker(struct pool *p, struct worker *w)
 
 static int
 validate(const struct sshpool_target *t, size_t n, const struct sshpool_opts *o,
-    struct tpu_err *err)
+    int connect_only, struct tpu_err *err)
 {
 	size_t i;
 
-	if (o->command == NULL || o->command[0] == '\0')
+	if (!connect_only && (o->command == NULL || o->command[0] == '\0'))
 		return tpu_error(err, TPU_E_USAGE, "no remote command given");
-	if (o->keyfile == NULL)
+	if (o->keyfile == NULL && !(o->flags & SSHPOOL_F_AGENT))
 		return tpu_error(err, TPU_E_USAGE, "no ssh key file given");
 	if (o->fanout < 0)
 		return tpu_error(err, TPU_E_USAGE,
@@ -736,15 +884,15 @@ libssh2_ready(struct tpu_err *err)
 	return 0;
 }
 
-int
-sshpool_run(const struct sshpool_target *targets, size_t n,
+static int
+run_pool(const struct sshpool_target *targets, size_t n,
     const struct sshpool_opts *o, struct sshpool_result *results,
-    struct tpu_err *err)
+    struct sshpool_conn *conn, struct tpu_err *err)
 {
 	struct pool p;
 	struct pollfd *pfd = NULL;
 	struct worker **pw = NULL;
-	size_t i, next = 0, active, nfail = 0, nunreach = 0, nok = 0;
+	size_t i, next = 0, active, nfail = 0, nunreach = 0, nfinished = 0;
 	char *defpub = NULL;
 	int rc;
 
@@ -753,12 +901,13 @@ sshpool_run(const struct sshpool_target *targets, size_t n,
 		memset(&results[i], 0, sizeof results[i]);
 		results[i].exit_status = -1;
 	}
-	if ((rc = validate(targets, n, o, err)) != 0)
+	if ((rc = validate(targets, n, o, conn != NULL, err)) != 0)
 		return rc;
 	if ((rc = libssh2_ready(err)) != 0)
 		return rc;
 	p.o = o;
 	p.n = n;
+	p.connect_only = conn != NULL;
 	p.fanout = o->fanout > 0 ? o->fanout : 64;
 	p.connect_ms =
 	    o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
@@ -767,7 +916,7 @@ sshpool_run(const struct sshpool_target *targets, size_t n,
 	p.retry_max_ms = o->auth_retry_max_ms > 0 ? o->auth_retry_max_ms : 5000;
 	p.line_max = o->line_max > 0 ? o->line_max : 16384;
 	p.pubkeyfile = o->pubkeyfile;
-	if (p.pubkeyfile == NULL) {
+	if (p.pubkeyfile == NULL && o->keyfile != NULL) {
 		defpub = xasprintf("%s.pub", o->keyfile);
 		if (access(defpub, R_OK) == 0)
 			p.pubkeyfile = defpub;
@@ -895,9 +1044,22 @@ sshpool_run(const struct sshpool_target *targets, size_t n,
 			    err, TPU_E_INTERNAL, "poll: %s", strerror(errno));
 			p.stopping = 1;
 		}
-		for (i = 0; i < np; i++)
-			if (pfd[i].revents != 0 && pw[i]->st != W_DONE)
-				step(&p, pw[i]);
+		for (i = 0; i < np; i++) {
+			unsigned long avail = 0;
+
+			if (pw[i]->st == W_DONE)
+				continue;
+			/* data libssh2 already queued needs no poll event */
+			if (pfd[i].revents == 0 && pw[i]->st == W_READ) {
+				libssh2_channel_window_read_ex(
+				    pw[i]->ch, &avail, NULL);
+				if (avail == 0 &&
+				    libssh2_channel_eof(pw[i]->ch) != 1)
+					continue;
+			} else if (pfd[i].revents == 0)
+				continue;
+			step(&p, pw[i]);
+		}
 	}
 
 	for (i = 0; i < n; i++) {
@@ -913,19 +1075,20 @@ sshpool_run(const struct sshpool_target *targets, size_t n,
 		for (k = 0; k < w->nkeys; k++)
 			knownhosts_key_release(&w->keys[k]);
 		free(w->hostkey_pref);
-		if (results[i].status == SSHPOOL_S_OK)
-			nok++;
-		else {
+		if (results[i].status != SSHPOOL_S_ABORTED &&
+		    results[i].status != SSHPOOL_S_NOT_STARTED)
+			nfinished++;
+		if (results[i].status != SSHPOOL_S_OK) {
 			nfail++;
 			if (sshpool_status_unreachable(results[i].status))
 				nunreach++;
 		}
 	}
 	if (rc != 0)
-		;
+		; /* poll failed: err is set */
 	else if (p.aborted)
 		rc = tpu_error(err, TPU_E_INTERRUPTED,
-		    "interrupted: %zu of %zu workers finished", nok, n);
+		    "interrupted: %zu of %zu workers finished", nfinished, n);
 	else if (nfail == 0)
 		rc = 0;
 	else if (nunreach == n)
@@ -935,10 +1098,709 @@ sshpool_run(const struct sshpool_target *targets, size_t n,
 	else
 		rc = tpu_error(
 		    err, TPU_E_PARTIAL, "%zu of %zu workers failed", nfail, n);
+	if (conn != NULL && n == 1 && results[0].status == SSHPOOL_S_OK &&
+	    p.w[0].s != NULL) {
+		conn->session = p.w[0].s;
+		conn->fd = p.w[0].fd;
+		conn->target = &targets[0];
+		p.w[0].s = NULL;
+		p.w[0].fd = -1;
+	}
 	free(p.chunk);
 	free(p.w);
 	free(pfd);
 	free(pw);
 	free(defpub);
+	return rc;
+}
+
+int
+sshpool_run(const struct sshpool_target *targets, size_t n,
+    const struct sshpool_opts *o, struct sshpool_result *results,
+    struct tpu_err *err)
+{
+	return run_pool(targets, n, o, results, NULL, err);
+}
+
+int
+sshpool_connect(const struct sshpool_target *t, const struct sshpool_opts *o,
+    struct sshpool_conn *conn, struct sshpool_result *r, struct tpu_err *err)
+{
+	int rc;
+
+	memset(conn, 0, sizeof *conn);
+	conn->fd = -1;
+	rc = run_pool(t, 1, o, r, conn, err);
+	if (rc == 0 && conn->session == NULL)
+		rc = tpu_error(err, TPU_E_INTERNAL, "no session to hand over");
+	if (rc != 0 && r->msg[0] != '\0')
+		tpu_error(err, rc, "%s", r->msg);
+	return rc;
+}
+
+void
+sshpool_conn_close(struct sshpool_conn *conn)
+{
+	struct worker w;
+
+	memset(&w, 0, sizeof w);
+	w.s = conn->session;
+	w.fd = conn->fd;
+	teardown(&w, 1);
+	memset(conn, 0, sizeof *conn);
+	conn->fd = -1;
+}
+
+/* Wait for the session socket in the directions libssh2 needs. */
+static int
+wait_session(LIBSSH2_SESSION *s, int fd, int64_t deadline)
+{
+	struct pollfd pfd = { fd, 0, 0 };
+	int dir = libssh2_session_block_directions(s), ms;
+
+	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
+		pfd.events |= POLLIN;
+	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+		pfd.events |= POLLOUT;
+	if (pfd.events == 0)
+		pfd.events = POLLIN;
+	ms = (int)(deadline - tpu_now_ms());
+	if (ms <= 0)
+		return -1;
+	if (ms > SSHPOOL_POLL_MAX_MS)
+		ms = SSHPOOL_POLL_MAX_MS;
+	poll(&pfd, 1, ms);
+	return 0;
+}
+
+static void
+window_size(int fd, int *cols, int *rows)
+{
+	struct winsize ws;
+
+	*cols = 80;
+	*rows = 24;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+		*cols = ws.ws_col;
+		*rows = ws.ws_row;
+	}
+}
+
+static int
+write_all(int fd, const char *p, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { fd, POLLOUT, 0 };
+
+			poll(&pfd, 1, 1000);
+			continue;
+		}
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+sshpool_shell(struct sshpool_conn *conn, const struct sshpool_shell_opts *so,
+    int *exit_status, char signame[32], struct tpu_err *err)
+{
+	LIBSSH2_SESSION *s = conn->session;
+	LIBSSH2_CHANNEL *ch = NULL;
+	struct termios saved;
+	char *chunk = NULL, inbuf[4096];
+	size_t inlen = 0, inoff = 0;
+	int raw = 0, rc = 0, cols, rows, in_eof = 0, eof_sent = 0, i;
+	int64_t deadline = tpu_now_ms() + 10000;
+	const char *term = so->term != NULL ? so->term : "xterm";
+	ssize_t n;
+
+	*exit_status = -1;
+	signame[0] = '\0';
+	if (s == NULL)
+		return tpu_error(err, TPU_E_INTERNAL, "no ssh session");
+	chunk = xmalloc(SSHPOOL_CHUNK);
+	/* open, pty, shell or command: each step until it stops blocking */
+	while ((ch = libssh2_channel_open_session(s)) == NULL) {
+		if (libssh2_session_last_errno(s) != LIBSSH2_ERROR_EAGAIN ||
+		    wait_session(s, conn->fd, deadline) != 0) {
+			rc = tpu_error(err, TPU_E_UNREACHABLE,
+			    "cannot open a channel: %s", ssh_errmsg(s));
+			goto out;
+		}
+	}
+	window_size(so->out_fd, &cols, &rows);
+	if (!so->no_pty) {
+		while ((rc = libssh2_channel_request_pty_ex(ch, term,
+		            (unsigned)strlen(term), NULL, 0, cols, rows, 0,
+		            0)) == LIBSSH2_ERROR_EAGAIN)
+			if (wait_session(s, conn->fd, deadline) != 0)
+				break;
+		if (rc != 0) {
+			rc = tpu_error(err, TPU_E_UNREACHABLE,
+			    "cannot get a remote terminal: %s", ssh_errmsg(s));
+			goto out;
+		}
+	}
+	while ((rc = so->command != NULL
+	                 ? libssh2_channel_exec(ch, so->command)
+	                 : libssh2_channel_shell(ch)) == LIBSSH2_ERROR_EAGAIN)
+		if (wait_session(s, conn->fd, deadline) != 0)
+			break;
+	if (rc != 0) {
+		rc = tpu_error(err, TPU_E_UNREACHABLE,
+		    "cannot start the remote shell: %s", ssh_errmsg(s));
+		goto out;
+	}
+	/* raw mode: keys go to the remote side as typed */
+	if (!so->no_pty && isatty(so->in_fd) &&
+	    tcgetattr(so->in_fd, &saved) == 0) {
+		struct termios t = saved;
+
+		cfmakeraw(&t);
+		if (tcsetattr(so->in_fd, TCSADRAIN, &t) == 0)
+			raw = 1;
+	}
+	for (;;) {
+		struct pollfd pfd[2];
+		int dir, got = 0, zero = 0;
+
+		if (so->abort != NULL && *so->abort) {
+			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+			goto out;
+		}
+		if (so->winch != NULL && *so->winch) {
+			*so->winch = 0;
+			window_size(so->out_fd, &cols, &rows);
+			libssh2_channel_request_pty_size(ch, cols, rows);
+		}
+		/* remote to local */
+		for (i = 0; i < 2; i++) {
+			while ((n = libssh2_channel_read_ex(
+			            ch, i, chunk, SSHPOOL_CHUNK)) > 0) {
+				got = 1;
+				if (write_all(
+				        i == 0 ? so->out_fd
+				               : (so->err_fd >= 0 ? so->err_fd
+				                                  : so->out_fd),
+				        chunk, (size_t)n) != 0) {
+					rc = tpu_error(err, TPU_E_IO,
+					    "cannot write the output: %s",
+					    strerror(errno));
+					goto out;
+				}
+			}
+			if (n == 0)
+				zero++;
+			else if (n != LIBSSH2_ERROR_EAGAIN) {
+				rc = tpu_error(err, TPU_E_UNREACHABLE,
+				    "connection lost: %s", ssh_errmsg(s));
+				goto out;
+			}
+		}
+		if (zero == 2 && libssh2_channel_eof(ch) == 1)
+			break;
+		if (!got) {
+			unsigned long avail = 0;
+
+			libssh2_channel_window_read_ex(ch, &avail, NULL);
+			if (avail > 0 || libssh2_channel_eof(ch) == 1)
+				got = 1; /* queued in libssh2: go round */
+		}
+		/* local to remote */
+		if (inoff < inlen) {
+			n = libssh2_channel_write(
+			    ch, inbuf + inoff, inlen - inoff);
+			if (n > 0) {
+				inoff += (size_t)n;
+				got = 1;
+			} else if (n != LIBSSH2_ERROR_EAGAIN) {
+				rc = tpu_error(err, TPU_E_UNREACHABLE,
+				    "connection lost: %s", ssh_errmsg(s));
+				goto out;
+			}
+		}
+		if (inoff == inlen && in_eof && !eof_sent) {
+			if (libssh2_channel_send_eof(ch) == 0)
+				eof_sent = 1;
+		}
+		if (got)
+			continue;
+		pfd[0].fd = conn->fd;
+		dir = libssh2_session_block_directions(s);
+		pfd[0].events = POLLIN;
+		if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+			pfd[0].events |= POLLOUT;
+		pfd[1].fd = so->in_fd;
+		pfd[1].events = (!in_eof && inoff == inlen) ? POLLIN : 0;
+		pfd[0].revents = pfd[1].revents = 0;
+		if (poll(pfd, 2, SSHPOOL_POLL_MAX_MS) < 0 && errno != EINTR) {
+			rc = tpu_error(
+			    err, TPU_E_INTERNAL, "poll: %s", strerror(errno));
+			goto out;
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			n = read(so->in_fd, inbuf, sizeof inbuf);
+			if (n > 0) {
+				inlen = (size_t)n;
+				inoff = 0;
+			} else if (n == 0 ||
+			           (errno != EINTR && errno != EAGAIN))
+				in_eof = 1;
+		}
+	}
+	/* close, then read the exit status */
+	deadline = tpu_now_ms() + 5000;
+	while (libssh2_channel_close(ch) == LIBSSH2_ERROR_EAGAIN)
+		if (wait_session(s, conn->fd, deadline) != 0)
+			break;
+	while (libssh2_channel_wait_closed(ch) == LIBSSH2_ERROR_EAGAIN)
+		if (wait_session(s, conn->fd, deadline) != 0)
+			break;
+	{
+		char *sig = NULL;
+		size_t siglen = 0;
+
+		libssh2_channel_get_exit_signal(
+		    ch, &sig, &siglen, NULL, NULL, NULL, NULL);
+		if (sig != NULL && siglen > 0)
+			snprintf(signame, 32, "%.*s", (int)siglen, sig);
+		else
+			*exit_status = libssh2_channel_get_exit_status(ch);
+		if (sig != NULL)
+			libssh2_free(s, sig);
+	}
+	rc = 0;
+out:
+	if (raw)
+		tcsetattr(so->in_fd, TCSADRAIN, &saved);
+	if (ch != NULL) {
+		if (rc != 0)
+			shutdown(conn->fd, SHUT_RDWR);
+		libssh2_channel_free(ch);
+	}
+	free(chunk);
+	return rc;
+}
+
+struct fwd {
+	int fd;
+	LIBSSH2_CHANNEL *ch;
+	char buf[16384]; /* local to remote, not yet written */
+	size_t len, off;
+	int local_eof, eof_sent;
+};
+
+static void
+fwd_close(struct fwd *f)
+{
+	if (f->ch != NULL)
+		libssh2_channel_free(f->ch);
+	if (f->fd != -1)
+		close(f->fd);
+	f->ch = NULL;
+	f->fd = -1;
+}
+
+/* Move what can move for one forwarded connection; -1 when it is over,
+ * -2 when the SSH connection itself failed. */
+static int
+fwd_step(LIBSSH2_SESSION *s, struct fwd *f, char *chunk,
+    const struct sshpool_forward_opts *fo)
+{
+	ssize_t n;
+	int i;
+
+	if (f->ch == NULL) {
+		f->ch = libssh2_channel_direct_tcpip_ex(
+		    s, fo->host, fo->port, "127.0.0.1", 0);
+		if (f->ch == NULL)
+			return libssh2_session_last_errno(s) ==
+			               LIBSSH2_ERROR_EAGAIN
+			           ? 0
+			           : -1; /* refused by the server: drop this one
+			                  */
+	}
+	for (i = 0; i < 2; i++) {
+		while ((n = libssh2_channel_read_ex(
+		            f->ch, i, chunk, SSHPOOL_CHUNK)) > 0)
+			if (write_all(f->fd, chunk, (size_t)n) != 0)
+				return -1;
+		if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
+			return n == LIBSSH2_ERROR_SOCKET_RECV ||
+			               n == LIBSSH2_ERROR_SOCKET_DISCONNECT
+			           ? -2
+			           : -1;
+	}
+	if (libssh2_channel_eof(f->ch) == 1)
+		return -1;
+	if (f->off == f->len && !f->local_eof) {
+		n = read(f->fd, f->buf, sizeof f->buf);
+		if (n > 0) {
+			f->len = (size_t)n;
+			f->off = 0;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			f->local_eof = 1;
+	}
+	while (f->off < f->len) {
+		n = libssh2_channel_write(
+		    f->ch, f->buf + f->off, f->len - f->off);
+		if (n == LIBSSH2_ERROR_EAGAIN)
+			break;
+		if (n < 0)
+			return -1;
+		f->off += (size_t)n;
+	}
+	if (f->local_eof && f->off == f->len && !f->eof_sent &&
+	    libssh2_channel_send_eof(f->ch) == 0)
+		f->eof_sent = 1;
+	return 0;
+}
+
+int
+sshpool_forward(struct sshpool_conn *conn,
+    const struct sshpool_forward_opts *fo, struct tpu_err *err)
+{
+	LIBSSH2_SESSION *s = conn->session;
+	struct fwd *f;
+	struct pollfd *pfd;
+	char *chunk;
+	int max = fo->max_conns > 0 ? fo->max_conns : 64, nf = 0, i, rc = 0;
+
+	if (s == NULL)
+		return tpu_error(err, TPU_E_INTERNAL, "no ssh session");
+	if (fo->host == NULL || fo->port < 1 || fo->port > 65535)
+		return tpu_error(err, TPU_E_USAGE,
+		    "invalid forward target '%s' port %d",
+		    fo->host ? fo->host : "", fo->port);
+	f = xcalloc((size_t)max, sizeof *f);
+	pfd = xcalloc((size_t)max + 2, sizeof *pfd);
+	chunk = xmalloc(SSHPOOL_CHUNK);
+	for (;;) {
+		int np = 0;
+
+		if (fo->abort != NULL && *fo->abort) {
+			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+			break;
+		}
+		for (i = 0; i < nf; i++) {
+			int r = fwd_step(s, &f[i], chunk, fo);
+
+			if (r == -2) {
+				rc = tpu_error(err, TPU_E_UNREACHABLE,
+				    "connection lost: %s", ssh_errmsg(s));
+				goto out;
+			}
+			if (r == -1) {
+				fwd_close(&f[i]);
+				f[i--] = f[--nf];
+			}
+		}
+		pfd[np].fd = conn->fd;
+		pfd[np].events = POLLIN;
+		if (libssh2_session_block_directions(s) &
+		    LIBSSH2_SESSION_BLOCK_OUTBOUND)
+			pfd[np].events |= POLLOUT;
+		np++;
+		pfd[np].fd = fo->listen_fd;
+		pfd[np].events = nf < max ? POLLIN : 0;
+		np++;
+		for (i = 0; i < nf; i++) {
+			pfd[np].fd = f[i].fd;
+			pfd[np].events = f[i].off == f[i].len && !f[i].local_eof
+			                     ? POLLIN
+			                     : 0;
+			np++;
+		}
+		for (i = 0; i < np; i++)
+			pfd[i].revents = 0;
+		if (poll(pfd, (nfds_t)np, SSHPOOL_POLL_MAX_MS) < 0 &&
+		    errno != EINTR) {
+			rc = tpu_error(
+			    err, TPU_E_INTERNAL, "poll: %s", strerror(errno));
+			break;
+		}
+		if ((pfd[1].revents & POLLIN) && nf < max) {
+			int fd = accept4(fo->listen_fd, NULL, NULL,
+			    SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+			if (fd != -1) {
+				memset(&f[nf], 0, sizeof f[nf]);
+				f[nf].fd = fd;
+				nf++;
+			}
+		}
+	}
+out:
+	for (i = 0; i < nf; i++)
+		fwd_close(&f[i]);
+	free(f);
+	free(pfd);
+	free(chunk);
+	return rc;
+}
+
+#define SFTP_IO_TIMEOUT_MS 30000
+
+/* Wait for libssh2, failing after SFTP_IO_TIMEOUT_MS without progress. */
+static int
+sftp_wait(struct sshpool_conn *c, int64_t *deadline, const char *what,
+    struct tpu_err *err)
+{
+	if (wait_session(c->session, c->fd, *deadline) != 0)
+		return tpu_error(err, TPU_E_TRANSIENT,
+		    "sftp: no progress for %d s while %s",
+		    SFTP_IO_TIMEOUT_MS / 1000, what);
+	return 0;
+}
+
+static int
+sftp_fail(LIBSSH2_SESSION *s, LIBSSH2_SFTP *sftp, const char *what,
+    const char *path, struct tpu_err *err)
+{
+	unsigned long e = sftp != NULL && libssh2_session_last_errno(s) ==
+	                                      LIBSSH2_ERROR_SFTP_PROTOCOL
+	                      ? libssh2_sftp_last_error(sftp)
+	                      : 0;
+
+	if (e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH)
+		return tpu_error(err, TPU_E_NOTFOUND,
+		    "sftp: cannot %s '%s': "
+		    "no such file or directory",
+		    what, path);
+	if (e == LIBSSH2_FX_PERMISSION_DENIED)
+		return tpu_error(err, TPU_E_PERMISSION,
+		    "sftp: cannot %s '%s': permission denied", what, path);
+	if (e != 0)
+		return tpu_error(err, TPU_E_IO,
+		    "sftp: cannot %s '%s': SFTP status %lu", what, path, e);
+	return tpu_error(err, TPU_E_UNREACHABLE, "sftp: cannot %s '%s': %s",
+	    what, path, ssh_errmsg(s));
+}
+
+static int
+sftp_start(struct sshpool_conn *c, LIBSSH2_SFTP **sftp, struct tpu_err *err)
+{
+	int64_t deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+	int rc;
+
+	while ((*sftp = libssh2_sftp_init(c->session)) == NULL) {
+		if (libssh2_session_last_errno(c->session) !=
+		    LIBSSH2_ERROR_EAGAIN)
+			return tpu_error(err, TPU_E_UNREACHABLE,
+			    "sftp: cannot start the subsystem: %s",
+			    ssh_errmsg(c->session));
+		if ((rc = sftp_wait(c, &deadline, "starting", err)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+sftp_end(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, LIBSSH2_SFTP_HANDLE *h)
+{
+	int64_t deadline = tpu_now_ms() + 5000;
+	struct tpu_err ignored;
+
+	if (h != NULL)
+		while (libssh2_sftp_close_handle(h) == LIBSSH2_ERROR_EAGAIN)
+			if (sftp_wait(c, &deadline, "closing", &ignored) != 0)
+				break;
+	if (sftp != NULL)
+		while (libssh2_sftp_shutdown(sftp) == LIBSSH2_ERROR_EAGAIN)
+			if (sftp_wait(c, &deadline, "closing", &ignored) != 0)
+				break;
+}
+
+static LIBSSH2_SFTP_HANDLE *
+sftp_open(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
+    unsigned long flags, long mode, struct tpu_err *err)
+{
+	LIBSSH2_SFTP_HANDLE *h;
+	int64_t deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+
+	while ((h = libssh2_sftp_open_ex(sftp, path, (unsigned)strlen(path),
+	            flags, mode, LIBSSH2_SFTP_OPENFILE)) == NULL) {
+		if (libssh2_session_last_errno(c->session) !=
+		    LIBSSH2_ERROR_EAGAIN) {
+			sftp_fail(c->session, sftp, "open", path, err);
+			return NULL;
+		}
+		if (sftp_wait(c, &deadline, "opening", err) != 0)
+			return NULL;
+	}
+	return h;
+}
+
+int
+sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
+    struct tpu_err *err)
+{
+	LIBSSH2_SFTP *sftp = NULL;
+	LIBSSH2_SFTP_HANDLE *h = NULL;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	struct stat st;
+	char *chunk = NULL;
+	int fd, rc = 0;
+	int64_t deadline;
+	ssize_t n, w;
+	size_t off;
+
+	if ((fd = open(local, O_RDONLY | O_CLOEXEC)) == -1)
+		return tpu_error(err,
+		    errno == ENOENT ? TPU_E_NOTFOUND : TPU_E_IO,
+		    "cannot open '%s': %s", local, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = tpu_error(
+		    err, TPU_E_INVALID, "'%s' is not a regular file", local);
+		goto out;
+	}
+	if ((rc = sftp_start(c, &sftp, err)) != 0)
+		goto out;
+	if ((h = sftp_open(c, sftp, remote,
+	         LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC,
+	         (long)(st.st_mode & 0777), err)) == NULL) {
+		rc = err->code != TPU_OK ? err->code : TPU_E_IO;
+		goto out;
+	}
+	chunk = xmalloc(SSHPOOL_CHUNK);
+	deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+	while ((n = read(fd, chunk, SSHPOOL_CHUNK)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = tpu_error(err, TPU_E_IO, "cannot read '%s': %s",
+			    local, strerror(errno));
+			goto out;
+		}
+		for (off = 0; off < (size_t)n;) {
+			w = libssh2_sftp_write(h, chunk + off, (size_t)n - off);
+			if (w == LIBSSH2_ERROR_EAGAIN) {
+				if ((rc = sftp_wait(
+				         c, &deadline, "writing", err)) != 0)
+					goto out;
+				continue;
+			}
+			if (w < 0) {
+				rc = sftp_fail(
+				    c->session, sftp, "write", remote, err);
+				goto out;
+			}
+			off += (size_t)w;
+			deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+		}
+	}
+	/* the mode exactly, whatever the remote umask */
+	memset(&attrs, 0, sizeof attrs);
+	attrs.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS;
+	attrs.permissions = st.st_mode & 07777;
+	while ((rc = libssh2_sftp_fsetstat(h, &attrs)) == LIBSSH2_ERROR_EAGAIN)
+		if ((rc = sftp_wait(c, &deadline, "setting the mode", err)) !=
+		    0)
+			goto out;
+	if (rc != 0) {
+		rc = sftp_fail(c->session, sftp, "chmod", remote, err);
+		goto out;
+	}
+out:
+	sftp_end(c, sftp, h);
+	free(chunk);
+	close(fd);
+	return rc;
+}
+
+int
+sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
+    struct tpu_err *err)
+{
+	LIBSSH2_SFTP *sftp = NULL;
+	LIBSSH2_SFTP_HANDLE *h = NULL;
+	LIBSSH2_SFTP_ATTRIBUTES attrs;
+	char *chunk = NULL, *tmp = NULL;
+	int fd = -1, rc = 0;
+	int64_t deadline;
+	ssize_t n;
+
+	if ((rc = sftp_start(c, &sftp, err)) != 0)
+		goto out;
+	if ((h = sftp_open(c, sftp, remote, LIBSSH2_FXF_READ, 0, err)) ==
+	    NULL) {
+		rc = err->code != TPU_OK ? err->code : TPU_E_IO;
+		goto out;
+	}
+	deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+	while (
+	    (rc = libssh2_sftp_fstat_ex(h, &attrs, 0)) == LIBSSH2_ERROR_EAGAIN)
+		if ((rc = sftp_wait(c, &deadline, "reading the mode", err)) !=
+		    0)
+			goto out;
+	if (rc != 0) {
+		rc = sftp_fail(c->session, sftp, "stat", remote, err);
+		goto out;
+	}
+	/* R7: a temp file beside the destination, renamed when complete */
+	tmp = xasprintf("%s.tpuctl-tmp", local);
+	if ((fd = open(tmp,
+	         O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	         0600)) == -1) {
+		rc = tpu_error(err, TPU_E_IO, "cannot create '%s': %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	chunk = xmalloc(SSHPOOL_CHUNK);
+	for (;;) {
+		n = libssh2_sftp_read(h, chunk, SSHPOOL_CHUNK);
+		if (n == LIBSSH2_ERROR_EAGAIN) {
+			if ((rc = sftp_wait(c, &deadline, "reading", err)) != 0)
+				goto out;
+			continue;
+		}
+		if (n < 0) {
+			rc = sftp_fail(c->session, sftp, "read", remote, err);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if (write_all(fd, chunk, (size_t)n) != 0) {
+			rc = tpu_error(err, TPU_E_IO, "cannot write '%s': %s",
+			    tmp, strerror(errno));
+			goto out;
+		}
+		deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+	}
+	if ((attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
+	    fchmod(fd, (mode_t)(attrs.permissions & 0777)) != 0) {
+		rc = tpu_error(err, TPU_E_IO, "cannot chmod '%s': %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0) {
+		fd = -1;
+		rc = tpu_error(err, TPU_E_IO, "cannot write '%s': %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, local) != 0) {
+		rc = tpu_error(err, TPU_E_IO, "cannot rename '%s' to '%s': %s",
+		    tmp, local, strerror(errno));
+		goto out;
+	}
+out:
+	sftp_end(c, sftp, h);
+	if (fd != -1)
+		close(fd);
+	if (rc != 0 && tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+	free(chunk);
 	return rc;
 }

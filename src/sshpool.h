@@ -51,6 +51,9 @@ enum sshpool_flags {
 	/* Accept any host key when none is pinned (trust on first use),
 	 * recording it in the result.  Insecure: the caller must warn. */
 	SSHPOOL_F_ACCEPT_NEW_HOSTKEY = (1 << 2),
+	/* Try the identities of ssh-agent ($SSH_AUTH_SOCK) first, then
+	 * keyfile if given (keyfile may be NULL with this flag). */
+	SSHPOOL_F_AGENT = (1 << 3),
 };
 
 /* Output flags given to on_output. */
@@ -121,11 +124,85 @@ int sshpool_run(const struct sshpool_target *targets, size_t n,
 
 void sshpool_result_release(struct sshpool_result *);
 
+/* One authenticated session, for interactive use. */
+struct sshpool_conn {
+	void *session; /* LIBSSH2_SESSION *, non-blocking */
+	int fd;
+	const struct sshpool_target *target;
+};
+
+/*
+ * Connect to one target and authenticate, with the same host-key check,
+ * timeouts and auth retries as sshpool_run (opts->command and the
+ * callbacks are not used).  Returns 0 with conn open (close it with
+ * sshpool_conn_close), or the sshpool_run error with r->msg copied into
+ * err.
+ */
+int sshpool_connect(const struct sshpool_target *, const struct sshpool_opts *,
+    struct sshpool_conn *conn, struct sshpool_result *r, struct tpu_err *);
+void sshpool_conn_close(struct sshpool_conn *);
+
+struct sshpool_shell_opts {
+	const char *command; /* NULL: the login shell */
+	const char *term;    /* TERM for the pty; NULL: "xterm" */
+	int no_pty;          /* 1: no pty, no raw mode (piped use) */
+	int in_fd;           /* local input, e.g. 0 */
+	int out_fd;          /* local output, e.g. 1; its size is the pty's */
+	int err_fd;          /* remote stderr (-1: out_fd; with a pty the
+	                        remote side merges it anyway) */
+	volatile sig_atomic_t *winch; /* set by a SIGWINCH handler: the new
+	                                 size of out_fd is sent */
+	volatile sig_atomic_t *abort; /* set by a SIGINT/SIGTERM handler */
+};
+
+/*
+ * Run an interactive shell (or so->command) on conn with a pty of
+ * out_fd's size, in_fd in raw mode while it runs (restored on every
+ * path), relaying bytes both ways until the remote side closes.  Local
+ * EOF on in_fd is passed on.  On return *exit_status is the remote exit
+ * status, or -1 with signame set ("KILL") when a signal killed it.
+ * Returns 0, TPU_E_INTERRUPTED, TPU_E_UNREACHABLE (channel or connection
+ * failure) or TPU_E_IO.
+ */
+int sshpool_shell(struct sshpool_conn *, const struct sshpool_shell_opts *,
+    int *exit_status, char signame[32], struct tpu_err *);
+
 /* A short name for a status: "ok", "exit 3"-like names are built by
  * callers; this gives "remote nonzero", "host key mismatch", ... */
 const char *sshpool_status_name(enum sshpool_status);
 
 /* 1 for statuses where the worker was never reached or trusted. */
 int sshpool_status_unreachable(enum sshpool_status);
+
+struct sshpool_forward_opts {
+	int listen_fd;    /* a listening local socket (the caller binds it) */
+	const char *host; /* where the worker connects (e.g. "localhost") */
+	int port;
+	int max_conns;                /* 0: 64 at once */
+	volatile sig_atomic_t *abort; /* the only way to stop */
+};
+
+/*
+ * Local port forwarding (ssh -L): accept connections on listen_fd and
+ * relay each through a direct-tcpip channel to host:port as seen from
+ * the worker, all in one poll loop, until *abort is set
+ * (TPU_E_INTERRUPTED) or the SSH connection fails (TPU_E_UNREACHABLE).
+ * A connection the server refuses is closed and the loop goes on.
+ */
+int sshpool_forward(struct sshpool_conn *, const struct sshpool_forward_opts *,
+    struct tpu_err *);
+
+/*
+ * SFTP copy of one regular file over conn.  put: local to remote, the
+ * remote file created or truncated and given the local mode exactly.
+ * get: remote to "<local>.tpuctl-tmp", the remote mode applied, fsync,
+ * then renamed to local (nothing is left at local on failure).  30 s
+ * without progress is an error (TPU_E_TRANSIENT).  Errors name the path:
+ * TPU_E_NOTFOUND, TPU_E_PERMISSION, TPU_E_IO, TPU_E_UNREACHABLE.
+ */
+int sshpool_sftp_put(struct sshpool_conn *, const char *local,
+    const char *remote, struct tpu_err *);
+int sshpool_sftp_get(struct sshpool_conn *, const char *remote,
+    const char *local, struct tpu_err *);
 
 #endif

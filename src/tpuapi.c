@@ -41,8 +41,8 @@ tpuapi_release(struct tpuapi *api)
 char *
 tpuapi_node_path(const struct tpuapi *api, const char *zone, const char *node)
 {
-	return xasprintf("projects/%s/locations/%s/nodes/%s", api->project,
-	    zone, node);
+	return xasprintf(
+	    "projects/%s/locations/%s/nodes/%s", api->project, zone, node);
 }
 
 const char *
@@ -91,8 +91,8 @@ tpuapi_call(struct tpuapi *api, const char *method, const char *path,
 		*out = cJSON_CreateObject();
 		goto out;
 	}
-	if ((*out = json_parse(resp.body.data, resp.body.len, "TPU API reply",
-		 err)) == NULL)
+	if ((*out = json_parse(
+	         resp.body.data, resp.body.len, "TPU API reply", err)) == NULL)
 		rc = err->code;
 out:
 	http_response_release(&resp);
@@ -123,8 +123,8 @@ tpuapi_list(struct tpuapi *api, const char *parent, const char *collection,
 			query = xasprintf("pageToken=%s", enc);
 			free(enc);
 		}
-		if ((rc = tpuapi_call(api, "GET", path, query, NULL, 1, &page,
-			 err)) != 0)
+		if ((rc = tpuapi_call(
+		         api, "GET", path, query, NULL, 1, &page, err)) != 0)
 			goto out;
 		items = cJSON_GetObjectItemCaseSensitive(page, field);
 		if (items != NULL && !cJSON_IsArray(items)) {
@@ -133,7 +133,7 @@ tpuapi_list(struct tpuapi *api, const char *parent, const char *collection,
 			goto out;
 		}
 		cJSON_ArrayForEach(it, items)
-			cJSON_AddItemToArray(all, cJSON_Duplicate(it, 1));
+		    cJSON_AddItemToArray(all, cJSON_Duplicate(it, 1));
 		next = cJSON_GetObjectItemCaseSensitive(page, "nextPageToken");
 		free(token);
 		token = NULL;
@@ -174,7 +174,8 @@ tpuapi_zones(struct tpuapi *api, cJSON **out, struct tpu_err *err)
 	if (rc != 0)
 		return rc;
 	zones = cJSON_CreateArray();
-	cJSON_ArrayForEach(it, locs) {
+	cJSON_ArrayForEach(it, locs)
+	{
 		const char *id = json_opt_string(it, "locationId", NULL);
 
 		if (id == NULL)
@@ -238,14 +239,16 @@ poll_sleep(const struct tpuapi_wait *w, int64_t *interval, const char *what,
 		if (now >= w->deadline_ms)
 			return tpu_error(err, TPU_E_TIMEOUT,
 			    "timed out waiting for %s; it may still succeed: "
-			    "check with '%s'", what, resume);
+			    "check with '%s'",
+			    what, resume);
 		if (now + wait > w->deadline_ms)
 			wait = w->deadline_ms - now;
 	}
 	if ((rc = retry_sleep(wait, err)) != 0)
 		return tpu_error(err, (enum tpu_errc)rc,
 		    "stopped waiting for %s (nothing was cancelled); resume "
-		    "with '%s'", what, resume);
+		    "with '%s'",
+		    what, resume);
 	*interval = *interval * 3 / 2;
 	if (*interval > 20000)
 		*interval = 20000;
@@ -273,18 +276,19 @@ tpuapi_op_wait(struct tpuapi *api, const char *opname,
 	    tpuapi_basename(opname), w->zone != NULL ? " --zone " : "",
 	    w->zone != NULL ? w->zone : "");
 	for (;;) {
-		if ((rc = tpuapi_call(api, "GET", opname, NULL, NULL, 1, &op,
-			 err)) != 0) {
+		if ((rc = tpuapi_call(
+		         api, "GET", opname, NULL, NULL, 1, &op, err)) != 0) {
 			if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
 				tpu_error(err, (enum tpu_errc)rc,
 				    "stopped waiting for %s (nothing was "
-				    "cancelled); resume with '%s'", what,
-				    resume);
-			else if (rc == TPU_E_TRANSIENT &&
-			    w->deadline_ms > 0 && tpu_now_ms() >= w->deadline_ms)
+				    "cancelled); resume with '%s'",
+				    what, resume);
+			else if (rc == TPU_E_TRANSIENT && w->deadline_ms > 0 &&
+			         tpu_now_ms() >= w->deadline_ms)
 				rc = tpu_error(err, TPU_E_TIMEOUT,
 				    "timed out waiting for %s; it may still "
-				    "succeed: check with '%s'", what, resume);
+				    "succeed: check with '%s'",
+				    what, resume);
 			goto out;
 		}
 		if (json_opt_bool(op, "done", 0))
@@ -307,8 +311,8 @@ tpuapi_op_wait(struct tpuapi *api, const char *opname,
 		goto out;
 	}
 	if (result != NULL) {
-		cJSON *r = cJSON_DetachItemFromObjectCaseSensitive(op,
-		    "response");
+		cJSON *r =
+		    cJSON_DetachItemFromObjectCaseSensitive(op, "response");
 
 		*result = r;
 	}
@@ -344,8 +348,8 @@ tpuapi_node_wait_ready(struct tpuapi *api, const char *zone, const char *name,
 		const char *state, *health;
 		char line[96];
 
-		if ((rc = tpuapi_call(api, "GET", path, NULL, NULL, 1, &node,
-			 err)) != 0)
+		if ((rc = tpuapi_call(
+		         api, "GET", path, NULL, NULL, 1, &node, err)) != 0)
 			goto out;
 		state = json_opt_string(node, "state", "STATE_UNSPECIFIED");
 		health = json_opt_string(node, "health", NULL);

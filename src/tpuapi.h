@@ -17,23 +17,23 @@
 struct http;
 
 struct tpuapi {
-	struct http *http;	/* borrowed */
-	char *base;		/* "https://tpu.googleapis.com/" */
+	struct http *http; /* borrowed */
+	char *base;        /* "https://tpu.googleapis.com/" */
 	char *project;
-	const char *version;	/* "v2" */
+	const char *version; /* "v2" */
 };
 
 /*
  * Set up a client for project on the base URL (endpoint_base's result,
  * copied).  The http handle is borrowed.
  */
-void tpuapi_init(struct tpuapi *, struct http *, const char *base,
-    const char *project);
+void tpuapi_init(
+    struct tpuapi *, struct http *, const char *base, const char *project);
 void tpuapi_release(struct tpuapi *);
 
 /* "projects/P/locations/Z/nodes/N"; the caller frees. */
-char *tpuapi_node_path(const struct tpuapi *, const char *zone,
-    const char *node);
+char *tpuapi_node_path(
+    const struct tpuapi *, const char *zone, const char *node);
 
 /*
  * One call: method on path (relative to the version, e.g.
@@ -60,11 +60,11 @@ int tpuapi_list(struct tpuapi *, const char *parent, const char *collection,
 int tpuapi_zones(struct tpuapi *, cJSON **out, struct tpu_err *);
 
 struct tpuapi_wait {
-	int64_t deadline_ms;	/* tpu_now_ms() value; 0: none */
-	const char *zone;	/* for the resume hint */
-	int progress;		/* 1: spinner on a tty, 0: state lines */
-	int quiet;		/* no progress at all */
-	const char *what;	/* "creating node 'n1'" for progress lines */
+	int64_t deadline_ms; /* tpu_now_ms() value; 0: none */
+	const char *zone;    /* for the resume hint */
+	int progress;        /* 1: spinner on a tty, 0: state lines */
+	int quiet;           /* no progress at all */
+	const char *what;    /* "creating node 'n1'" for progress lines */
 };
 
 /*
@@ -84,9 +84,8 @@ int tpuapi_op_wait(struct tpuapi *, const char *opname,
  * final description.  A node that turns PREEMPTED, TERMINATED or STOPPED
  * while waiting is TPU_E_OPERATION.
  */
-int tpuapi_node_wait_ready(struct tpuapi *, const char *zone,
-    const char *name, const struct tpuapi_wait *, cJSON **node,
-    struct tpu_err *);
+int tpuapi_node_wait_ready(struct tpuapi *, const char *zone, const char *name,
+    const struct tpuapi_wait *, cJSON **node, struct tpu_err *);
 
 /* The operation's short id ("operation-1700000000-abc") from its name. */
 const char *tpuapi_basename(const char *);

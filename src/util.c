@@ -43,8 +43,8 @@ tpu_strtonum(const char *s, long long min, long long max, const char **errstr)
 }
 
 int
-tpu_parse_duration(const char *flag, const char *s, long long *secs,
-    struct tpu_err *err)
+tpu_parse_duration(
+    const char *flag, const char *s, long long *secs, struct tpu_err *err)
 {
 	const long long cap = 366LL * 24 * 3600;
 	long long total = 0, n;

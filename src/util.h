@@ -14,15 +14,15 @@
  * error returns 0 and sets *errstr to "invalid", "too small" or "too
  * large"; on success *errstr is NULL.
  */
-long long tpu_strtonum(const char *, long long min, long long max,
-    const char **errstr);
+long long tpu_strtonum(
+    const char *, long long min, long long max, const char **errstr);
 
 /*
  * Parse a duration: "90", "90s", "5m", "2h", "1d", "1h30m" into seconds.
  * Returns 0, or TPU_E_USAGE with err naming the flag and the value.
  */
-int tpu_parse_duration(const char *flag, const char *, long long *secs,
-    struct tpu_err *);
+int tpu_parse_duration(
+    const char *flag, const char *, long long *secs, struct tpu_err *);
 
 /* Milliseconds on CLOCK_MONOTONIC: for deadlines, never for dates. */
 int64_t tpu_now_ms(void);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2034 # the variables are for the tests that source this file
 # Shared helpers for end-to-end tests.  A test sources this file, runs the
 # real binaries and exits non-zero at the first failed check.
 #   TPUCTL_BIN_DIR   where tpuctl and tpuctl-emulator are (default ../../bin)
@@ -115,7 +116,7 @@ emu_requests() {
 	cat "$EMU_DIR/requests.jsonl" 2>/dev/null || true
 }
 
-# emu_inject SPEC [--method M] [--path P] [--count N]
+# emu_inject [--method M] [--path P] [--count N] SPEC
 emu_inject() {
 	"$EMULATOR" inject --state-dir "$EMU_DIR" "$@" >/dev/null ||
 	    fail "inject $* failed"

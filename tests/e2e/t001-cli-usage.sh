@@ -1,6 +1,7 @@
 #!/bin/sh
 # Usage errors: one "tpuctl: ..." line plus usage on stderr, exit 2,
 # nothing on stdout; help and version work without any configuration.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 expect_rc 2 "$TPUCTL"

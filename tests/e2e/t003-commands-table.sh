@@ -10,8 +10,9 @@
 MAN="$SRCDIR/man"
 
 # The rendered SYNOPSIS of a page, on one line, whitespace squeezed.
+BS=$(printf '\b')
 synopsis() {
-	mandoc -Tascii "$1" | col -b |
+	mandoc -Tascii "$1" | sed "s/.$BS//g" |
 	    sed -n '/^SYNOPSIS/,/^[A-Z]/p' | sed '1d;$d' |
 	    tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
 }

@@ -4,6 +4,7 @@
 # json, --zone -, --filter), describe (one endpoint per worker), stop,
 # start, delete of two nodes at once; accelerator-types, versions,
 # locations and operations list.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 emu_start
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # RELIABILITY.md table 4F for provisioning: every bad value exits 2 with a
 # one-line message, and no request reaches the emulator.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 emu_start
 

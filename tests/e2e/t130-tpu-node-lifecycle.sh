@@ -3,6 +3,7 @@
 # shaped like the recorded real exchanges (tpu_v2_node_crud): create ->
 # LRO -> READY with 4 workers, get, list with paging, patch labels and
 # metadata, getGuestAttributes host keys, stop/start, delete.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---

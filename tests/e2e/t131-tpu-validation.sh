@@ -3,6 +3,7 @@
 # errors (400 INVALID_ARGUMENT, 404 for unknown zones and nodes, 401
 # without a token) and the catalog routes: locations, acceleratorTypes,
 # runtimeVersions, on v2 and v2alpha1.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---

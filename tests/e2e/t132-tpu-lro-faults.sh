@@ -3,6 +3,7 @@
 # faults.  lro-pending-N keeps an operation not done for N polls after
 # its work is over; lro-error-CODE finishes it with that error (8 with
 # Google's stockout text), undoing creates, deletes, starts and stops.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---

@@ -3,6 +3,7 @@
 # creations there with code 8 until cleared; preempting a spot node
 # makes it PREEMPTED (and is refused for on-demand nodes); maintenance
 # sets upcomingMaintenance; worker-down/up and rekey reach the fleet.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---

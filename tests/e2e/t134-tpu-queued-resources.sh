@@ -5,6 +5,7 @@
 # stockout with validUntilDuration ends FAILED, reset retries it; a
 # preempted spot node suspends its queued resource; v2alpha1 uses
 # multiNodeParams.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---
@@ -106,37 +107,36 @@ emu_event() {
 # --- end of helpers ---
 
 # shellcheck disable=SC2119
-emu_start --set tpu.qr_accept_ms=300 --set tpu.qr_provision_ms=1000 \
+emu_start --set tpu.qr_accept_ms=2000 --set tpu.qr_provision_ms=3000 \
     --set tpu.delete_ms=2000
 tpu_setup
 
 NODE='"node":{"acceleratorType":"v4-8","runtimeVersion":"tpu-vm-v4-base"}'
 Q="/v2/$P/queuedResources"
 
-# A single spot node, not before 2 s from now (so it is seen waiting).
+# A single spot node.  A stockout holds it in WAITING_FOR_RESOURCES;
+# accepting takes 2 s and provisioning 3 s, so every state is seen.
+emu_event '{"event":"stockout","zone":"us-central2-b"}'
+[ "$CODE" = 200 ] || fail "stockout -> HTTP $CODE"
 expect_api 200 POST "$Q?queuedResourceId=qr1" \
-    "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"qn1\",$NODE}]},\"spot\":{},\"queueingPolicy\":{\"validAfterDuration\":\"2s\"}}"
+    "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"qn1\",$NODE}]},\"spot\":{}}"
 expect_jq .metadata.target "$P/queuedResources/qr1"
-wait_op "$(jr .name)"
+op=$(jr .name)
+expect_api 200 GET "$Q/qr1"
+expect_jq .state.state ACCEPTED
+wait_op "$op"
 expect_jq '.response["@type"]' type.googleapis.com/google.cloud.tpu.v2.QueuedResource
 expect_jq .response.name "$P/queuedResources/qr1"
 expect_api 409 POST "$Q?queuedResourceId=qr1" \
     "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"qn9\",$NODE}]}}"
-seen=
-i=0
-while :; do
-	expect_api 200 GET "$Q/qr1"
-	s=$(jr .state.state)
-	case " $seen " in *" $s "*) ;; *) seen="$seen $s" ;; esac
-	[ "$s" = ACTIVE ] && break
-	i=$((i + 1))
-	[ $i -lt 300 ] || fail "qr1 is $s after 30 s"
-	sleep 0.05
-done
-case "$seen" in
-*WAITING_FOR_RESOURCES*PROVISIONING*ACTIVE*) ;;
-*) fail "qr1 went through '$seen'" ;;
-esac
+wait_state "$Q/qr1" WAITING_FOR_RESOURCES .state.state
+expect_api 404 GET "/v2/$P/nodes/qn1"
+emu_event '{"event":"stockout","zone":"us-central2-b","clear":true}'
+wait_state "$Q/qr1" PROVISIONING .state.state
+expect_jq .state.provisioningData '{}'
+expect_api 200 GET "/v2/$P/nodes/qn1"
+expect_jq .state CREATING
+wait_state "$Q/qr1" ACTIVE .state.state
 expect_jq .state.activeData '{}'
 expect_jq .spot '{}'
 expect_api 200 GET "/v2/$P/nodes/qn1"
@@ -210,7 +210,7 @@ expect_jq '.queuedResources // [] | length' 0
 # Stockout with validUntilDuration: FAILED with code 8, then reset.
 emu_event '{"event":"stockout","zone":"us-central2-b"}'
 expect_api 200 POST "$Q?queuedResourceId=qs" \
-    "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"qs1\",$NODE}]},\"queueingPolicy\":{\"validUntilDuration\":\"1s\"}}"
+    "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"qs1\",$NODE}]},\"queueingPolicy\":{\"validUntilDuration\":\"4s\"}}"
 wait_op "$(jr .name)"
 wait_state "$Q/qs" FAILED .state.state
 expect_jq .state.failedData.error.code 8

@@ -3,6 +3,7 @@
 # queued resources and stockouts (STATE_DIR/tpu/state.json), brings the
 # workers of running nodes back with the same host keys, and leaves
 # stopped nodes stopped.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---

@@ -4,6 +4,7 @@
 # proto numbers (Node.State READY = 2, Health HEALTHY = 1, ApiVersion
 # V2 = 4, AcceleratorConfig.Type V4 = 7, QueuedResourceState ACTIVE = 6);
 # numbers are accepted in request bodies too.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---

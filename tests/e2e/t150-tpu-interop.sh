@@ -3,6 +3,7 @@
 # clients (tests/interop/tpu.js): googleapis tpu v2 and @google-cloud/tpu
 # in REST mode create, wait, list, get, patch and delete nodes.  If they
 # and the emulator disagree, the emulator is wrong.
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # --- Cloud TPU API helpers (the same block opens t130..t159) ---

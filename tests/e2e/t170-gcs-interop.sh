@@ -4,6 +4,7 @@
 # compose and deletes (tests/interop/gcs.js).
 
 # shellcheck source-path=SCRIPTDIR
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # shellcheck disable=SC2119
@@ -45,17 +46,27 @@ uri() {
 # hashes FILE: "CRC32C_B64 MD5_B64", computed independently in Python.
 hashes() {
 	python3 - "$1" <<'PY'
-import base64, hashlib, sys
-t = []
+import base64, hashlib, struct, sys
+t = [[0] * 256 for _ in range(8)]
 for i in range(256):
     c = i
     for _ in range(8):
         c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    t.append(c)
+    t[0][i] = c
+for k in range(1, 8):
+    for i in range(256):
+        t[k][i] = t[0][t[k - 1][i] & 0xFF] ^ (t[k - 1][i] >> 8)
+t0, t1, t2, t3, t4, t5, t6, t7 = t
 d = open(sys.argv[1], 'rb').read()
+n8 = len(d) // 8 * 8
 c = 0xFFFFFFFF
-for b in d:
-    c = t[(c ^ b) & 0xFF] ^ (c >> 8)
+for (w,) in struct.iter_unpack('<Q', d[:n8]):
+    w ^= c
+    c = (t7[w & 0xFF] ^ t6[(w >> 8) & 0xFF] ^ t5[(w >> 16) & 0xFF] ^
+         t4[(w >> 24) & 0xFF] ^ t3[(w >> 32) & 0xFF] ^ t2[(w >> 40) & 0xFF] ^
+         t1[(w >> 48) & 0xFF] ^ t0[w >> 56])
+for b in d[n8:]:
+    c = t0[(c ^ b) & 0xFF] ^ (c >> 8)
 c ^= 0xFFFFFFFF
 print(base64.b64encode(c.to_bytes(4, 'big')).decode(),
       base64.b64encode(hashlib.md5(d).digest()).decode())

@@ -160,6 +160,16 @@ addr1=$(jq -r '.networkEndpoints[1].ipAddress' "$T/node.json")
 expect_rc 0 fleet_ssh "$addr0" 'echo w0 > only-on-w0'
 expect_rc 1 fleet_ssh "$addr1" 'test -e only-on-w0'
 
+# scp (SFTP) lands in the worker's HOME too, on that worker only.
+echo "payload $$" >"$T/payload"
+scp -q -F /dev/null -i "$KEY" -o BatchMode=yes -o IdentitiesOnly=yes \
+    -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$T/known_hosts" \
+    -o GlobalKnownHostsFile=/dev/null -P "$SSH_PORT" \
+    "$T/payload" "$SSH_USER@$addr1:payload" || fail "scp to worker 1 failed"
+expect_rc 0 fleet_ssh "$addr1" 'cat payload'
+cmp -s "$T/out" "$T/payload" || fail "worker 1 has '$(cat "$T/out")'"
+expect_rc 1 fleet_ssh "$addr0" 'test -e payload'
+
 # Deleting the node stops its sshds: connections are refused.
 fleet_api DELETE "$NODES/t190" >/dev/null
 i=0

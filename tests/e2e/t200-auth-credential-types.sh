@@ -48,6 +48,36 @@ emu_requests | jq -r 'select(.path == "/v1/token") | .status' | grep -q 200 ||
 emu_requests | jq -r 'select(.path | test(":generateAccessToken$")) | .status' |
     grep -q 200 || fail "no successful generateAccessToken"
 
+# external_account with a URL-sourced subject token, as text and as JSON
+# (credential_source.url, headers, format.subject_token_field_name).
+mkdir "$T/www"
+cp "$EMU_DIR/subject-token" "$T/www/text"
+jq -Rn --arg t "$(cat "$EMU_DIR/subject-token")" '{id_token: $t}' >"$T/www/json"
+wport=$((20000 + ($$ + 7) % 20000))
+timeout 60 python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$wport" \
+    >"$T/www.log" 2>&1 &
+wpid=$!
+i=0
+until curl -sf -o /dev/null "http://127.0.0.1:$wport/text"; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "python http.server did not start"
+	sleep 0.1
+done
+jq --arg u "http://127.0.0.1:$wport/text" \
+    '.credential_source = {url: $u, headers: {"Metadata": "True"}}' \
+    "$EMU_DIR/external-account.json" >"$T/ext-url-text.json"
+jq --arg u "http://127.0.0.1:$wport/json" \
+    '.credential_source = {url: $u, format: {type: "json", subject_token_field_name: "id_token"}}' \
+    "$EMU_DIR/external-account.json" >"$T/ext-url-json.json"
+GOOGLE_APPLICATION_CREDENTIALS="$T/ext-url-text.json" call ext-url-text external_account
+GOOGLE_APPLICATION_CREDENTIALS="$T/ext-url-json.json" call ext-url-json external_account
+grep -q 'GET /json' "$T/www.log" || fail "the JSON subject token URL was not read"
+jq '.credential_source.format.subject_token_field_name = "nope"' \
+    "$T/ext-url-json.json" >"$T/ext-bad.json"
+expect_rc 3 env GOOGLE_APPLICATION_CREDENTIALS="$T/ext-bad.json" "$TPUCTL" auth print-access-token
+assert_grep "no field 'nope'" "$T/err"
+kill "$wpid" 2>/dev/null || true
+
 # gcloud's ADC file, found through CLOUDSDK_CONFIG.
 mkdir -p "$T/gcloud"
 cp "$EMU_DIR/authorized-user.json" "$T/gcloud/application_default_credentials.json"

@@ -32,7 +32,9 @@ assert_grep '^> Authorization: Bearer <redacted>$' "$LOG/err.sa"
 assert_grep 'assertion=<redacted>' "$LOG/err.sa"
 assert_grep '"access_token":[[:space:]]*"<redacted>"' "$LOG/err.sa"
 tok=$(jq -r .access_token "$XDG_CACHE_HOME"/tpuctl/tokens/*.json)
-[ -n "$tok" ] && [ "$tok" != null ] || fail "no cached token"
+if [ -z "$tok" ] || [ "$tok" = null ]; then
+	fail "no cached token"
+fi
 key=$(jq -r .private_key "$GOOGLE_APPLICATION_CREDENTIALS" | sed -n 3p)
 [ -n "$key" ] || fail "no key line"
 
@@ -64,9 +66,10 @@ if grep -rl -e CANARY -e "$tok" -e "$key" "$LOG"; then
 	fail "a secret leaked into stdout or stderr"
 fi
 # nor into any file tpuctl wrote besides the token cache entries
-for f in $(find "$HOME" -type f ! -path "*/tpuctl/tokens/*"); do
+find "$HOME" -type f ! -path "*/tpuctl/tokens/*" >"$T/files"
+while IFS= read -r f; do
 	! grep -q -e CANARY -e "$tok" "$f" || fail "secret in $f"
-done
+done <"$T/files"
 for f in "$XDG_CACHE_HOME"/tpuctl/tokens/*; do
 	[ "$(stat -c %a "$f")" = 600 ] || fail "$f is not 0600"
 done

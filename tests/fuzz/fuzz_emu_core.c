@@ -1,7 +1,7 @@
 /*
  * Fuzz the emulator core's request-path parsers: fault specs
- * (emulator/core_util.c), form bodies, request-log redaction of hostile
- * queries and headers, and JWT assertions (emulator/auth.c) checked
+ * (emulator/core_util.c), JSON and form bodies, request-log redaction of
+ * hostile queries and headers, and JWT assertions (emulator/auth.c) checked
  * against a fixed RSA key.  The first byte picks the target.  Checks
  * invariants: a parsed fault is well-formed, a log line is valid JSON and
  * never carries a redacted value.
@@ -63,9 +63,13 @@ fuzz_form_and_log(const char *s, size_t n)
 	static const char *const keys[] = { "grant_type", "assertion",
 		"access_token", "", "a" };
 	cJSON *h = cJSON_CreateObject(), *line;
-	char *v, *l;
+	char *v, *l, why[128];
 	size_t i;
 
+	line = emu_json_object(s, n, why, sizeof(why));
+	if (line != NULL && !cJSON_IsObject(line))
+		abort();
+	cJSON_Delete(line);
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		v = emu_form_get(s, n, keys[i]);
 		if (v != NULL && strlen(v) > n)

@@ -26,7 +26,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gcs_object_validate(s, &err);
 	enc = gcs_pct_encode(s);
 	if (strspn(enc, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			"0123456789-._~%") != strlen(enc))
+	                "0123456789-._~%") != strlen(enc))
 		abort();
 	free(enc);
 	path = gcs_local_path("/dst", "", s, &err);

@@ -105,6 +105,8 @@ stop_server(void)
 		waitpid(server_pid, NULL, 0);
 		server_pid = 0;
 	}
+	if (logpath[0] != '\0')
+		unlink(logpath);
 }
 
 /* base64url decode for the test */
@@ -452,6 +454,29 @@ mode_of(const char *p)
 	return st.st_mode & 07777;
 }
 
+/* Remove the cache dir the test made (files, dir, its parent). */
+static void
+rm_cdir(void)
+{
+	DIR *d = opendir(cdir);
+	struct dirent *de;
+	char *p;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		p = xasprintf("%s/%s", cdir, de->d_name);
+		unlink(p);
+		free(p);
+	}
+	if (d != NULL)
+		closedir(d);
+	rmdir(cdir);
+	p = xstrndup(cdir, strlen(cdir) - strlen("/tokens"));
+	rmdir(p);
+	free(p);
+}
+
 static void
 mk_cdir(void)
 {
@@ -483,13 +508,16 @@ START_TEST(cache_umask0)
 	f = only_cache_file();
 	ck_assert_int_eq(mode_of(f), 0600);
 	auth_free(a);
+	http_free(h);
 	/* a new process reads the cache: no request (the server is gone) */
 	a = metadata_auth(&h);
 	ck_assert_int_eq(auth_token(a, 0, &tok, &err), 0);
 	ck_assert_str_eq(tok, "ya29.unit-1");
 	free(tok);
 	auth_free(a);
+	http_free(h);
 	free(f);
+	rm_cdir();
 }
 END_TEST
 
@@ -508,6 +536,7 @@ START_TEST(cache_loose_file_fixed)
 	ck_assert_int_eq(auth_token(a, 0, &tok, &err), 0);
 	free(tok);
 	auth_free(a);
+	http_free(h);
 	stop_server();
 	f = only_cache_file();
 	chmod(f, 0644);
@@ -516,7 +545,9 @@ START_TEST(cache_loose_file_fixed)
 	free(tok);
 	ck_assert_int_eq(mode_of(f), 0600);
 	auth_free(a);
+	http_free(h);
 	free(f);
+	rm_cdir();
 }
 END_TEST
 
@@ -536,10 +567,12 @@ START_TEST(cache_symlink_refused)
 	ck_assert_int_eq(auth_token(a, 0, &tok, &err), 0);
 	free(tok);
 	auth_free(a);
+	http_free(h);
 	f = only_cache_file();
 	target = xasprintf("%s/../stolen", cdir);
 	unlink(f);
 	ck_assert_int_eq(symlink(target, f), 0);
+	/* target sits next to cdir: removed by rm_cdir's parent rmdir */
 	a = metadata_auth(&h);
 	/* the symlink is neither read nor written through */
 	ck_assert_int_eq(auth_token(a, 0, &tok, &err), 0);
@@ -549,8 +582,10 @@ START_TEST(cache_symlink_refused)
 	ck_assert_int_eq(lstat(f, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
 	auth_free(a);
+	http_free(h);
 	free(f);
 	free(target);
+	rm_cdir();
 }
 END_TEST
 
@@ -571,6 +606,8 @@ START_TEST(no_credentials_found)
 	    strstr(err.msg, "GOOGLE_APPLICATION_CREDENTIALS"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "metadata"));
 	auth_free(a);
+	http_free(h);
+	rm_cdir();
 }
 END_TEST
 

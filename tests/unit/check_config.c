@@ -142,6 +142,10 @@ START_TEST(validate_rules)
 		{ "core/project", "abcdef-", 0 },
 		{ "core/project", "My-Project", 0 },
 		{ "core/project", "my_project", 0 },
+		{ "core/project", "example.com:my-project", 1 },
+		{ "core/project", ":my-project", 0 },
+		{ "core/project", "a:b:my-project", 0 },
+		{ "core/project", "example.com:x", 0 },
 		{ "core/format", "json", 1 },
 		{ "core/format", "value(name,state)", 1 },
 		{ "core/format", "xml", 0 },
@@ -195,11 +199,14 @@ START_TEST(validate_rules)
 	    config_validate("core/zone", "x", &err), TPU_E_INVALID);
 	ck_assert_str_eq(err.msg,
 	    "unknown key 'core/zone'; valid keys: "
+	    "api_endpoint_overrides/iamcredentials "
+	    "api_endpoint_overrides/oauth2 "
 	    "api_endpoint_overrides/storage api_endpoint_overrides/tpu "
 	    "auth/access_token_file auth/impersonate_service_account "
 	    "compute/zone core/custom_ca_certs_file core/format core/log_http "
-	    "core/profile core/project ssh/fanout ssh/key_file "
-	    "ssh/known_hosts_file ssh/user");
+	    "core/profile core/project http/connect_timeout http/max_attempts "
+	    "http/stall_timeout ssh/fanout ssh/key_file "
+	    "ssh/known_hosts_file ssh/port ssh/user");
 	tpu_err_init(&err);
 	config_validate("compute/zone", "US", &err);
 	ck_assert_str_eq(err.msg,
@@ -432,6 +439,20 @@ START_TEST(env_layer)
 	ck_assert_str_eq(config_get(c, "compute/zone"), "us-east1-b");
 	config_free(c);
 
+	/* Keys outside the table, in a known section, are read too. */
+	setenv("CLOUDSDK_SSH_NEW_THING", "c", 1);
+	setenv("TPUCTL_SSH_NEW_THING", "t", 1);
+	setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", "http://x/", 1);
+	setenv("TPUCTL_EMULATOR_URL", "http://y/", 1);
+	c = load(0);
+	ck_assert_str_eq(config_get(c, "ssh/new_thing"), "t");
+	ck_assert_str_eq(
+	    config_source(c, "ssh/new_thing"), "env TPUCTL_SSH_NEW_THING");
+	ck_assert_str_eq(
+	    config_get(c, "api_endpoint_overrides/compute"), "http://x/");
+	ck_assert_ptr_null(config_get(c, "emulator/url"));
+	config_free(c);
+
 	/* Multi-part names: CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU. */
 	setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU", "http://127.0.0.1:1/", 1);
 	c = load(0);
@@ -467,7 +488,17 @@ START_TEST(env_aliases)
 		config_free(c);
 		unsetenv(cases[i].env);
 	}
-	/* The canonical names beat the aliases. */
+	/* TPUCTL_ aliases beat CLOUDSDK_ names; TPUCTL_ names beat both. */
+	setenv("CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "/c.pem", 1);
+	setenv("TPUCTL_CA_BUNDLE", "/t.pem", 1);
+	c = load(0);
+	ck_assert_str_eq(config_get(c, "core/custom_ca_certs_file"), "/t.pem");
+	config_free(c);
+	setenv("TPUCTL_CORE_CUSTOM_CA_CERTS_FILE", "/tc.pem", 1);
+	c = load(0);
+	ck_assert_str_eq(config_get(c, "core/custom_ca_certs_file"), "/tc.pem");
+	config_free(c);
+	/* CLOUDSDK_ names beat the other aliases. */
 	setenv("STORAGE_EMULATOR_HOST", "http://127.0.0.1:1", 1);
 	setenv(
 	    "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "http://127.0.0.1:2", 1);
@@ -540,8 +571,8 @@ START_TEST(malformed_files)
 		{ "[core]\nproject = x\n[compute]\nzone = bad\n",
 		    "f:2: invalid core/project 'x': a project id is 6 to 30 "
 		    "lowercase letters, digits or hyphens, starts with a "
-		    "letter "
-		    "and does not end with a hyphen" },
+		    "letter and does not end with a hyphen (optionally after "
+		    "'domain:')" },
 	};
 	struct config *c;
 	struct tpu_err err;

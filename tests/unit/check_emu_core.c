@@ -137,6 +137,27 @@ START_TEST(form)
 }
 END_TEST
 
+START_TEST(json_body)
+{
+	char why[128];
+	cJSON *j;
+
+	j = emu_json_object("{\"a\":1} \n", 9, why, sizeof(why));
+	ck_assert_ptr_nonnull(j);
+	cJSON_Delete(j);
+	j = emu_json_object(NULL, 0, why, sizeof(why));
+	ck_assert(cJSON_IsObject(j));
+	cJSON_Delete(j);
+	ck_assert_ptr_null(emu_json_object("[1]", 3, why, sizeof(why)));
+	ck_assert_str_eq(why, "Root element must be a message.");
+	ck_assert_ptr_null(emu_json_object("{} x", 4, why, sizeof(why)));
+	ck_assert_str_eq(why, "Unexpected token at offset 3.");
+	ck_assert_ptr_null(emu_json_object("{\"a\":}", 6, why, sizeof(why)));
+	/* Only len bytes count: the closing brace is past the end. */
+	ck_assert_ptr_null(emu_json_object("{\"a\":1}", 6, why, sizeof(why)));
+}
+END_TEST
+
 START_TEST(log_redaction)
 {
 	cJSON *h = cJSON_CreateObject(), *line;
@@ -296,6 +317,7 @@ suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("requests");
 	tcase_add_test(tc, form);
+	tcase_add_test(tc, json_body);
 	tcase_add_test(tc, log_redaction);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("state");

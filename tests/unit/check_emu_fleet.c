@@ -320,9 +320,25 @@ proc_stat(pid_t pid)
 	for (off = 0; off < n; off += strlen(env + off) + 1)
 		if (strncmp(env + off, "HOME=", 5) == 0)
 			snprintf(line + strlen(line),
-			    sizeof(line) - strlen(line), " %s (self %ld)",
+			    sizeof(line) - strlen(line), " %.400s (self %ld)",
 			    env + off, (long)getpid());
 	return line;
+}
+
+/* Start "sleep 300" in the background on a worker; its pid. */
+static pid_t
+daemonise(const struct fleet_worker_info *w, const char *kh)
+{
+	char out[256];
+	pid_t pid;
+
+	ck_assert_int_eq(ssh(w, kh, "nohup sleep 300 >/dev/null 2>&1 & echo $!",
+	                     out, sizeof(out)),
+	    0);
+	pid = (pid_t)strtol(out, NULL, 10);
+	ck_assert_int_gt(pid, 1);
+	ck_assert_int_eq(kill(pid, 0), 0);
+	return pid;
 }
 
 /* 1 once pid no longer exists (killed and reaped), within 5 s. */
@@ -468,7 +484,7 @@ START_TEST(rekey_down_crash)
 {
 	struct fleet_worker_info wi[NW], after[NW];
 	char out[4096];
-	pid_t pid;
+	pid_t pid, d2, d3;
 	cJSON *md;
 	char *kh;
 	int i;
@@ -495,10 +511,19 @@ START_TEST(rekey_down_crash)
 	for (i = 0; i < NW; i++)
 		ck_assert_str_eq(after[i].hostkey, wi[i].hostkey);
 
-	/* Worker 2 down: refused at once, node not ready; then back. */
+	/*
+	 * Worker 2 down: refused at once, node not ready, its daemons die
+	 * with it (those of worker 3 do not); then back.
+	 */
+	d2 = daemonise(&wi[2], kh);
+	d3 = daemonise(&wi[3], kh);
 	pthread_mutex_lock(&emu.lock);
 	ck_assert_int_eq(fleet_worker_down(&emu, NODE, 2, 1), 0);
 	pthread_mutex_unlock(&emu.lock);
+	if (!gone(d2))
+		ck_abort_msg(
+		    "daemon of a down worker survived: %s", proc_stat(d2));
+	ck_assert_int_eq(kill(d3, 0), 0);
 	ck_assert_int_eq(fleet_node_ready(&emu, NODE), 0);
 	ck_assert_int_eq(ssh(&wi[2], kh, "true", out, sizeof(out)), 255);
 	ck_assert_ptr_nonnull(strstr(out, "Connection refused"));
@@ -605,7 +630,7 @@ START_TEST(restart_keeps_keys)
 {
 	struct fleet_worker_info wi[NW], wi2[NW], other[2];
 	char out[4096];
-	pid_t pid;
+	pid_t pid, bg;
 	cJSON *md;
 	char *kh;
 	int i, port0 = port;
@@ -623,9 +648,12 @@ START_TEST(restart_keeps_keys)
 	ck_assert_str_eq(other[0].addr, "127.1.1.1");
 	tpu_sleep_ms(900);
 	pid = worker_pid(0, 0);
+	bg = daemonise(&wi[1], kh);
 
 	fleet_fini(&emu);
 	ck_assert_int_eq(kill(pid, 0), -1);
+	if (kill(bg, 0) == 0) /* fini waits: no polling here */
+		ck_abort_msg("daemon survived fini: %s", proc_stat(bg));
 	ck_assert_int_eq(wait_no_zombies(), 0);
 	emu_setup();
 	/* Known but not re-created yet: not ready, nothing running. */

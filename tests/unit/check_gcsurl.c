@@ -30,8 +30,11 @@ START_TEST(bucket_reject)
 {
 	static const char *bad[] = { "ab", "My-Bkt", "-bkt", "bkt-",
 		"192.168.5.4", "goog-bkt", "my-google-bkt", "b kt", "bkt/x",
-		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-		"x.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aa",
+		"x."
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aa",
 		"" };
 	struct tpu_err err;
 	size_t i;
@@ -51,8 +54,8 @@ START_TEST(object_rules)
 	struct tpu_err err;
 
 	ck_assert_int_eq(gcs_object_validate("a/b/c.txt", &err), 0);
-	ck_assert_int_eq(gcs_object_validate("d\xc3\xa9j\xc3\xa0/\xe2\x9c\x93",
-			     &err), 0);
+	ck_assert_int_eq(
+	    gcs_object_validate("d\xc3\xa9j\xc3\xa0/\xe2\x9c\x93", &err), 0);
 	memset(big, 'x', 1024);
 	big[1024] = '\0';
 	ck_assert_int_eq(gcs_object_validate(big, &err), 0);
@@ -66,8 +69,8 @@ START_TEST(object_rules)
 	ck_assert_int_eq(gcs_object_validate("..", &err), TPU_E_USAGE);
 	ck_assert_int_eq(gcs_object_validate("bad\xff", &err), TPU_E_USAGE);
 	ck_assert_int_eq(gcs_object_validate("\xc0\xaf", &err), TPU_E_USAGE);
-	ck_assert_int_eq(gcs_object_validate("\xed\xa0\x80", &err),
-	    TPU_E_USAGE);
+	ck_assert_int_eq(
+	    gcs_object_validate("\xed\xa0\x80", &err), TPU_E_USAGE);
 }
 END_TEST
 
@@ -89,8 +92,7 @@ START_TEST(url_parse)
 	ck_assert_int_eq(gcs_url_parse("s3://x/y", &u, &err), TPU_E_USAGE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "s3://x/y"));
 	ck_assert_int_eq(gcs_url_parse("gs://My/y", &u, &err), TPU_E_USAGE);
-	ck_assert_int_eq(gcs_url_parse("gs://bkt/a\nb", &u, &err),
-	    TPU_E_USAGE);
+	ck_assert_int_eq(gcs_url_parse("gs://bkt/a\nb", &u, &err), TPU_E_USAGE);
 	ck_assert_ptr_null(u.bucket);
 }
 END_TEST

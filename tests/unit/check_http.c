@@ -103,6 +103,15 @@ stop_server(void)
 	}
 }
 
+/* Checked teardown: the request log goes with the test. */
+static void
+rm_log(void)
+{
+	stop_server();
+	if (logpath[0] != '\0')
+		unlink(logpath);
+}
+
 static char *
 slurp(const char *p)
 {
@@ -610,6 +619,7 @@ http_suite(void)
 	TCase *tc = tcase_create("server");
 
 	tcase_set_timeout(tc, 20);
+	tcase_add_checked_fixture(tc, NULL, rm_log);
 	tcase_add_test(tc, retry_503_then_200_same_invocation);
 	tcase_add_test(tc, post_not_idempotent_not_retried);
 	tcase_add_test(tc, google_404_not_retried);

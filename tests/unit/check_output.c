@@ -301,6 +301,20 @@ START_TEST(yaml_multiline)
 }
 END_TEST
 
+START_TEST(yaml_invalid_utf8)
+{
+	/* libyaml refuses invalid UTF-8: such bytes become U+FFFD. */
+	ck_assert_int_eq(
+	    render("yaml", "{\"a\":\"x\xff\xc0\x80y\",\"b\":\"\xe2\x82\xac\"}",
+	        NULL),
+	    0);
+	ck_assert_str_eq(text, "a: x\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdy\n"
+	                       "b: \xe2\x82\xac\n");
+	ck_assert_int_eq(render("yaml", "{\"c\":\"\\u0001\"}", NULL), 0);
+	ck_assert_str_eq(text, "c: \"\\x01\"\n");
+}
+END_TEST
+
 START_TEST(value_paths)
 {
 	ck_assert_int_eq(render("value(name,ep.0.ip,tags,md,ok,n,z,missing)",
@@ -381,6 +395,7 @@ output_suite(void)
 	tcase_add_test(tc, yaml_quoting);
 	tcase_add_test(tc, yaml_indicators);
 	tcase_add_test(tc, yaml_multiline);
+	tcase_add_test(tc, yaml_invalid_utf8);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("value");

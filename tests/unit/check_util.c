@@ -52,8 +52,7 @@ START_TEST(duration_forms)
 	ck_assert_int_eq(s, 90);
 	ck_assert_int_eq(tpu_parse_duration("--timeout", "5m", &s, &err), 0);
 	ck_assert_int_eq(s, 300);
-	ck_assert_int_eq(tpu_parse_duration("--timeout", "1h30m", &s, &err),
-	    0);
+	ck_assert_int_eq(tpu_parse_duration("--timeout", "1h30m", &s, &err), 0);
 	ck_assert_int_eq(s, 5400);
 	ck_assert_int_eq(tpu_parse_duration("--timeout", "1d", &s, &err), 0);
 	ck_assert_int_eq(s, 86400);
@@ -70,8 +69,9 @@ START_TEST(duration_rejects)
 
 	for (i = 0; i < nitems(bad); i++) {
 		tpu_err_init(&err);
-		ck_assert_int_eq(tpu_parse_duration("--timeout", bad[i], &s,
-				     &err), TPU_E_USAGE);
+		ck_assert_int_eq(
+		    tpu_parse_duration("--timeout", bad[i], &s, &err),
+		    TPU_E_USAGE);
 		ck_assert_ptr_nonnull(strstr(err.msg, "--timeout"));
 	}
 }

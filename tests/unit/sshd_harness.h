@@ -226,6 +226,7 @@ harness_sshd_start(
 	                 "LogLevel VERBOSE\n"
 	                 "UseDNS no\n"
 	                 "PrintMotd no\n"
+	                 "Subsystem sftp internal-sftp\n"
 	                 "SetEnv \"HOME=%s\" \"TPU_WORKER_ID=%d\"\n",
 	    s->addr, s->port, key, s->dir, authkeys, s->home, i);
 	cfg = xasprintf("%s/sshd_config", s->dir);
