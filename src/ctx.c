@@ -78,10 +78,11 @@ const char *
 ctx_ca_file(const struct tpu_ctx *ctx)
 {
 	const char *v = config_get(ctx->cfg, "core/custom_ca_certs_file");
-	const char *src = config_source(ctx->cfg, "core/custom_ca_certs_file");
 	const char *env = getenv("TPUCTL_CA_BUNDLE");
 
-	if (v != NULL && *v != '\0' && src != NULL && strcmp(src, "flag") == 0)
+	if (v != NULL && *v != '\0' &&
+	    config_layer_of(ctx->cfg, "core/custom_ca_certs_file") ==
+	        CONFIG_FLAG)
 		return v;
 	if (env != NULL && *env != '\0')
 		return env;

@@ -26,6 +26,8 @@ LOC="v2/projects/$P/locations"
 expect_rc 0 env TPUCTL_CA_BUNDLE="$CA" "$TPUCTL" api "$LOC"
 expect_rc 0 "$TPUCTL" --ca-file "$CA" api "$LOC"
 expect_rc 0 "$TPUCTL" --ca-file "$CA" auth print-access-token
+# --ca-file beats TPUCTL_CA_BUNDLE (a flag is the highest layer).
+expect_rc 0 env TPUCTL_CA_BUNDLE="$T/nope.pem" "$TPUCTL" --ca-file "$CA" api "$LOC"
 
 # E1: without it, a clear failure, no retry, nothing reaches the server.
 n=$(emu_requests | wc -l)
