@@ -14,6 +14,9 @@ FUZZ_SECONDS ?= 20
 SANITIZE ?=
 
 PKGS = libcurl libcjson libssh2 libcrypto inih yaml-0.1
+# bin/tpuctl links only these; libcurl, libssh2 and libcrypto are loaded
+# on first use by src/dl*.c (see src/dl.h: start-up time).
+TPUCTL_PKGS = libcjson inih yaml-0.1
 EMU_PKGS = libmicrohttpd libcjson libcrypto
 
 WARN = -std=c11 -Wall -Wextra -Werror -Wmissing-prototypes \
@@ -36,6 +39,11 @@ CFLAGS ?= $(BASE_CFLAGS)
 ALL_CFLAGS = $(CFLAGS) $(SANFLAGS) -Isrc -Icmd \
 	$(shell pkg-config --cflags $(PKGS) libmicrohttpd)
 LIBS = $(shell pkg-config --libs $(PKGS)) -lpthread
+TPUCTL_LIBS = $(shell pkg-config --libs $(TPUCTL_PKGS)) -lpthread
+# src/ and cmd/ objects reach those three libraries through src/dl.h's
+# tables; src/dl*.c themselves, the emulator, the unit tests and the fuzz
+# targets are compiled without it and call the real functions.
+DL_CFLAGS = -include src/dl.h
 EMU_LIBS = $(shell pkg-config --libs $(EMU_PKGS)) -lpthread
 CHECK_LIBS = $(shell pkg-config --libs check)
 
@@ -59,7 +67,12 @@ all: $(TPUCTL) $(EMULATOR)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(OBJ_CFLAGS) -MMD -MP -c -o $@ $<
+
+DL_O = $(filter $(B)/src/dl.o $(B)/src/dl_%.o,$(SRC_O))
+$(filter-out $(DL_O),$(SRC_O)) $(CMD_O): OBJ_CFLAGS = $(DL_CFLAGS)
+# (Also rebuilds objects compiled before the -include existed.)
+$(filter-out $(DL_O),$(SRC_O)) $(CMD_O): src/dl.h
 
 $(LIB): $(SRC_O)
 	@mkdir -p $(dir $@)
@@ -73,7 +86,7 @@ $(EMULIB): $(EMU_O)
 
 $(TPUCTL): $(CMD_O) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CMD_O) $(LIB) $(LIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(CMD_O) $(LIB) $(TPUCTL_LIBS)
 
 $(BIN)/tpuctl-emulator: $(B)/emulator/main.o $(EMULIB) $(LIB)
 	@mkdir -p $(dir $@)

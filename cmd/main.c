@@ -10,12 +10,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+#include <curl/curlver.h>
+#include <libssh2.h>
+#include <openssl/opensslv.h>
+
 #include "cmd.h"
 #include "config.h"
 #include "ctx.h"
 #include "log.h"
 #include "output.h"
 #include "util.h"
+#include "version.h"
 
 /*
  * Global flags.  Those with a config key land in the config's flag layer,
@@ -172,6 +178,23 @@ finish_stdout(struct tpu_err *err)
 	    strerror(errno));
 }
 
+/*
+ * "tpuctl --version" alone: the versions tpuctl was built against, from
+ * the headers, so that it neither reads the configuration nor loads
+ * libcurl, libssh2 or libcrypto (src/dl.h; tests/e2e/t008).  "tpuctl
+ * version" reports the libraries actually loaded.
+ */
+static void
+print_build_versions(void)
+{
+	printf(
+	    "tpuctl %s\n"
+	    "built with libcurl %s, libssh2 %s, OpenSSL %s, cJSON %d.%d.%d\n",
+	    TPUCTL_VERSION, LIBCURL_VERSION, LIBSSH2_VERSION,
+	    OPENSSL_VERSION_STR, CJSON_VERSION_MAJOR, CJSON_VERSION_MINOR,
+	    CJSON_VERSION_PATCH);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -187,6 +210,12 @@ main(int argc, char **argv)
 	output_init(&ctx.out);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (argc == 2 &&
+	    (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) {
+		print_build_versions();
+		rc = finish_stdout(&err);
+		goto out;
+	}
 	if (argc >= 2 &&
 	    (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0))
 		argv[1] = (char *)"version";
