@@ -34,13 +34,13 @@
 #define AUTH_AT_TYPE "urn:ietf:params:oauth:token-type:access_token"
 #define AUTH_GOOGLE_AUD "https://oauth2.googleapis.com/token"
 
-struct auth_token {
+struct emu_auth_token {
 	char *token;
 	int64_t exp_ms;
-	const char *principal; /* interned: lives until auth_fini */
+	const char *principal; /* interned: lives until emu_auth_fini */
 };
 
-struct auth_state {
+struct emu_auth_state {
 	char *dir;     /* DIR/auth */
 	EVP_PKEY *key; /* the service account's RSA key */
 	char *pub_pem;
@@ -53,13 +53,13 @@ struct auth_state {
 	char *subject_token;
 	char *audience;
 	char *number; /* project number */
-	struct auth_token *tokens;
+	struct emu_auth_token *tokens;
 	size_t ntokens;
 	char **principals;
 	size_t nprincipals;
 };
 
-static struct auth_state *
+static struct emu_auth_state *
 A(struct emu *e)
 {
 	return e->auth;
@@ -207,7 +207,7 @@ jstr(const cJSON *o, const char *k)
 }
 
 int
-auth_jwt_verify(const char *jwt, const char *pub_pem, const char *kid,
+emu_auth_jwt_verify(const char *jwt, const char *pub_pem, const char *kid,
     const char *iss, const char *aud, const char *aud2, int64_t now,
     char *errbuf, size_t errlen)
 {
@@ -285,7 +285,7 @@ out:
 /* ---- tokens ---- */
 
 static const char *
-intern(struct auth_state *s, const char *p)
+intern(struct emu_auth_state *s, const char *p)
 {
 	size_t i;
 
@@ -299,7 +299,7 @@ intern(struct auth_state *s, const char *p)
 }
 
 static void
-tokens_save(struct auth_state *s)
+tokens_save(struct emu_auth_state *s)
 {
 	cJSON *arr = cJSON_CreateArray(), *o;
 	char *text, *path;
@@ -326,7 +326,7 @@ tokens_save(struct auth_state *s)
 }
 
 static void
-tokens_add(struct auth_state *s, const char *tok, int64_t exp_ms,
+tokens_add(struct emu_auth_state *s, const char *tok, int64_t exp_ms,
     const char *principal)
 {
 	s->tokens =
@@ -341,7 +341,7 @@ tokens_add(struct auth_state *s, const char *tok, int64_t exp_ms,
 static const char *
 token_issue(struct emu *e, const char *principal, long long ttl_s)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	char hex[49], tok[80];
 	int64_t now = emu_wall_ms();
 	size_t i, o = 0;
@@ -362,8 +362,8 @@ token_issue(struct emu *e, const char *principal, long long ttl_s)
 	return s->tokens[s->ntokens - 1].token;
 }
 
-static const struct auth_token *
-token_find(struct auth_state *s, const char *tok)
+static const struct emu_auth_token *
+token_find(struct emu_auth_state *s, const char *tok)
 {
 	size_t i;
 
@@ -430,9 +430,19 @@ param(struct emu_req *r, const char *key)
 	return emu_form_get(r->body, r->body_len, key);
 }
 
+/*
+ * The common front of the POST-only token endpoints: 404 unless
+ * path_ok, 405 unless POST. 0 to go on, -1 when answered.
+ */
 static int
-post_only(struct emu_req *r)
+post_only(struct emu_req *r, int path_ok)
 {
+	if (!path_ok) {
+		emu_reply_error(r, 404, "NOT_FOUND",
+		    "The requested URL %s was not found on this server.",
+		    r->path);
+		return -1;
+	}
 	if (strcmp(r->method, "POST") == 0)
 		return 0;
 	emu_add_header(r, "Allow", "POST");
@@ -482,7 +492,7 @@ basic_client(struct emu_req *r, char **id, char **secret)
 static int
 grant_jwt(struct emu *e, struct emu_req *r)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	char *assertion = param(r, "assertion"), *aud, errbuf[256];
 	const char *d1, *d2;
 	cJSON *pl;
@@ -495,8 +505,8 @@ grant_jwt(struct emu *e, struct emu_req *r)
 		goto out;
 	}
 	aud = xasprintf("%s/token", e->base_url);
-	rc = auth_jwt_verify(assertion, s->pub_pem, s->key_id, s->email, aud,
-	    AUTH_GOOGLE_AUD, emu_wall_ms() / 1000, errbuf, sizeof(errbuf));
+	rc = emu_auth_jwt_verify(assertion, s->pub_pem, s->key_id, s->email,
+	    aud, AUTH_GOOGLE_AUD, emu_wall_ms() / 1000, errbuf, sizeof(errbuf));
 	free(aud);
 	if (rc != 0) {
 		rc = oauth_error(r, 400,
@@ -519,7 +529,7 @@ out:
 static int
 grant_refresh(struct emu *e, struct emu_req *r)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	char *id = param(r, "client_id"), *secret = param(r, "client_secret");
 	char *rt = param(r, "refresh_token"), *scope = param(r, "scope");
 	char *principal;
@@ -549,16 +559,12 @@ out:
 }
 
 static int
-auth_token(struct emu *e, struct emu_req *r)
+emu_auth_token(struct emu *e, struct emu_req *r)
 {
 	char *gt;
 	int rc;
 
-	if (strcmp(r->path, "/token") != 0)
-		return emu_reply_error(r, 404, "NOT_FOUND",
-		    "The requested URL %s was not found on this server.",
-		    r->path);
-	if (post_only(r) != 0)
+	if (post_only(r, strcmp(r->path, "/token") == 0) != 0)
 		return 0;
 	gt = param(r, "grant_type");
 	if (gt == NULL)
@@ -581,19 +587,15 @@ auth_token(struct emu *e, struct emu_req *r)
 /* ---- POST /v1/token (STS) ---- */
 
 static int
-auth_sts(struct emu *e, struct emu_req *r)
+emu_auth_sts(struct emu *e, struct emu_req *r)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	char *gt = NULL, *aud = NULL, *stt = NULL, *st = NULL, *principal;
 	cJSON *o;
 	long long ttl = token_ttl(e);
 	int rc;
 
-	if (strcmp(r->path, "/v1/token") != 0)
-		return emu_reply_error(r, 404, "NOT_FOUND",
-		    "The requested URL %s was not found on this server.",
-		    r->path);
-	if (post_only(r) != 0)
+	if (post_only(r, strcmp(r->path, "/v1/token") == 0) != 0)
 		return 0;
 	gt = param(r, "grant_type");
 	aud = param(r, "audience");
@@ -651,9 +653,9 @@ out:
 /* ---- POST /v1/projects/-/serviceAccounts/EMAIL:generateAccessToken ---- */
 
 static int
-auth_iam(struct emu *e, struct emu_req *r)
+emu_auth_iam(struct emu *e, struct emu_req *r)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	const char *p = r->path + strlen("/v1/projects/-/serviceAccounts/");
 	const char *colon = strrchr(p, ':'), *lt;
 	const cJSON *scope;
@@ -663,11 +665,8 @@ auth_iam(struct emu *e, struct emu_req *r)
 	const char *errstr;
 	int rc;
 
-	if (colon == NULL || strcmp(colon, ":generateAccessToken") != 0)
-		return emu_reply_error(r, 404, "NOT_FOUND",
-		    "The requested URL %s was not found on this server.",
-		    r->path);
-	if (post_only(r) != 0)
+	if (post_only(r, colon != NULL &&
+	                     strcmp(colon, ":generateAccessToken") == 0) != 0)
 		return 0;
 	email = xstrndup(p, (size_t)(colon - p));
 	if ((body = emu_body_json(e, r)) == NULL) {
@@ -822,9 +821,9 @@ out:
 }
 
 static int
-auth_metadata(struct emu *e, struct emu_req *r)
+emu_auth_metadata(struct emu *e, struct emu_req *r)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	const char *p = r->path;
 	char *v = NULL, buf[512];
 	int rc;
@@ -894,7 +893,7 @@ auth_metadata(struct emu *e, struct emu_req *r)
 }
 
 int
-auth_root(struct emu *e, struct emu_req *r)
+emu_auth_root(struct emu *e, struct emu_req *r)
 {
 	(void)e;
 	if (!md_flavor_ok(r))
@@ -918,10 +917,10 @@ unauthenticated(struct emu_req *r, const char *msg)
 }
 
 int
-auth_check(struct emu *e, struct emu_req *r)
+emu_auth_check(struct emu *e, struct emu_req *r)
 {
-	struct auth_state *s = A(e);
-	const struct auth_token *t;
+	struct emu_auth_state *s = A(e);
+	const struct emu_auth_token *t;
 	const char *h = emu_header(r, "Authorization"), *p, *end;
 	char project[128];
 	size_t n;
@@ -1006,7 +1005,7 @@ digits_id(void)
 
 /* Load DIR/auth/secrets.json and sa-key.pem, or create them. */
 static int
-secrets_load(struct emu *e, struct auth_state *s)
+secrets_load(struct emu *e, struct emu_auth_state *s)
 {
 	char *kpath = xasprintf("%s/sa-key.pem", s->dir);
 	char *spath = xasprintf("%s/secrets.json", s->dir), *text = NULL;
@@ -1120,7 +1119,7 @@ out:
 }
 
 static void
-tokens_load(struct auth_state *s)
+tokens_load(struct emu_auth_state *s)
 {
 	char *path = xasprintf("%s/tokens.json", s->dir), *text;
 	const cJSON *it;
@@ -1169,7 +1168,7 @@ pem_of(EVP_PKEY *k, int priv)
 }
 
 static cJSON *
-authorized_user(struct emu *e, struct auth_state *s)
+authorized_user(struct emu *e, struct emu_auth_state *s)
 {
 	cJSON *o = cJSON_CreateObject();
 	char *uri = xasprintf("%s/token", e->base_url);
@@ -1185,7 +1184,7 @@ authorized_user(struct emu *e, struct auth_state *s)
 }
 
 static cJSON *
-external_account(struct emu *e, struct auth_state *s, int impersonate)
+external_account(struct emu *e, struct emu_auth_state *s, int impersonate)
 {
 	cJSON *o = cJSON_CreateObject(), *src;
 	char *url, *file = emu_state_path(e, "subject-token");
@@ -1213,7 +1212,7 @@ external_account(struct emu *e, struct auth_state *s, int impersonate)
 
 /* Write every credential file (the URLs change with the port). */
 static int
-files_write(struct emu *e, struct auth_state *s)
+files_write(struct emu *e, struct emu_auth_state *s)
 {
 	cJSON *o;
 	char *pem, *uri, *path, *url;
@@ -1264,7 +1263,7 @@ files_write(struct emu *e, struct auth_state *s)
 	path = emu_state_path(e, "access-token");
 	{
 		char *cur = emu_read_file(path, NULL);
-		const struct auth_token *t =
+		const struct emu_auth_token *t =
 		    cur != NULL ? token_find(s, cur) : NULL;
 
 		if (t != NULL && t->exp_ms > emu_wall_ms() + 86400000LL)
@@ -1280,9 +1279,9 @@ files_write(struct emu *e, struct auth_state *s)
 }
 
 int
-auth_init(struct emu *e)
+emu_auth_init(struct emu *e)
 {
-	struct auth_state *s = xcalloc(1, sizeof(*s));
+	struct emu_auth_state *s = xcalloc(1, sizeof(*s));
 	char num[32];
 
 	e->auth = s;
@@ -1318,9 +1317,9 @@ auth_init(struct emu *e)
 }
 
 void
-auth_fini(struct emu *e)
+emu_auth_fini(struct emu *e)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	size_t i;
 
 	if (s == NULL)
@@ -1348,9 +1347,9 @@ auth_fini(struct emu *e)
 }
 
 void
-auth_env(struct emu *e, FILE *fp)
+emu_auth_env(struct emu *e, FILE *fp)
 {
-	struct auth_state *s = A(e);
+	struct emu_auth_state *s = A(e);
 	char *p;
 
 	if (s == NULL)
@@ -1361,10 +1360,10 @@ auth_env(struct emu *e, FILE *fp)
 	fprintf(fp, "export TPUCTL_EMULATOR_SA_EMAIL='%s'\n", s->email);
 }
 
-const struct emu_route auth_routes[] = {
-	{ "/token", 0, auth_token, NULL },
-	{ "/v1/token", 0, auth_sts, NULL },
-	{ "/v1/projects/-/serviceAccounts/", EMU_R_AUTH, auth_iam, NULL },
-	{ "/computeMetadata/", 0, auth_metadata, NULL },
+const struct emu_route emu_auth_routes[] = {
+	{ "/token", 0, emu_auth_token, NULL },
+	{ "/v1/token", 0, emu_auth_sts, NULL },
+	{ "/v1/projects/-/serviceAccounts/", EMU_R_AUTH, emu_auth_iam, NULL },
+	{ "/computeMetadata/", 0, emu_auth_metadata, NULL },
 	{ NULL, 0, NULL, NULL },
 };

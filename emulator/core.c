@@ -518,7 +518,7 @@ control(struct emu *e, struct core_req *c)
 static const struct emu_route *
 route_find(const char *path)
 {
-	const struct emu_route *tables[] = { auth_routes, tpu_routes,
+	const struct emu_route *tables[] = { emu_auth_routes, tpu_routes,
 		gcs_routes };
 	const struct emu_route *rt;
 	size_t i;
@@ -605,7 +605,7 @@ req_start(struct emu *e, struct core_req *c)
 		c->prereplied = 1;
 		goto out;
 	}
-	if ((c->route->flags & EMU_R_AUTH) && auth_check(e, r) != 0) {
+	if ((c->route->flags & EMU_R_AUTH) && emu_auth_check(e, r) != 0) {
 		if (!c->have_reply)
 			emu_reply_error(r, 401, "UNAUTHENTICATED",
 			    "Request is missing required authentication "
@@ -688,7 +688,7 @@ req_handle(struct emu *e, struct core_req *c)
 	if (c->internal)
 		control(e, c);
 	else if (c->root)
-		auth_root(e, r);
+		emu_auth_root(e, r);
 	else if (c->route->handle(e, r) != 0 && !c->have_reply)
 		emu_reply_error(r, 500, "INTERNAL", "Internal error.");
 	pthread_mutex_unlock(&e->lock);

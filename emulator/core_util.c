@@ -481,7 +481,7 @@ emu_env_write(struct emu *e, FILE *fp)
 		env_line(fp, "TPUCTL_CA_BUNDLE", v);
 		free(v);
 	}
-	auth_env(e, fp);
+	emu_auth_env(e, fp);
 	fleet_env(e, fp);
 }
 

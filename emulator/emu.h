@@ -149,7 +149,7 @@ long long emu_opt_int(struct emu *, const char *key, long long dflt);
 int tpu_event(struct emu *, const cJSON *ev, char *errbuf, size_t errlen);
 
 /* Module hooks, called by core.c in this order at start and at stop. */
-int auth_init(struct emu *);
+int emu_auth_init(struct emu *);
 int fleet_init(struct emu *);
 int tpu_init(struct emu *);
 int gcs_init(struct emu *);
@@ -157,15 +157,15 @@ void tpu_tick(struct emu *); /* every 100 ms, lock held: advance state */
 void gcs_fini(struct emu *);
 void tpu_fini(struct emu *);
 void fleet_fini(struct emu *);
-void auth_fini(struct emu *);
+void emu_auth_fini(struct emu *);
 
 /* The auth check for EMU_R_AUTH routes: 0 ok, else it replied 401/403. */
-int auth_check(struct emu *, struct emu_req *);
+int emu_auth_check(struct emu *, struct emu_req *);
 /* Extra export lines for DIR/env, from each module (auth, fleet). */
-void auth_env(struct emu *, FILE *);
+void emu_auth_env(struct emu *, FILE *);
 void fleet_env(struct emu *, FILE *);
 
-extern const struct emu_route auth_routes[]; /* NULL-prefix terminated */
+extern const struct emu_route emu_auth_routes[]; /* NULL-prefix terminated */
 extern const struct emu_route tpu_routes[];
 extern const struct emu_route gcs_routes[];
 
@@ -242,7 +242,7 @@ int emu_write_file(const char *path, const void *, size_t, int mode);
 char *emu_read_file(const char *path, size_t *len);
 
 /* The plain "GET /" metadata-server probe (auth.c). */
-int auth_root(struct emu *, struct emu_req *);
+int emu_auth_root(struct emu *, struct emu_req *);
 /*
  * Verify an RS256 JWT bearer assertion against the PEM public key.
  * iss and aud are the expected issuer and audience (aud2 an alternative
@@ -250,8 +250,8 @@ int auth_root(struct emu *, struct emu_req *);
  * or -2 (invalid_scope: no scope claim) with errbuf set to Google's
  * error_description.  Exported for the unit tests and the fuzzer.
  */
-int auth_jwt_verify(const char *jwt, const char *pubkey_pem, const char *kid,
-    const char *iss, const char *aud, const char *aud2, int64_t now_s,
-    char *errbuf, size_t errlen);
+int emu_auth_jwt_verify(const char *jwt, const char *pubkey_pem,
+    const char *kid, const char *iss, const char *aud, const char *aud2,
+    int64_t now_s, char *errbuf, size_t errlen);
 
 #endif

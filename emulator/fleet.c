@@ -163,6 +163,7 @@ struct fleet_proc {
 	pid_t pid;
 	pid_t ppid;
 	pid_t sid;
+	char state; /* R, S, Z, ... from /proc/PID/stat */
 };
 
 static struct fleet *
@@ -582,7 +583,7 @@ fleet_proc_scan(struct fleet_proc **out)
 	if (d == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {
-		char path[64], buf[512];
+		char path[64], buf[512], state;
 		const char *rp;
 		ssize_t len;
 		long ppid, sid;
@@ -607,7 +608,7 @@ fleet_proc_scan(struct fleet_proc **out)
 		buf[len] = '\0';
 		rp = strrchr(buf, ')');
 		if (rp == NULL ||
-		    sscanf(rp + 1, " %*c %ld %*d %ld", &ppid, &sid) != 2)
+		    sscanf(rp + 1, " %c %ld %*d %ld", &state, &ppid, &sid) != 3)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -616,6 +617,7 @@ fleet_proc_scan(struct fleet_proc **out)
 		v[n].pid = (pid_t)pid;
 		v[n].ppid = (pid_t)ppid;
 		v[n].sid = (pid_t)sid;
+		v[n].state = state;
 		n++;
 	}
 	closedir(d);
@@ -698,46 +700,20 @@ fleet_reap_pid(struct fleet *f, pid_t pid)
 static void
 fleet_reap_orphans(struct fleet *f)
 {
-	struct dirent *de;
+	struct fleet_proc *p;
 	int64_t now = fleet_now();
-	DIR *d;
+	size_t n, i;
+	int status;
 
 	if (now < f->orphan_scan_ms)
 		return;
 	f->orphan_scan_ms = now + 250;
-	d = opendir("/proc");
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char path[64], buf[512], state;
-		const char *rp;
-		long pid, ppid, pgrp, sid;
-		char *endp;
-		ssize_t len;
-		int fd, status;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		pid = strtol(de->d_name, &endp, 10);
-		if (*endp != '\0')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd == -1)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		rp = strrchr(buf, ')');
-		if (rp == NULL || sscanf(rp + 1, " %c %ld %ld %ld", &state,
-		                      &ppid, &pgrp, &sid) != 4)
-			continue;
-		if (state == 'Z' && ppid == (long)f->self && sid != f->sid)
-			waitpid((pid_t)pid, &status, WNOHANG);
-	}
-	closedir(d);
+	n = fleet_proc_scan(&p);
+	for (i = 0; i < n; i++)
+		if (p[i].state == 'Z' && p[i].ppid == f->self &&
+		    p[i].sid != f->sid)
+			waitpid(p[i].pid, &status, WNOHANG);
+	free(p);
 }
 
 /*
@@ -2005,11 +1981,18 @@ fleet_env(struct emu *e, FILE *fp)
 
 /* --- the API (emu->lock held by the caller) ---------------------- */
 
-/* "http://127.0.0.1:8080" -> "127.0.0.1:8080"; NULL when unknown. */
+/*
+ * The plain-HTTP metadata "host:port" the workers' GCE_METADATA_HOST
+ * names: emu->metadata_host under --tls (metadata clients speak plain
+ * HTTP only), else the host part of base_url ("http://127.0.0.1:8080"
+ * -> "127.0.0.1:8080"). NULL when unknown.
+ */
 static char *
 fleet_md_host(struct emu *e)
 {
-	const char *u = e->base_url, *p;
+	const char *u = e->metadata_host != NULL ? e->metadata_host
+	                                         : e->base_url,
+	           *p;
 
 	if (u == NULL)
 		return NULL;
@@ -2164,8 +2147,9 @@ fleet_node_metadata(struct emu *e, const char *node_key, const cJSON *metadata)
 	cJSON_Delete(empty);
 }
 
-void
-fleet_node_stop(struct emu *e, const char *node_key)
+/* Stop every worker of a node; with remove, forget the node too. */
+static void
+fleet_node_halt(struct emu *e, const char *node_key, int remove)
 {
 	struct fleet *f = fleet_of(e);
 	struct fleet_node *n;
@@ -2177,8 +2161,20 @@ fleet_node_stop(struct emu *e, const char *node_key)
 	if (n != NULL) {
 		n->run = 0;
 		fleet_kill_workers(f, n, -1);
+		if (remove) {
+			fleet_trash_dir(f, n->dir);
+			fleet_unlink_node(f, n);
+			fleet_node_free(n);
+			fleet_save(f);
+		}
 	}
 	pthread_mutex_unlock(&f->mu);
+}
+
+void
+fleet_node_stop(struct emu *e, const char *node_key)
+{
+	fleet_node_halt(e, node_key, 0);
 }
 
 void
@@ -2208,22 +2204,7 @@ fleet_node_start(struct emu *e, const char *node_key)
 void
 fleet_node_delete(struct emu *e, const char *node_key)
 {
-	struct fleet *f = fleet_of(e);
-	struct fleet_node *n;
-
-	if (f == NULL)
-		return;
-	pthread_mutex_lock(&f->mu);
-	n = fleet_find(f, node_key);
-	if (n != NULL) {
-		n->run = 0;
-		fleet_kill_workers(f, n, -1);
-		fleet_trash_dir(f, n->dir);
-		fleet_unlink_node(f, n);
-		fleet_node_free(n);
-		fleet_save(f);
-	}
-	pthread_mutex_unlock(&f->mu);
+	fleet_node_halt(e, node_key, 1);
 }
 
 int

@@ -664,14 +664,79 @@ gcs_obj_render(struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o)
 	return j;
 }
 
-static cJSON *
-gcs_bkt_render(struct emu *e, const struct gcs_bkt *b)
+/* A bucket ACL entry of a project team, as the real API renders it. */
+static void
+gcs_team_acl(cJSON *arr, struct emu *e, const struct gcs_bkt *b,
+    const char *pnum, const char *team, const char *role)
 {
-	cJSON *j = cJSON_Duplicate(b->meta, 1);
+	cJSON *a = cJSON_CreateObject(), *pt;
+	char *ent = xasprintf("project-%s-%s", team, pnum), *s;
+
+	if (b != NULL) {
+		cJSON_AddStringToObject(
+		    a, "kind", "storage#bucketAccessControl");
+		cJSON_AddStringToObject(a, "bucket", b->name);
+		s = xasprintf("%s/%s", b->name, ent);
+		cJSON_AddStringToObject(a, "id", s);
+		free(s);
+		s = xasprintf(
+		    "%s/storage/v1/b/%s/acl/%s", e->base_url, b->name, ent);
+		cJSON_AddStringToObject(a, "selfLink", s);
+		free(s);
+	} else {
+		cJSON_AddStringToObject(
+		    a, "kind", "storage#objectAccessControl");
+	}
+	cJSON_AddStringToObject(a, "entity", ent);
+	pt = cJSON_AddObjectToObject(a, "projectTeam");
+	cJSON_AddStringToObject(pt, "projectNumber", pnum);
+	cJSON_AddStringToObject(pt, "team", team);
+	cJSON_AddStringToObject(a, "role", role);
+	cJSON_AddStringToObject(a, "etag", "CAE=");
+	cJSON_AddItemToArray(arr, a);
+	free(ent);
+}
+
+/*
+ * A bucket as the API answers it (samples/gcs_bucket_crud): with the
+ * default softDeletePolicy (7 days from creation) and, for
+ * projection=full (r may be NULL), the project-team ACLs and owner the
+ * emulator's fixed ACL model implies (ACLs cannot be changed here).
+ */
+static cJSON *
+gcs_bkt_render(struct emu *e, struct emu_req *r, const struct gcs_bkt *b)
+{
+	cJSON *j = cJSON_Duplicate(b->meta, 1), *sd, *arr, *own;
 	char *s = xasprintf("%s/storage/v1/b/%s", e->base_url, b->name);
+	const char *proj = r != NULL ? emu_query(r, "projection") : NULL;
+	char pnum[32];
 
 	gcs_set_str(j, "selfLink", s);
 	free(s);
+	if (cJSON_GetObjectItemCaseSensitive(j, "softDeletePolicy") == NULL) {
+		sd = cJSON_AddObjectToObject(j, "softDeletePolicy");
+		cJSON_AddStringToObject(
+		    sd, "retentionDurationSeconds", "604800");
+		cJSON_AddStringToObject(sd, "effectiveTime",
+		    gcs_jstr(b->meta, "timeCreated") != NULL
+		        ? gcs_jstr(b->meta, "timeCreated")
+		        : "");
+	}
+	if (proj != NULL && strcmp(proj, "full") == 0) {
+		emu_project_number(b->project, pnum, sizeof(pnum));
+		arr = cJSON_AddArrayToObject(j, "acl");
+		gcs_team_acl(arr, e, b, pnum, "owners", "OWNER");
+		gcs_team_acl(arr, e, b, pnum, "editors", "OWNER");
+		gcs_team_acl(arr, e, b, pnum, "viewers", "READER");
+		arr = cJSON_AddArrayToObject(j, "defaultObjectAcl");
+		gcs_team_acl(arr, e, NULL, pnum, "owners", "OWNER");
+		gcs_team_acl(arr, e, NULL, pnum, "editors", "OWNER");
+		gcs_team_acl(arr, e, NULL, pnum, "viewers", "READER");
+		own = cJSON_AddObjectToObject(j, "owner");
+		s = xasprintf("project-owners-%s", pnum);
+		cJSON_AddStringToObject(own, "entity", s);
+		free(s);
+	}
 	return j;
 }
 
@@ -1064,7 +1129,7 @@ gcs_bkt_insert_h(struct emu *e, struct emu_req *r)
 	memmove(st->b + pos + 1, st->b + pos, (st->n - pos) * sizeof(*st->b));
 	st->b[pos] = b;
 	st->n++;
-	emu_reply_json(r, 200, gcs_bkt_render(e, b));
+	emu_reply_json(r, 200, gcs_bkt_render(e, r, b));
 	b = NULL;
 	rc = 0;
 out:
@@ -1168,7 +1233,7 @@ gcs_bkt_list_h(struct emu *e, struct emu_req *r)
 		}
 		if (items == NULL)
 			items = cJSON_AddArrayToObject(root, "items");
-		cJSON_AddItemToArray(items, gcs_bkt_render(e, st->b[i]));
+		cJSON_AddItemToArray(items, gcs_bkt_render(e, r, st->b[i]));
 		last = st->b[i]->name;
 		count++;
 	}
@@ -1183,7 +1248,129 @@ gcs_bkt_get_h(struct emu *e, struct emu_req *r, const char *name)
 
 	if (b == NULL)
 		return gcs_no_bucket(r);
-	return emu_reply_json(r, 200, gcs_bkt_render(e, b));
+	return emu_reply_json(r, 200, gcs_bkt_render(e, r, b));
+}
+
+/*
+ * buckets.patch: labels (merged, null deletes a label) and versioning
+ * {enabled:false}. Keeping noncurrent object generations is not
+ * emulated, so versioning.enabled=true and every other bucket field
+ * (ACLs, lifecycle, retention, cors, ...) answer 501 notImplemented
+ * with the API's error shape instead of being silently ignored.
+ */
+static int
+gcs_bkt_patch_h(struct emu *e, struct emu_req *r, const char *name)
+{
+	struct gcs_bkt *b = gcs_bkt_find(gcs_st(e), name, NULL);
+	cJSON *body, *m = NULL, *v, *kv, *lab, *file;
+	char now[64], *path;
+	int64_t mg = 0;
+	int rc = -1;
+
+	if (b == NULL)
+		return gcs_no_bucket(r);
+	if ((body = emu_body_json(e, r)) == NULL)
+		return -1;
+	if (!cJSON_IsObject(body)) {
+		gcs_err(r, 400, "invalid", "The request body must be a bucket");
+		goto out;
+	}
+	cJSON_ArrayForEach(v, body)
+	{
+		if (strcmp(v->string, "labels") == 0) {
+			if (cJSON_IsNull(v))
+				continue;
+			if (!cJSON_IsObject(v)) {
+				gcs_err(r, 400, "invalid",
+				    "Invalid value for field 'labels'");
+				goto out;
+			}
+			cJSON_ArrayForEach(kv, v)
+			{
+				if (!cJSON_IsString(kv) && !cJSON_IsNull(kv)) {
+					gcs_err(r, 400, "invalid",
+					    "Invalid value for label '%s'",
+					    kv->string);
+					goto out;
+				}
+			}
+		} else if (strcmp(v->string, "versioning") == 0) {
+			kv = cJSON_GetObjectItemCaseSensitive(v, "enabled");
+			if (!cJSON_IsObject(v) ||
+			    (kv != NULL && !cJSON_IsBool(kv))) {
+				gcs_err(r, 400, "invalid",
+				    "Invalid value for field 'versioning'");
+				goto out;
+			}
+			if (cJSON_IsTrue(kv)) {
+				gcs_err(r, 501, "notImplemented",
+				    "Object versioning is not emulated by "
+				    "tpuctl-emulator (see tpuctl-emulator(1) "
+				    "CAVEATS)");
+				goto out;
+			}
+		} else if (strcmp(v->string, "name") != 0 &&
+		           strcmp(v->string, "kind") != 0) {
+			gcs_err(r, 501, "notImplemented",
+			    "Bucket field '%s' cannot be changed in "
+			    "tpuctl-emulator (see tpuctl-emulator(1) CAVEATS)",
+			    v->string);
+			goto out;
+		}
+	}
+	m = cJSON_Duplicate(b->meta, 1);
+	v = cJSON_GetObjectItemCaseSensitive(body, "labels");
+	if (cJSON_IsNull(v))
+		cJSON_DeleteItemFromObjectCaseSensitive(m, "labels");
+	else if (cJSON_IsObject(v)) {
+		lab = cJSON_GetObjectItemCaseSensitive(m, "labels");
+		if (!cJSON_IsObject(lab)) {
+			lab = cJSON_CreateObject();
+			gcs_set(m, "labels", lab);
+		}
+		cJSON_ArrayForEach(kv, v)
+		{
+			if (cJSON_IsNull(kv))
+				cJSON_DeleteItemFromObjectCaseSensitive(
+				    lab, kv->string);
+			else
+				gcs_set(
+				    lab, kv->string, cJSON_Duplicate(kv, 1));
+		}
+		if (lab->child == NULL)
+			cJSON_DeleteItemFromObjectCaseSensitive(m, "labels");
+	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "versioning") != NULL) {
+		v = cJSON_CreateObject();
+		cJSON_AddBoolToObject(v, "enabled", 0);
+		gcs_set(m, "versioning", v);
+	}
+	if (gcs_jint(m, "metageneration", &mg) != 0)
+		mg = 1;
+	gcs_set_i64(m, "metageneration", mg + 1);
+	gcs_now(now, sizeof(now));
+	gcs_set_str(m, "updated", now);
+	path = emu_state_path(e, "gcs/buckets/%s/bucket.json", name);
+	file = cJSON_CreateObject();
+	cJSON_AddStringToObject(file, "project", b->project);
+	cJSON_AddItemToObject(file, "resource", cJSON_Duplicate(m, 1));
+	if (gcs_save_json(path, file) != 0) {
+		free(path);
+		cJSON_Delete(file);
+		gcs_err_io(r, "cannot store bucket", name);
+		goto out;
+	}
+	free(path);
+	cJSON_Delete(file);
+	cJSON_Delete(b->meta);
+	b->meta = m;
+	m = NULL;
+	emu_reply_json(r, 200, gcs_bkt_render(e, r, b));
+	rc = 0;
+out:
+	cJSON_Delete(m);
+	cJSON_Delete(body);
+	return rc;
 }
 
 /* Remove the plain files in dir (not recursive). */
@@ -2279,6 +2466,20 @@ gcs_rewrite_h(
 		emu_reply_json(r, 200, res);
 		goto out;
 	}
+	/* The recorded real rewrite answers carry the resource's owner
+	 * (samples/gcs_rewrite_copy): the project's owners here. */
+	if (cJSON_GetObjectItemCaseSensitive(res, "owner") == NULL) {
+		const struct gcs_bkt *db =
+		    gcs_bkt_find(gcs_st(e), p->dbucket, NULL);
+		char pnum[32], *ent;
+		cJSON *own = cJSON_AddObjectToObject(res, "owner");
+
+		emu_project_number(
+		    (db != NULL ? db : sb)->project, pnum, sizeof(pnum));
+		ent = xasprintf("project-owners-%s", pnum);
+		cJSON_AddStringToObject(own, "entity", ent);
+		free(ent);
+	}
 	root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "kind", "storage#rewriteResponse");
 	snprintf(num, sizeof(num), "%" PRIu64, so->size);
@@ -2349,6 +2550,8 @@ gcs_dispatch(struct emu *e, struct emu_req *r, const struct gcsemu_path *p)
 			return gcs_bkt_get_h(e, r, p->bucket);
 		if (del)
 			return gcs_bkt_delete_h(e, r, p->bucket);
+		if (patch)
+			return gcs_bkt_patch_h(e, r, p->bucket);
 		break;
 	case GCSEMU_P_OBJECTS:
 		if (get)
@@ -2377,13 +2580,64 @@ gcs_dispatch(struct emu *e, struct emu_req *r, const struct gcsemu_path *p)
 	return gcs_method_not_allowed(r);
 }
 
+/*
+ * Parts of the JSON API that exist but are not emulated (documented in
+ * tpuctl-emulator(1) CAVEATS): bucket/object ACLs, bucket IAM,
+ * notifications, retention locks, HMAC keys, the project service
+ * account and batch requests. 1 (after a 501 in the API's error shape)
+ * when raw_url is one of them, else 0.
+ */
+static int
+gcs_unemulated(struct emu_req *r)
+{
+	static const char *const bsub[] = { "iam", "acl", "defaultObjectAcl",
+		"notificationConfigs", "lockRetentionPolicy" };
+	const char *u = r->raw_url, *seg[6];
+	size_t len[6], n = 0, i;
+
+	if (strncmp(u, "/batch/", 7) == 0)
+		goto no;
+	if (strncmp(u, "/storage/v1/", 12) == 0)
+		u += 11;
+	while (*u == '/' && n < nitems(seg)) {
+		u++;
+		seg[n] = u;
+		len[n] = strcspn(u, "/?");
+		u += len[n++];
+		if (*u == '?' || *u == '\0')
+			break;
+	}
+#define SEG(k, s)                                                              \
+	(n > (k) && len[k] == strlen(s) && !strncmp(seg[k], s, len[k]))
+	if (SEG(0, "projects") &&
+	    (SEG(2, "hmacKeys") || SEG(2, "serviceAccount")))
+		goto no;
+	if (SEG(0, "b") && n >= 3) {
+		for (i = 0; i < nitems(bsub); i++)
+			if (SEG(2, bsub[i]))
+				goto no;
+		if (SEG(2, "o") && SEG(4, "acl"))
+			goto no;
+	}
+#undef SEG
+	return 0;
+no:
+	gcs_err(r, 501, "notImplemented",
+	    "%s %s is not emulated by tpuctl-emulator (see "
+	    "tpuctl-emulator(1) CAVEATS)",
+	    r->method, r->path);
+	return 1;
+}
+
 static int
 gcs_handle(struct emu *e, struct emu_req *r)
 {
 	struct gcsemu_path p;
 
-	if (gcsemu_path_parse(r->raw_url, r->method, &p) != 0 ||
-	    (p.api == GCSEMU_API_DOWNLOAD && p.kind != GCSEMU_P_OBJECT))
+	if (gcs_unemulated(r))
+		;
+	else if (gcsemu_path_parse(r->raw_url, r->method, &p) != 0 ||
+	         (p.api == GCSEMU_API_DOWNLOAD && p.kind != GCSEMU_P_OBJECT))
 		gcs_err(r, 404, "notFound", "Not Found");
 	else {
 		gcs_dispatch(e, r, &p);
@@ -2414,6 +2668,8 @@ gcs_sink(struct emu *e, struct emu_req *r)
 }
 
 const struct emu_route gcs_routes[] = {
+	{ "/batch/storage/v1", EMU_R_AUTH, gcs_handle, NULL },
+	{ "/storage/v1/projects/", EMU_R_AUTH, gcs_handle, NULL },
 	{ "/storage/v1/b", EMU_R_AUTH, gcs_handle, NULL },
 	{ "/upload/storage/v1/b", EMU_R_AUTH, gcs_handle, gcs_sink },
 	{ "/download/storage/v1/b", EMU_R_AUTH, gcs_handle, NULL },

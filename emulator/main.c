@@ -43,8 +43,9 @@ static const char usage_text[] =
     "       " PROG " inject --state-dir dir [--count n] [--method method]\n"
     "           [--path prefix] spec\n"
     "       " PROG " faults --state-dir dir [--clear]\n"
-    "       " PROG " event --state-dir dir [--node name] [--worker n]\n"
-    "           [--zone zone] event\n";
+    "       " PROG
+    " event --state-dir dir [--clear] [--node name] [--ongoing]\n"
+    "           [--type symptom] [--worker n] [--zone zone] event\n";
 
 static int
 usage(void)
@@ -415,7 +416,7 @@ cmd_serve(int argc, char **argv)
 		errx_msg("%s", errbuf);
 		goto out;
 	}
-	if (auth_init(&e) != 0) {
+	if (emu_auth_init(&e) != 0) {
 		errx_msg("auth module failed to start");
 		goto out;
 	}
@@ -495,7 +496,7 @@ out:
 	if (inited >= 2)
 		fleet_fini(&e);
 	if (inited >= 1)
-		auth_fini(&e);
+		emu_auth_fini(&e);
 	if (e.state_dir != NULL && rc != 2 && lockfd >= 0) {
 		remove_state_file(&e, "env");
 		remove_state_file(&e, "emulator.pid");
@@ -664,30 +665,60 @@ out:
 	return rc;
 }
 
+/*
+ * The options of the client subcommands (inject, faults, event, env):
+ * one table and one parser; each subcommand names the options it takes.
+ */
+struct client_args {
+	const char *dir, *method, *path, *node, *zone, *type;
+	long long count, worker;
+	int clear, ongoing;
+};
+
+/*
+ * Parse argv for a client subcommand that takes the options whose short
+ * codes are in allowed ('d' --state-dir and 'h' --help always) and
+ * exactly nargs operands (at argv[optind]). -1 to go on, else the exit
+ * status (after the usage or the help text).
+ */
 static int
-cmd_inject(int argc, char **argv)
+client_parse(int argc, char **argv, const char *allowed, int nargs,
+    struct client_args *a)
 {
 	static const struct option opts[] = {
-		{ "count", required_argument, NULL, 'c' },
+		{ "clear", no_argument, NULL, 'c' },
+		{ "count", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "method", required_argument, NULL, 'm' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "ongoing", no_argument, NULL, 'o' },
 		{ "path", required_argument, NULL, 'p' },
 		{ "state-dir", required_argument, NULL, 'd' },
+		{ "type", required_argument, NULL, 't' },
+		{ "worker", required_argument, NULL, 'w' },
+		{ "zone", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = NULL, *method = "", *path = "", *errstr;
-	struct emu_fault_action a;
-	char errbuf[512];
-	long long count = 1;
-	cJSON *j;
-	int ch, rc;
+	const char *errstr;
+	int ch;
 
+	memset(a, 0, sizeof(*a));
+	a->method = a->path = "";
+	a->count = 1;
+	a->worker = -1;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (ch != 'd' && ch != 'h' &&
+		    (ch == '?' || strchr(allowed, ch) == NULL))
+			return usage();
 		switch (ch) {
 		case 'c':
-			count = tpu_strtonum(optarg, -1, 1000000000, &errstr);
-			if (errstr != NULL || count == 0) {
+			a->clear = 1;
+			break;
+		case 'C':
+			a->count =
+			    tpu_strtonum(optarg, -1, 1000000000, &errstr);
+			if (errstr != NULL || a->count == 0) {
 				errx_msg("invalid --count '%s': expected a "
 				         "positive integer, or -1 for forever",
 				    optarg);
@@ -695,101 +726,25 @@ cmd_inject(int argc, char **argv)
 			}
 			break;
 		case 'd':
-			dir = optarg;
+			a->dir = optarg;
 			break;
 		case 'm':
-			method = optarg;
-			break;
-		case 'p':
-			path = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return usage();
-		}
-	}
-	if (dir == NULL || optind + 1 != argc)
-		return usage();
-	if (emu_fault_parse(argv[optind], &a, errbuf, sizeof(errbuf)) != 0) {
-		errx_msg("%s", errbuf);
-		return 2;
-	}
-	j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "method", method);
-	cJSON_AddStringToObject(j, "path", path);
-	cJSON_AddStringToObject(j, "spec", argv[optind]);
-	cJSON_AddNumberToObject(j, "count", (double)count);
-	rc = control_call(dir, "POST", "/_emulator/faults", j);
-	cJSON_Delete(j);
-	return rc;
-}
-
-static int
-cmd_faults(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "clear", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "state-dir", required_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL;
-	int ch, clear = 0;
-
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			clear = 1;
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return usage();
-		}
-	}
-	if (dir == NULL || optind != argc)
-		return usage();
-	return control_call(
-	    dir, clear ? "DELETE" : "GET", "/_emulator/faults", NULL);
-}
-
-static int
-cmd_event(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "node", required_argument, NULL, 'n' },
-		{ "state-dir", required_argument, NULL, 'd' },
-		{ "worker", required_argument, NULL, 'w' },
-		{ "zone", required_argument, NULL, 'z' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *const events[] = { "preempt", "stockout",
-		"maintenance", "worker-down", "worker-up", "rekey" };
-	const char *dir = NULL, *node = NULL, *zone = NULL, *errstr;
-	long long worker = -1;
-	size_t i;
-	cJSON *j;
-	int ch, rc;
-
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			dir = optarg;
+			a->method = optarg;
 			break;
 		case 'n':
-			node = optarg;
+			a->node = optarg;
+			break;
+		case 'o':
+			a->ongoing = 1;
+			break;
+		case 'p':
+			a->path = optarg;
+			break;
+		case 't':
+			a->type = optarg;
 			break;
 		case 'w':
-			worker = tpu_strtonum(optarg, 0, 100000, &errstr);
+			a->worker = tpu_strtonum(optarg, 0, 100000, &errstr);
 			if (errstr != NULL) {
 				errx_msg("invalid --worker '%s': expected a "
 				         "worker number 0-100000",
@@ -798,7 +753,7 @@ cmd_event(int argc, char **argv)
 			}
 			break;
 		case 'z':
-			zone = optarg;
+			a->zone = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -807,26 +762,86 @@ cmd_event(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (dir == NULL || optind + 1 != argc)
+	if (a->dir == NULL || optind + nargs != argc)
 		return usage();
+	return -1;
+}
+
+static int
+cmd_inject(int argc, char **argv)
+{
+	struct client_args a;
+	struct emu_fault_action fa;
+	char errbuf[512];
+	cJSON *j;
+	int rc;
+
+	if ((rc = client_parse(argc, argv, "Cmp", 1, &a)) >= 0)
+		return rc;
+	if (emu_fault_parse(argv[optind], &fa, errbuf, sizeof(errbuf)) != 0) {
+		errx_msg("%s", errbuf);
+		return 2;
+	}
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "method", a.method);
+	cJSON_AddStringToObject(j, "path", a.path);
+	cJSON_AddStringToObject(j, "spec", argv[optind]);
+	cJSON_AddNumberToObject(j, "count", (double)a.count);
+	rc = control_call(a.dir, "POST", "/_emulator/faults", j);
+	cJSON_Delete(j);
+	return rc;
+}
+
+static int
+cmd_faults(int argc, char **argv)
+{
+	struct client_args a;
+	int rc;
+
+	if ((rc = client_parse(argc, argv, "c", 0, &a)) >= 0)
+		return rc;
+	return control_call(
+	    a.dir, a.clear ? "DELETE" : "GET", "/_emulator/faults", NULL);
+}
+
+static int
+cmd_event(int argc, char **argv)
+{
+	static const char *const events[] = { "preempt", "terminate",
+		"stockout", "maintenance", "symptom", "worker-down",
+		"worker-up", "rekey" };
+	struct client_args a;
+	size_t i;
+	cJSON *j;
+	int rc;
+
+	if ((rc = client_parse(argc, argv, "cnotwz", 1, &a)) >= 0)
+		return rc;
 	for (i = 0; i < nitems(events); i++)
 		if (strcmp(argv[optind], events[i]) == 0)
 			break;
 	if (i == nitems(events)) {
-		errx_msg("invalid event '%s': expected preempt, stockout, "
-		         "maintenance, worker-down, worker-up or rekey",
+		errx_msg("invalid event '%s': expected preempt, terminate, "
+		         "stockout, maintenance, symptom, worker-down, "
+		         "worker-up or rekey",
 		    argv[optind]);
 		return 2;
 	}
 	j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "event", argv[optind]);
-	if (node != NULL)
-		cJSON_AddStringToObject(j, "node", node);
-	if (zone != NULL)
-		cJSON_AddStringToObject(j, "zone", zone);
-	if (worker >= 0)
-		cJSON_AddNumberToObject(j, "worker", (double)worker);
-	rc = control_call(dir, "POST", "/_emulator/events", j);
+	if (a.node != NULL)
+		cJSON_AddStringToObject(j, "node", a.node);
+	if (a.zone != NULL)
+		cJSON_AddStringToObject(j, "zone", a.zone);
+	if (a.worker >= 0)
+		cJSON_AddNumberToObject(j, "worker", (double)a.worker);
+	if (a.type != NULL)
+		cJSON_AddStringToObject(j, "symptomType", a.type);
+	if (a.clear)
+		cJSON_AddBoolToObject(j, "clear", 1);
+	if (a.ongoing)
+		cJSON_AddBoolToObject(j, "ongoing", 1);
+	rc = control_call(a.dir, "POST", "/_emulator/events", j);
 	cJSON_Delete(j);
 	return rc;
 }
@@ -834,31 +849,13 @@ cmd_event(int argc, char **argv)
 static int
 cmd_env(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "state-dir", required_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL;
+	struct client_args a;
 	char *text;
-	int ch;
+	int rc;
 
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			return usage();
-		}
-	}
-	if (dir == NULL || optind != argc)
-		return usage();
-	if ((text = read_env(dir)) == NULL)
+	if ((rc = client_parse(argc, argv, "", 0, &a)) >= 0)
+		return rc;
+	if ((text = read_env(a.dir)) == NULL)
 		return 1;
 	fputs(text, stdout);
 	free(text);

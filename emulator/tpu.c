@@ -376,7 +376,38 @@ node_api(const cJSON *node)
 	return (int)jnum(node, "_api", TPU_API_V2);
 }
 
-/* Refresh networkEndpoints from the fleet. */
+/*
+ * The health of a READY node, from the emulator's view of it: an
+ * ongoing maintenance event -> UNHEALTHY_MAINTENANCE ("under
+ * maintenance ... will resume running once rescheduled"); a worker
+ * whose sshd is down (worker-down event, or the sshd died) -> TIMEOUT
+ * ("the resource is unresponsive"); else HEALTHY. Other states keep
+ * what they have.
+ */
+static void
+node_health(struct emu *e, cJSON *node)
+{
+	const char *h = "HEALTHY", *desc = NULL;
+
+	if (strcmp(jstr(node, "state"), "READY") != 0)
+		return;
+	if (cJSON_IsTrue(jget(node, "_maintenance"))) {
+		h = "UNHEALTHY_MAINTENANCE";
+		desc = "The node is under maintenance and will resume running "
+		       "once rescheduled.";
+	} else if (cJSON_IsTrue(jget(node, "_fleet")) &&
+	           !fleet_node_ready(e, jstr(node, "name"))) {
+		h = "TIMEOUT";
+		desc = "One or more TPU workers are unresponsive.";
+	}
+	jset(node, "health", cJSON_CreateString(h));
+	if (desc != NULL)
+		jset(node, "healthDescription", cJSON_CreateString(desc));
+	else
+		jdel(node, "healthDescription");
+}
+
+/* Refresh networkEndpoints (and health) from the fleet. */
 static void
 node_endpoints(struct emu *e, cJSON *node)
 {
@@ -384,6 +415,7 @@ node_endpoints(struct emu *e, cJSON *node)
 	cJSON *eps, *ep, *ac;
 	int n, i, ext;
 
+	node_health(e, node);
 	if (!cJSON_IsTrue(jget(node, "_fleet")))
 		return;
 	w = xcalloc(MAX_WORKERS, sizeof *w);
@@ -764,6 +796,32 @@ not_found(struct emu_req *req, const char *name)
  * Page through items (an array, consumed) into {key: [...],
  * nextPageToken}.
  */
+/*
+ * nodes.list and queuedResources.list take only parent, pageSize and
+ * pageToken (tpu.v2.json, v2alpha1): the API refuses any other query
+ * parameter such as filter or orderBy (it never ignores it). 0, or 1
+ * with the 400 sent.
+ */
+static int
+refuse_list_params(struct emu_req *req)
+{
+	static const char *const unknown[] = { "filter", "orderBy", "order_by",
+		"readMask" };
+	size_t i;
+
+	for (i = 0; i < nitems(unknown); i++) {
+		if (emu_query(req, unknown[i]) == NULL)
+			continue;
+		emu_reply_error(req, 400, "INVALID_ARGUMENT",
+		    "Invalid JSON payload received. Unknown name \"%s\": "
+		    "Cannot bind query parameter. Field '%s' could not be "
+		    "found in request message.",
+		    unknown[i], unknown[i]);
+		return 1;
+	}
+	return 0;
+}
+
 static int
 reply_list(struct emu_req *req, int enum_int, const char *key, cJSON *items)
 {
@@ -1009,8 +1067,11 @@ static int
 nodes_list(struct call *c)
 {
 	const cJSON *n;
-	cJSON *items = cJSON_CreateArray();
+	cJSON *items;
 
+	if (refuse_list_params(c->req) != 0)
+		return 0;
+	items = cJSON_CreateArray();
 	cJSON_ArrayForEach(n, S(c->e)->nodes)
 	{
 		if (in_parent(c, jstr(n, "name"))) {
@@ -1021,19 +1082,59 @@ nodes_list(struct call *c)
 	return reply_list(c->req, c->enum_int, "nodes", items);
 }
 
+/*
+ * Copy the updateMask fields (TPU_MASK_* bits) of body into node: a
+ * field absent from the body is cleared, as a field mask means.
+ */
+static void
+node_apply_mask(cJSON *node, const cJSON *body, unsigned fields)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} top[] = {
+		{ "description", TPU_MASK_DESCRIPTION },
+		{ "labels", TPU_MASK_LABELS },
+		{ "metadata", TPU_MASK_METADATA },
+		{ "tags", TPU_MASK_TAGS },
+	};
+	cJSON *v, *nc;
+	size_t i;
+
+	for (i = 0; i < nitems(top); i++) {
+		if (!(fields & top[i].bit))
+			continue;
+		v = jget(body, top[i].name);
+		if (v != NULL)
+			jset(node, top[i].name, cJSON_Duplicate(v, 1));
+		else
+			jdel(node, top[i].name);
+	}
+	if (fields & TPU_MASK_EXTERNAL_IPS) {
+		nc = jget(node, "networkConfig");
+		if (!cJSON_IsObject(nc)) {
+			nc = cJSON_CreateObject();
+			jset(node, "networkConfig", nc);
+		}
+		/* proto3 bool: false is the default and is not rendered. */
+		if (cJSON_IsTrue(
+		        json_path(body, "networkConfig.enableExternalIps")))
+			jset(nc, "enableExternalIps", cJSON_CreateTrue());
+		else
+			jdel(nc, "enableExternalIps");
+	}
+}
+
 static int
 node_patch(struct call *c, cJSON *node)
 {
-	static const char *const fields[] = { "description", "labels",
-		"metadata", "tags" };
 	const char *mask = emu_query(c->req, "updateMask");
-	struct tpu_err err;
-	cJSON *body, *op, *v, *check;
+	cJSON *body, *op, *check;
 	char msg[1024];
-	size_t i;
-	int md_changed = 0, nworkers;
+	unsigned fields = 0;
+	int nworkers;
 
-	if (tpu_update_mask_check(mask, msg, sizeof msg) != 0)
+	if (tpu_update_mask_check(mask, &fields, msg, sizeof msg) != 0)
 		return emu_reply_error(
 		    c->req, 400, "INVALID_ARGUMENT", "%s", msg);
 	if (strcmp(jstr(node, "state"), "DELETING") == 0)
@@ -1042,18 +1143,18 @@ node_patch(struct call *c, cJSON *node)
 	body = emu_body_json(c->e, c->req);
 	if (body == NULL)
 		return 0;
+	if ((fields & TPU_MASK_EXTERNAL_IPS) &&
+	    json_path(body, "networkConfig.enableExternalIps") != NULL &&
+	    !cJSON_IsBool(json_path(body, "networkConfig.enableExternalIps"))) {
+		cJSON_Delete(body);
+		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
+		    "Invalid value at "
+		    "'node.network_config.enable_external_ips' "
+		    "(TYPE_BOOL)");
+	}
 	/* Validate the would-be node with the same rules as create. */
 	check = cJSON_Duplicate(node, 1);
-	for (i = 0; i < nitems(fields); i++) {
-		if (strstr(mask, fields[i]) == NULL)
-			continue;
-		v = jget(body, fields[i]);
-		if (v != NULL)
-			jset(check, fields[i], cJSON_Duplicate(v, 1));
-		else
-			jdel(check, fields[i]);
-	}
-	tpu_err_init(&err);
+	node_apply_mask(check, body, fields);
 	if (tpu_node_check(check, c->p.zone, &nworkers, msg, sizeof msg) != 0) {
 		cJSON_Delete(check);
 		cJSON_Delete(body);
@@ -1061,19 +1162,9 @@ node_patch(struct call *c, cJSON *node)
 		    c->req, 400, "INVALID_ARGUMENT", "%s", msg);
 	}
 	cJSON_Delete(check);
-	for (i = 0; i < nitems(fields); i++) {
-		if (strstr(mask, fields[i]) == NULL)
-			continue;
-		v = jget(body, fields[i]);
-		if (strcmp(fields[i], "metadata") == 0)
-			md_changed = 1;
-		if (v != NULL)
-			jset(node, fields[i], cJSON_Duplicate(v, 1));
-		else
-			jdel(node, fields[i]);
-	}
+	node_apply_mask(node, body, fields);
 	cJSON_Delete(body);
-	if (md_changed && cJSON_IsTrue(jget(node, "_fleet")))
+	if ((fields & TPU_MASK_METADATA) && cJSON_IsTrue(jget(node, "_fleet")))
 		fleet_node_metadata(c->e, c->name, jget(node, "metadata"));
 	op = op_new(c->e, c->p.api, c->p.project, c->p.zone, "update", "update",
 	    c->name, emu_wall_ms() + emu_opt_int(c->e, "tpu.update_ms", 300));
@@ -1529,6 +1620,8 @@ queued_resources(struct call *c)
 			return qr_create(c);
 		if (strcmp(m, "GET") != 0)
 			goto bad;
+		if (refuse_list_params(c->req) != 0)
+			return 0;
 		items = cJSON_CreateArray();
 		cJSON_ArrayForEach(q, S(c->e)->qrs)
 		{
@@ -1969,10 +2062,24 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 		qr = jget(s->qrs, jstr(node, "queuedResource"));
 		if (qr != NULL)
 			qr_set_state(e, qr, "SUSPENDED", NULL);
+	} else if (strcmp(kind, "terminate") == 0) {
+		/* The VM is gone for good (TERMINATED): only delete helps. */
+		if (strcmp(jstr(node, "state"), "DELETING") == 0) {
+			snprintf(errbuf, errlen, "node '%s' is being deleted",
+			    jstr(node, "name"));
+			return -1;
+		}
+		if (cJSON_IsTrue(jget(node, "_fleet")))
+			fleet_node_stop(e, jstr(node, "name"));
+		node_set_state(e, node, "TERMINATED");
 	} else if (strcmp(kind, "maintenance") == 0) {
-		if (clear)
+		if (clear) {
 			jdel(node, "upcomingMaintenance");
-		else {
+			jdel(node, "_maintenance");
+		} else if (cJSON_IsTrue(jget(ev, "ongoing"))) {
+			jset(node, "_maintenance", cJSON_CreateTrue());
+			jdel(node, "upcomingMaintenance");
+		} else {
 			emu_rfc3339(ts, sizeof ts, emu_wall_ms() + 3600000);
 			emu_rfc3339(te, sizeof te, emu_wall_ms() + 7200000);
 			um = cJSON_CreateObject();
@@ -1983,6 +2090,46 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 			cJSON_AddStringToObject(um, "windowEndTime", te);
 			cJSON_AddStringToObject(um, "windowStartTime", ts);
 			jset(node, "upcomingMaintenance", um);
+		}
+		s->dirty = 1;
+	} else if (strcmp(kind, "symptom") == 0) {
+		const char *type = jstr(ev, "symptomType");
+		cJSON *sy, *arr;
+
+		if (clear) {
+			jdel(node, "symptoms");
+		} else {
+			if (tpu_enum_num("", "symptomType", type) <= 0) {
+				snprintf(errbuf, errlen,
+				    "event \"symptom\" needs \"symptomType\" "
+				    "(LOW_MEMORY, OUT_OF_MEMORY, "
+				    "EXECUTE_TIMED_OUT, MESH_BUILD_FAIL, "
+				    "HBM_OUT_OF_MEMORY or PROJECT_ABUSE)");
+				return -1;
+			}
+			if (json_as_int64(jget(ev, "worker"), &worker) != 0 ||
+			    worker < 0 || worker >= jnum(node, "_workers", 1)) {
+				snprintf(errbuf, errlen,
+				    "event \"symptom\" needs \"worker\" from 0 "
+				    "to %lld",
+				    jnum(node, "_workers", 1) - 1);
+				return -1;
+			}
+			arr = jget(node, "symptoms");
+			if (!cJSON_IsArray(arr)) {
+				arr = cJSON_CreateArray();
+				jset(node, "symptoms", arr);
+			}
+			sy = cJSON_CreateObject();
+			emu_rfc3339(ts, sizeof ts, emu_wall_ms());
+			cJSON_AddStringToObject(sy, "createTime", ts);
+			cJSON_AddStringToObject(sy, "details",
+			    *jstr(ev, "details") != '\0' ? jstr(ev, "details")
+			                                 : type);
+			cJSON_AddStringToObject(sy, "symptomType", type);
+			snprintf(te, sizeof te, "%lld", worker);
+			cJSON_AddStringToObject(sy, "workerId", te);
+			cJSON_AddItemToArray(arr, sy);
 		}
 		s->dirty = 1;
 	} else if (strcmp(kind, "worker-down") == 0 ||
@@ -2010,8 +2157,8 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 		}
 	} else {
 		snprintf(errbuf, errlen,
-		    "unknown event '%s' (preempt, stockout, maintenance, "
-		    "worker-down, worker-up, rekey)",
+		    "unknown event '%s' (preempt, terminate, stockout, "
+		    "maintenance, symptom, worker-down, worker-up, rekey)",
 		    kind);
 		return -1;
 	}

@@ -595,35 +595,54 @@ tpu_node_check(
 }
 
 int
-tpu_update_mask_check(const char *mask, char *msg, size_t msglen)
+tpu_update_mask_check(
+    const char *mask, unsigned *fields, char *msg, size_t msglen)
 {
-	static const char *const ok[] = { "description", "labels", "metadata",
-		"tags" };
+	/* tpu.v2.json nodes.patch: "Supported fields: [description, tags,
+	 * labels, metadata, network_config.enable_external_ips]"; a field
+	 * mask path may be given in snake_case or lowerCamelCase. */
+	static const struct {
+		const char *path;
+		unsigned bit;
+	} ok[] = {
+		{ "description", TPU_MASK_DESCRIPTION },
+		{ "labels", TPU_MASK_LABELS },
+		{ "metadata", TPU_MASK_METADATA },
+		{ "tags", TPU_MASK_TAGS },
+		{ "network_config.enable_external_ips", TPU_MASK_EXTERNAL_IPS },
+		{ "networkConfig.enableExternalIps", TPU_MASK_EXTERNAL_IPS },
+	};
 	const char *p = mask, *c;
 	size_t n, i;
-	int found;
+	unsigned bits = 0, found;
 
 	if (mask == NULL || *mask == '\0')
 		return fail(msg, msglen,
 		    "Field 'update_mask' is required (one or more of "
-		    "description, labels, metadata, tags)");
+		    "description, tags, labels, metadata, "
+		    "network_config.enable_external_ips)");
 	while (*p != '\0') {
 		c = strchr(p, ',');
 		n = c != NULL ? (size_t)(c - p) : strlen(p);
 		found = 0;
 		for (i = 0; i < nitems(ok); i++) {
-			if (strlen(ok[i]) == n && strncmp(ok[i], p, n) == 0)
-				found = 1;
+			if (strlen(ok[i].path) == n &&
+			    strncmp(ok[i].path, p, n) == 0)
+				found = ok[i].bit;
 		}
 		if (!found)
 			return fail(msg, msglen,
-			    "Invalid update_mask path \"%.*s\": updatable "
-			    "fields are description, labels, metadata, tags",
+			    "Invalid update_mask path \"%.*s\": supported "
+			    "fields are description, tags, labels, metadata, "
+			    "network_config.enable_external_ips",
 			    (int)(n > 64 ? 64 : n), p);
+		bits |= found;
 		p += n;
 		if (*p == ',')
 			p++;
 	}
+	if (fields != NULL)
+		*fields = bits;
 	return 0;
 }
 

@@ -84,8 +84,18 @@ void tpu_op_error_message(
 int tpu_node_check(
     cJSON *node, const char *zone, int *nworkers, char *, size_t);
 
-/* The updateMask of nodes.patch: 0, or -1 with a message. */
-int tpu_update_mask_check(const char *, char *, size_t);
+/* nodes.patch updateMask paths, as bits. */
+#define TPU_MASK_DESCRIPTION 0x01u
+#define TPU_MASK_LABELS 0x02u
+#define TPU_MASK_METADATA 0x04u
+#define TPU_MASK_TAGS 0x08u
+#define TPU_MASK_EXTERNAL_IPS 0x10u /* network_config.enable_external_ips */
+
+/*
+ * The updateMask of nodes.patch: 0 with the TPU_MASK_* bits it names in
+ * *fields (when not NULL), or -1 with a message.
+ */
+int tpu_update_mask_check(const char *, unsigned *, char *, size_t);
 
 /*
  * The node ids a queued resource's nodeSpec entry asks for: nodeId, or

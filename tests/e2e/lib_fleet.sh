@@ -13,8 +13,9 @@ fleet_api_setup() {
 	NODES="/v2/projects/${CLOUDSDK_CORE_PROJECT:?}/locations/${CLOUDSDK_COMPUTE_ZONE:?}/nodes"
 	SSH_PORT=${TPUCTL_SSH_PORT:?the emulator env has no TPUCTL_SSH_PORT}
 	SSH_USER=${TPUCTL_SSH_USER:?the emulator env has no TPUCTL_SSH_USER}
+	MD=${GCE_METADATA_HOST:?the emulator env has no GCE_METADATA_HOST}
 	TOKEN=$(curl -sf -H 'Metadata-Flavor: Google' \
-	    "$API/computeMetadata/v1/instance/service-accounts/default/token" |
+	    "http://$MD/computeMetadata/v1/instance/service-accounts/default/token" |
 	    jq -r .access_token) || fail "no token from the metadata server"
 	if [ -z "$TOKEN" ] || [ "$TOKEN" = null ]; then
 		fail "empty token from the metadata server"
@@ -24,13 +25,16 @@ fleet_api_setup() {
 }
 
 # fleet_api METHOD PATH [BODY]: the reply on stdout; fails on HTTP >= 400.
+# Trusts the emulator's CA (TPUCTL_CA_BUNDLE) when it serves --tls.
 fleet_api() {
 	if [ $# -ge 3 ]; then
-		curl -sS -f -X "$1" -H "Authorization: Bearer $TOKEN" \
+		curl -sS -f ${TPUCTL_CA_BUNDLE:+--cacert "$TPUCTL_CA_BUNDLE"} \
+		    -X "$1" -H "Authorization: Bearer $TOKEN" \
 		    -H 'Content-Type: application/json' --data-binary "$3" \
 		    "$API$2"
 	else
-		curl -sS -f -X "$1" -H "Authorization: Bearer $TOKEN" "$API$2"
+		curl -sS -f ${TPUCTL_CA_BUNDLE:+--cacert "$TPUCTL_CA_BUNDLE"} \
+		    -X "$1" -H "Authorization: Bearer $TOKEN" "$API$2"
 	fi
 }
 

@@ -1,6 +1,6 @@
 /*
  * Unit tests for the emulator's JWT-bearer verification (emulator/auth.c,
- * auth_jwt_verify): assertions signed here with an OpenSSL RSA key, then
+ * emu_auth_jwt_verify): assertions signed here with an OpenSSL RSA key, then
  * each rule Google's token endpoint applies (algorithm, key id, signature,
  * issuer, audience, scope, iat/exp window).
  */
@@ -101,7 +101,7 @@ static const char *HDR = "{\"alg\":\"RS256\",\"typ\":\"JWT\",\"kid\":\"k1\"}";
 static int
 verify(const char *jwt, char *err, size_t n)
 {
-	return auth_jwt_verify(jwt, pub, "k1", ISS, AUD,
+	return emu_auth_jwt_verify(jwt, pub, "k1", ISS, AUD,
 	    "https://oauth2.googleapis.com/token", NOW, err, n);
 }
 

@@ -301,19 +301,46 @@ END_TEST
 START_TEST(update_masks)
 {
 	char msg[256];
+	unsigned f = 0;
 
-	ck_assert_int_eq(tpu_update_mask_check("labels", msg, sizeof msg), 0);
+	ck_assert_int_eq(
+	    tpu_update_mask_check("labels", &f, msg, sizeof msg), 0);
+	ck_assert_uint_eq(f, TPU_MASK_LABELS);
 	ck_assert_int_eq(tpu_update_mask_check("labels,metadata,description,"
 	                                       "tags",
-	                     msg, sizeof msg),
+	                     &f, msg, sizeof msg),
 	    0);
-	ck_assert_int_eq(tpu_update_mask_check(NULL, msg, sizeof msg), -1);
-	ck_assert_int_eq(tpu_update_mask_check("", msg, sizeof msg), -1);
+	ck_assert_uint_eq(f, TPU_MASK_LABELS | TPU_MASK_METADATA |
+	                         TPU_MASK_DESCRIPTION | TPU_MASK_TAGS);
+	ck_assert_int_eq(tpu_update_mask_check("network_config.enable_external_"
+	                                       "ips",
+	                     &f, msg, sizeof msg),
+	    0);
+	ck_assert_uint_eq(f, TPU_MASK_EXTERNAL_IPS);
 	ck_assert_int_eq(
-	    tpu_update_mask_check("acceleratorType", msg, sizeof msg), -1);
+	    tpu_update_mask_check("networkConfig.enableExternalIps,"
+	                          "tags",
+	        &f, msg, sizeof msg),
+	    0);
+	ck_assert_uint_eq(f, TPU_MASK_EXTERNAL_IPS | TPU_MASK_TAGS);
+	ck_assert_int_eq(
+	    tpu_update_mask_check(NULL, NULL, msg, sizeof msg), -1);
+	ck_assert_int_eq(tpu_update_mask_check("", NULL, msg, sizeof msg), -1);
+	ck_assert_int_eq(
+	    tpu_update_mask_check("acceleratorType", NULL, msg, sizeof msg),
+	    -1);
 	ck_assert_ptr_nonnull(strstr(msg, "\"acceleratorType\""));
-	ck_assert_int_eq(tpu_update_mask_check("labels,", msg, sizeof msg), 0);
-	ck_assert_int_eq(tpu_update_mask_check("labelsx", msg, sizeof msg), -1);
+	ck_assert_int_eq(
+	    tpu_update_mask_check("networkConfig", NULL, msg, sizeof msg), -1);
+	ck_assert_int_eq(
+	    tpu_update_mask_check("schedulingConfig", NULL, msg, sizeof msg),
+	    -1);
+	ck_assert_int_eq(
+	    tpu_update_mask_check("labels,", NULL, msg, sizeof msg), 0);
+	ck_assert_int_eq(
+	    tpu_update_mask_check("labelsx", NULL, msg, sizeof msg), -1);
+	ck_assert_int_eq(
+	    tpu_update_mask_check("metadat", NULL, msg, sizeof msg), -1);
 }
 END_TEST
 
