@@ -7,269 +7,29 @@
  * in one zone moves on to the next; a node left behind by a failed
  * creation is deleted so it holds no quota.
  */
-#include <sys/stat.h>
-
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "catalog.h"
 #include "config.h"
 #include "cmd.h"
-#include "fsutil.h"
 #include "json.h"
+#include "nodecache.h"
 #include "log.h"
 #include "tpucmd.h"
 #include "util.h"
 #include "xmalloc.h"
 
-#define RUN_ID_LABEL "tpuctl-run-id"
-#define MAX_METADATA_FILE (256 * 1024)
+#define RUN_ID_LABEL TPUCMD_RUN_ID_LABEL
 
 struct create_opts {
-	const char *accel, *gen, *topology, *version, *network, *subnetwork;
-	const char *tags, *service_account, *scopes, *labels, *metadata;
-	const char *metadata_files, *description, *timeout, *zones;
-	const char *disks[16];
-	int ndisks, spot, preemptible, reserved, internal_ips, async;
-	int metadata_raw;
+	struct tpucmd_node_opts node;
+	const char *timeout, *zones;
+	int async;
 };
-
-static int
-read_small_file(const char *path, char **out, struct tpu_err *err)
-{
-	struct buf b;
-	int rc;
-
-	buf_init(&b, MAX_METADATA_FILE);
-	if ((rc = fsutil_read_file(path, 0, &b, NULL, err)) != 0) {
-		buf_release(&b);
-		if (rc == TPU_E_NOTFOUND || rc == TPU_E_IO)
-			rc = err->code = TPU_E_USAGE;
-		return tpu_error_prefix(err, "--metadata-from-file");
-	}
-	*out = buf_detach(&b, NULL);
-	return 0;
-}
-
-/* "k=v,k2=v2" (or k=FILE with from_file) into obj, validated. */
-static int
-parse_metadata(
-    const char *arg, int from_file, int raw, cJSON *obj, struct tpu_err *err)
-{
-	char *copy = xstrdup(arg), *item, *save = NULL, *value = NULL;
-	int rc = 0;
-
-	for (item = strtok_r(copy, ",", &save); item != NULL;
-	     item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '=');
-
-		if (eq == NULL || eq == item) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "invalid %s item '%s': expected KEY=%s",
-			    from_file ? "--metadata-from-file" : "--metadata",
-			    item, from_file ? "FILE" : "VALUE");
-			break;
-		}
-		*eq = '\0';
-		if (from_file) {
-			if ((rc = read_small_file(eq + 1, &value, err)) != 0)
-				break;
-		} else
-			value = xstrdup(eq + 1);
-		if ((rc = catalog_metadata_validate(item, value, raw, err)) !=
-		    0)
-			break;
-		if (cJSON_GetObjectItemCaseSensitive(obj, item) != NULL) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "metadata key '%s' given twice", item);
-			break;
-		}
-		cJSON_AddStringToObject(obj, item, value);
-		free(value);
-		value = NULL;
-	}
-	free(value);
-	free(copy);
-	return rc;
-}
-
-static cJSON *
-csv_array(const char *s)
-{
-	cJSON *a = cJSON_CreateArray();
-	char *copy = xstrdup(s), *it, *save = NULL;
-
-	for (it = strtok_r(copy, ",", &save); it != NULL;
-	     it = strtok_r(NULL, ",", &save))
-		cJSON_AddItemToArray(a, cJSON_CreateString(it));
-	free(copy);
-	return a;
-}
-
-/* "source=projects/p/zones/z/disks/d,mode=read-only" */
-static int
-parse_disk(const char *arg, cJSON *disks, struct tpu_err *err)
-{
-	char *copy = xstrdup(arg), *it, *save = NULL;
-	const char *source = NULL, *mode = "READ_WRITE";
-	int rc = 0;
-	cJSON *d;
-
-	for (it = strtok_r(copy, ",", &save); it != NULL;
-	     it = strtok_r(NULL, ",", &save)) {
-		if (strncmp(it, "source=", 7) == 0 && it[7] != '\0')
-			source = it + 7;
-		else if (strcmp(it, "mode=read-write") == 0)
-			mode = "READ_WRITE";
-		else if (strcmp(it, "mode=read-only") == 0)
-			mode = "READ_ONLY";
-		else {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "invalid --data-disk item '%s': expected "
-			    "source=DISK and mode=read-write|read-only",
-			    it);
-			goto out;
-		}
-	}
-	if (source == NULL) {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "invalid --data-disk '%s': source=DISK is required", arg);
-		goto out;
-	}
-	d = cJSON_CreateObject();
-	cJSON_AddStringToObject(d, "sourceDisk", source);
-	cJSON_AddStringToObject(d, "mode", mode);
-	cJSON_AddItemToArray(disks, d);
-out:
-	free(copy);
-	return rc;
-}
-
-/* Build the Node body; every check happens here, before any request. */
-static int
-build_node(const struct create_opts *o, const char *run_id,
-    struct catalog_accel *acc, cJSON **out, struct tpu_err *err)
-{
-	cJSON *node = cJSON_CreateObject(), *labels = NULL, *md, *x;
-	const char *version;
-	int rc, i;
-
-	*out = NULL;
-	if (o->accel != NULL && (o->gen != NULL || o->topology != NULL) &&
-	    o->topology == NULL) {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "--type goes with --topology, not --accelerator-type");
-		goto fail;
-	}
-	if (o->accel != NULL) {
-		if ((rc = catalog_accel_parse(o->accel, acc, err)) != 0)
-			goto fail;
-		if (o->topology != NULL && (rc = catalog_accel_topology_match(
-		                                acc, o->topology, err)) != 0)
-			goto fail;
-	} else if (o->gen != NULL && o->topology != NULL) {
-		if ((rc = catalog_accel_from_topology(
-		         o->gen, o->topology, acc, err)) != 0)
-			goto fail;
-	} else {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "missing slice shape: pass --accelerator-type TYPE (e.g. "
-		    "v4-32) or --type GENERATION --topology AxBxC");
-		goto fail;
-	}
-	if (o->spot + o->preemptible + o->reserved > 1) {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "--spot, --preemptible and --reserved exclude each other");
-		goto fail;
-	}
-	version = o->version != NULL ? o->version : acc->gen->runtimes[0];
-	if (o->version == NULL)
-		log_info(
-		    "no --version given: using %s for %s", version, acc->type);
-	else if (!catalog_runtime_known(acc->gen, version))
-		log_warn("runtime version '%s' is not known for %s; sending it "
-		         "anyway (the server decides)",
-		    version, acc->gen->name);
-
-	if (o->topology != NULL) {
-		x = cJSON_AddObjectToObject(node, "acceleratorConfig");
-		cJSON_AddStringToObject(x, "type", acc->gen->config_type);
-		cJSON_AddStringToObject(x, "topology", o->topology);
-	} else
-		cJSON_AddStringToObject(node, "acceleratorType", acc->type);
-	cJSON_AddStringToObject(node, "runtimeVersion", version);
-	if (o->description != NULL)
-		cJSON_AddStringToObject(node, "description", o->description);
-	if (o->network != NULL || o->subnetwork != NULL || o->internal_ips) {
-		x = cJSON_AddObjectToObject(node, "networkConfig");
-		if (o->network != NULL)
-			cJSON_AddStringToObject(x, "network", o->network);
-		if (o->subnetwork != NULL)
-			cJSON_AddStringToObject(x, "subnetwork", o->subnetwork);
-		cJSON_AddBoolToObject(x, "enableExternalIps", !o->internal_ips);
-	}
-	if (o->tags != NULL)
-		cJSON_AddItemToObject(node, "tags", csv_array(o->tags));
-	if (o->service_account != NULL || o->scopes != NULL) {
-		x = cJSON_AddObjectToObject(node, "serviceAccount");
-		if (o->service_account != NULL)
-			cJSON_AddStringToObject(x, "email", o->service_account);
-		if (o->scopes != NULL)
-			cJSON_AddItemToObject(x, "scope", csv_array(o->scopes));
-	}
-	if (o->spot || o->preemptible || o->reserved) {
-		x = cJSON_AddObjectToObject(node, "schedulingConfig");
-		if (o->spot)
-			cJSON_AddBoolToObject(x, "spot", 1);
-		if (o->preemptible)
-			cJSON_AddBoolToObject(x, "preemptible", 1);
-		if (o->reserved)
-			cJSON_AddBoolToObject(x, "reserved", 1);
-	}
-	if (o->labels != NULL) {
-		if ((rc = catalog_labels_parse(o->labels, &labels, err)) != 0)
-			goto fail;
-		if (cJSON_GetObjectItemCaseSensitive(labels, RUN_ID_LABEL)) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "label '%s' is reserved for tpuctl", RUN_ID_LABEL);
-			goto fail;
-		}
-	} else
-		labels = cJSON_CreateObject();
-	cJSON_AddStringToObject(labels, RUN_ID_LABEL, run_id);
-	if ((rc = catalog_labels_validate(labels, err)) != 0)
-		goto fail;
-	cJSON_AddItemToObject(node, "labels", labels);
-	labels = NULL;
-	if (o->metadata != NULL || o->metadata_files != NULL) {
-		md = cJSON_AddObjectToObject(node, "metadata");
-		if (o->metadata != NULL && (rc = parse_metadata(o->metadata, 0,
-		                                o->metadata_raw, md, err)) != 0)
-			goto fail;
-		if (o->metadata_files != NULL &&
-		    (rc = parse_metadata(
-		         o->metadata_files, 1, o->metadata_raw, md, err)) != 0)
-			goto fail;
-	}
-	if (o->ndisks > 0) {
-		x = cJSON_AddArrayToObject(node, "dataDisks");
-		for (i = 0; i < o->ndisks; i++)
-			if ((rc = parse_disk(o->disks[i], x, err)) != 0)
-				goto fail;
-	}
-	*out = node;
-	return 0;
-fail:
-	cJSON_Delete(labels);
-	cJSON_Delete(node);
-	return rc;
-}
 
 /* 1 if the node exists and carries our run id, 0 if not ours, -1 absent;
  * negative errc on other errors (as *rcp). */
@@ -408,6 +168,8 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 			goto out;
 	}
 	rc = tpuapi_node_wait_ready(&tc->api, zone, name, &w, resultp, err);
+	if (rc == 0) /* ssh right after create needs no API call */
+		nodecache_put(tc->project, zone, name, *resultp);
 out:
 	cJSON_Delete(op);
 	free(parent);
@@ -416,60 +178,20 @@ out:
 	return rc;
 }
 
-/* A random 16-hex-digit id for the run-id label. */
-static int
-make_run_id(char id[17], struct tpu_err *err)
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char raw[8];
-	size_t i;
-	FILE *fp = fopen("/dev/urandom", "re");
-
-	if (fp == NULL || fread(raw, 1, sizeof raw, fp) != sizeof raw) {
-		if (fp != NULL)
-			fclose(fp);
-		return tpu_error(err, TPU_E_INTERNAL,
-		    "cannot read /dev/urandom: %s", strerror(errno));
-	}
-	fclose(fp);
-	for (i = 0; i < sizeof raw; i++) {
-		id[2 * i] = hex[raw[i] >> 4];
-		id[2 * i + 1] = hex[raw[i] & 15];
-	}
-	id[16] = '\0';
-	return 0;
-}
-
 static int
 create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
-		{ "accelerator-type", required_argument, NULL, 'a' },
+		TPUCMD_NODE_OPTIONS,
 		{ "async", no_argument, NULL, 'A' },
-		{ "data-disk", required_argument, NULL, 'D' },
-		{ "description", required_argument, NULL, 'd' },
-		{ "internal-ips", no_argument, NULL, 'i' },
-		{ "labels", required_argument, NULL, 'l' },
-		{ "metadata", required_argument, NULL, 'm' },
-		{ "metadata-from-file", required_argument, NULL, 'M' },
-		{ "metadata-raw", no_argument, NULL, 'R' },
-		{ "network", required_argument, NULL, 'n' },
 		{ "preemptible", no_argument, NULL, 'p' },
 		{ "reserved", no_argument, NULL, 'r' },
-		{ "scopes", required_argument, NULL, 'S' },
-		{ "service-account", required_argument, NULL, 's' },
 		{ "spot", no_argument, NULL, 'P' },
-		{ "subnetwork", required_argument, NULL, 'N' },
-		{ "tags", required_argument, NULL, 'g' },
 		{ "timeout", required_argument, NULL, 'T' },
-		{ "topology", required_argument, NULL, 'o' },
-		{ "type", required_argument, NULL, 't' },
-		{ "version", required_argument, NULL, 'v' },
 		{ "zones", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct create_opts o;
-	struct catalog_accel acc;
 	struct tpucmd tc;
 	cJSON *body = NULL, *result = NULL, *zones = NULL;
 	const cJSON *z;
@@ -480,73 +202,25 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 
 	memset(&o, 0, sizeof o);
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if ((rc = tpucmd_node_opt(&o.node, ch, optarg, err)) < 0)
+			return rc;
+		if (rc == 1)
+			continue;
 		switch (ch) {
-		case 'a':
-			o.accel = optarg;
-			break;
 		case 'A':
 			o.async = 1;
 			break;
-		case 'D':
-			if (o.ndisks == (int)nitems(o.disks))
-				return tpu_error(err, TPU_E_USAGE,
-				    "at most %zu --data-disk options",
-				    nitems(o.disks));
-			o.disks[o.ndisks++] = optarg;
-			break;
-		case 'd':
-			o.description = optarg;
-			break;
-		case 'i':
-			o.internal_ips = 1;
-			break;
-		case 'l':
-			o.labels = optarg;
-			break;
-		case 'm':
-			o.metadata = optarg;
-			break;
-		case 'M':
-			o.metadata_files = optarg;
-			break;
-		case 'R':
-			o.metadata_raw = 1;
-			break;
-		case 'n':
-			o.network = optarg;
-			break;
 		case 'p':
-			o.preemptible = 1;
+			o.node.preemptible = 1;
 			break;
 		case 'r':
-			o.reserved = 1;
-			break;
-		case 'S':
-			o.scopes = optarg;
-			break;
-		case 's':
-			o.service_account = optarg;
+			o.node.reserved = 1;
 			break;
 		case 'P':
-			o.spot = 1;
-			break;
-		case 'N':
-			o.subnetwork = optarg;
-			break;
-		case 'g':
-			o.tags = optarg;
+			o.node.spot = 1;
 			break;
 		case 'T':
 			o.timeout = optarg;
-			break;
-		case 'o':
-			o.topology = optarg;
-			break;
-		case 't':
-			o.gen = optarg;
-			break;
-		case 'v':
-			o.version = optarg;
 			break;
 		case 'z':
 			o.zones = optarg;
@@ -563,35 +237,13 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return rc;
 	if ((rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)
 		return rc;
-	if ((rc = make_run_id(run_id, err)) != 0)
+	if ((rc = tpucmd_run_id(run_id, err)) != 0)
 		return rc;
-	if ((rc = build_node(&o, run_id, &acc, &body, err)) != 0)
-		return rc;
-	if (o.zones != NULL) {
-		zones = cJSON_CreateArray();
-		{
-			char *copy = xstrdup(o.zones), *it, *save = NULL;
-
-			for (it = strtok_r(copy, ",", &save); it != NULL;
-			     it = strtok_r(NULL, ",", &save)) {
-				if ((rc = catalog_zone_validate(it, err)) != 0)
-					break;
-				cJSON_AddItemToArray(
-				    zones, cJSON_CreateString(it));
-			}
-			free(copy);
-		}
-		if (rc != 0)
-			goto out;
-		if (cJSON_GetArraySize(zones) == 0) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "--zones needs at least one zone");
-			goto out;
-		}
-		/* --zones stands in for --zone: tpucmd_open needs one. */
-		config_set_flag(ctx->cfg, "compute/zone",
-		    cJSON_GetArrayItem(zones, 0)->valuestring);
-	}
+	if ((body = tpucmd_node_body(&o.node, run_id, err)) == NULL)
+		return err->code;
+	if (o.zones != NULL &&
+	    (rc = tpucmd_zones_parse(ctx, o.zones, &zones, err)) != 0)
+		goto out;
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
 		goto out;
 	if (zones == NULL) {
@@ -599,23 +251,8 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		cJSON_AddItemToArray(zones, cJSON_CreateString(tc.zone));
 	}
 	nzones = cJSON_GetArraySize(zones);
-	/* A zone the catalog knows must offer the generation (R12); an
-	 * unknown zone is left to the server. */
-	cJSON_ArrayForEach(z, zones)
-	{
-		const struct catalog_zone *cz =
-		    catalog_zone_find(z->valuestring);
-
-		if (cz != NULL && !catalog_zone_offers(cz, acc.gen)) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "zone %s does not offer %s TPUs (accelerator type "
-			    "%s); see 'tpuctl accelerator-types list --zone "
-			    "%s'",
-			    z->valuestring, acc.gen->name, acc.type,
-			    z->valuestring);
-			goto close;
-		}
-	}
+	if ((rc = tpucmd_zones_offer(zones, &o.node.acc, err)) != 0)
+		goto close;
 	cJSON_ArrayForEach(z, zones)
 	{
 		zone = z->valuestring;
@@ -631,8 +268,8 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			fprintf(stderr,
 			    "tpuctl: created node '%s' (%s, %d "
 			    "worker%s) in %s\n",
-			    argv[0], acc.type, acc.hosts,
-			    acc.hosts == 1 ? "" : "s", zone);
+			    argv[0], o.node.acc.type, o.node.acc.hosts,
+			    o.node.acc.hosts == 1 ? "" : "s", zone);
 		if (o.async)
 			rc = output_emit(&ctx->out, result, NULL, err);
 		else

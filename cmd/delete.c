@@ -3,6 +3,7 @@
  * naming each node's accelerator type and chip count (a v5p-1024 is not
  * deleted by a stray Enter).  Every node is attempted; the exit status is
  * the first failure's.  Deliberately no alias: hard to hit by accident.
+ * The node cache entry (nodecache.h) is dropped before the request.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "nodecache.h"
 #include "tpucmd.h"
 #include "xmalloc.h"
 
@@ -106,6 +108,8 @@ delete_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		char *what = xasprintf("deleting node '%s'", argv[i]);
 
 		tpu_err_init(&e2);
+		if (!ctx->dry_run)
+			nodecache_drop(tc.project, tc.zone, argv[i]);
 		rc = tpuapi_call(
 		    &tc.api, "DELETE", path, NULL, NULL, 1, &op, &e2);
 		if (rc == TPU_E_NOTFOUND)

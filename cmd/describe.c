@@ -1,12 +1,15 @@
 /*
  * "tpuctl describe NODE": the node as the API returns it, including its
  * per-worker network endpoints and health (YAML by default, as gcloud).
+ * Describe always asks the API; it refreshes the node cache (nodecache.h)
+ * that ssh and scp read.
  */
 #include <getopt.h>
 #include <stdlib.h>
 
 #include "catalog.h"
 #include "cmd.h"
+#include "nodecache.h"
 #include "tpucmd.h"
 #include "xmalloc.h"
 
@@ -34,12 +37,17 @@ describe_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return rc;
 	path = tpuapi_node_path(&tc.api, tc.zone, argv[0]);
 	if ((rc = tpuapi_call(
-	         &tc.api, "GET", path, NULL, NULL, 1, &node, err)) == 0)
+	         &tc.api, "GET", path, NULL, NULL, 1, &node, err)) == 0) {
+		/* Describe is the refresh: a READY node is stored for ssh,
+		 * any other state drops the entry. */
+		nodecache_put(tc.project, tc.zone, argv[0], node);
 		rc = output_emit(&ctx->out, node, NULL, err);
-	else if (rc == TPU_E_NOTFOUND)
+	} else if (rc == TPU_E_NOTFOUND) {
+		nodecache_drop(tc.project, tc.zone, argv[0]);
 		tpu_error(err, rc,
 		    "node '%s' not found in zone %s of project %s", argv[0],
 		    tc.zone, tc.project);
+	}
 	cJSON_Delete(node);
 	free(path);
 	tpucmd_close(&tc);

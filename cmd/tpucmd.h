@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "catalog.h"
 #include "ctx.h"
 #include "err.h"
 #include "tpuapi.h"
@@ -86,5 +87,101 @@ int tpucmd_node_verb(struct tpu_ctx *, const struct cmd_entry *,
 int tpucmd_list_collection(struct tpu_ctx *, const struct cmd_entry *,
     const char *collection, const char *field, const char *columns, int zonal,
     int argc, char **argv, struct tpu_err *);
+
+/*
+ * The node flags "create" and "queued-resources create" share.  Options
+ * of TPUCMD_NODE_OPTIONS return values from TPUCMD_OPT_BASE up, so they
+ * never clash with a command's own single-letter values.
+ */
+#define TPUCMD_RUN_ID_LABEL "tpuctl-run-id"
+
+struct tpucmd_node_opts {
+	const char *accel, *gen, *topology, *version, *network, *subnetwork;
+	const char *tags, *service_account, *scopes, *labels, *metadata;
+	const char *metadata_files, *description;
+	const char *disks[16];
+	int ndisks, internal_ips, metadata_raw;
+	/* schedulingConfig: set by the command ("create" has the flags). */
+	int spot, preemptible, reserved;
+	/* Filled by tpucmd_node_body(): the slice shape. */
+	struct catalog_accel acc;
+};
+
+enum {
+	TPUCMD_OPT_BASE = 0x400,
+	TPUCMD_OPT_ACCEL = TPUCMD_OPT_BASE,
+	TPUCMD_OPT_DISK,
+	TPUCMD_OPT_DESCRIPTION,
+	TPUCMD_OPT_INTERNAL_IPS,
+	TPUCMD_OPT_LABELS,
+	TPUCMD_OPT_METADATA,
+	TPUCMD_OPT_METADATA_FILE,
+	TPUCMD_OPT_METADATA_RAW,
+	TPUCMD_OPT_NETWORK,
+	TPUCMD_OPT_SCOPES,
+	TPUCMD_OPT_SERVICE_ACCOUNT,
+	TPUCMD_OPT_SUBNETWORK,
+	TPUCMD_OPT_TAGS,
+	TPUCMD_OPT_TOPOLOGY,
+	TPUCMD_OPT_TYPE,
+	TPUCMD_OPT_VERSION,
+};
+
+/* getopt_long entries of the node flags, for a command's option table. */
+#define TPUCMD_NODE_OPTIONS                                                    \
+	{ "accelerator-type", required_argument, NULL, TPUCMD_OPT_ACCEL },     \
+	    { "data-disk", required_argument, NULL, TPUCMD_OPT_DISK },         \
+	    { "description", required_argument, NULL,                          \
+		    TPUCMD_OPT_DESCRIPTION },                                  \
+	    { "internal-ips", no_argument, NULL, TPUCMD_OPT_INTERNAL_IPS },    \
+	    { "labels", required_argument, NULL, TPUCMD_OPT_LABELS },          \
+	    { "metadata", required_argument, NULL, TPUCMD_OPT_METADATA },      \
+	    { "metadata-from-file", required_argument, NULL,                   \
+		    TPUCMD_OPT_METADATA_FILE },                                \
+	    { "metadata-raw", no_argument, NULL, TPUCMD_OPT_METADATA_RAW },    \
+	    { "network", required_argument, NULL, TPUCMD_OPT_NETWORK },        \
+	    { "scopes", required_argument, NULL, TPUCMD_OPT_SCOPES },          \
+	    { "service-account", required_argument, NULL,                      \
+		    TPUCMD_OPT_SERVICE_ACCOUNT },                              \
+	    { "subnetwork", required_argument, NULL, TPUCMD_OPT_SUBNETWORK },  \
+	    { "tags", required_argument, NULL, TPUCMD_OPT_TAGS },              \
+	    { "topology", required_argument, NULL, TPUCMD_OPT_TOPOLOGY },      \
+	    { "type", required_argument, NULL, TPUCMD_OPT_TYPE },              \
+	{                                                                      \
+		"version", required_argument, NULL, TPUCMD_OPT_VERSION         \
+	}
+
+/*
+ * Take one getopt_long result: 1 when it was a node flag (stored in o),
+ * 0 when it is not ours, a negative errc on a bad value (--data-disk
+ * given too often).
+ */
+int tpucmd_node_opt(
+    struct tpucmd_node_opts *, int ch, const char *optarg, struct tpu_err *);
+
+/*
+ * Build the v2 Node JSON from the flags; every check happens here,
+ * before any request (accelerator type and topology against the catalog,
+ * labels, metadata, disks).  run_id, when not NULL, becomes the
+ * tpuctl-run-id label (the label is then reserved).  o->acc gets the
+ * slice shape.  NULL with err set on a bad value.
+ */
+cJSON *tpucmd_node_body(
+    struct tpucmd_node_opts *, const char *run_id, struct tpu_err *);
+
+/* A random 16-hex-digit id for the run-id label. */
+int tpucmd_run_id(char id[17], struct tpu_err *);
+
+/*
+ * --zones "a,b,c": an array of validated zones (caller deletes).  The
+ * first one stands in for --zone so tpucmd_open() finds one.
+ */
+int tpucmd_zones_parse(
+    struct tpu_ctx *, const char *arg, cJSON **out, struct tpu_err *);
+
+/* Every zone the catalog knows must offer the generation (R12); unknown
+ * zones are left to the server. */
+int tpucmd_zones_offer(
+    const cJSON *zones, const struct catalog_accel *, struct tpu_err *);
 
 #endif

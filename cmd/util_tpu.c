@@ -1,18 +1,23 @@
 /*
  * Shared plumbing of the Cloud TPU commands.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "catalog.h"
 #include "cmd.h"
 #include "config.h"
 #include "endpoint.h"
+#include "fsutil.h"
 #include "http.h"
 #include "json.h"
+#include "nodecache.h"
+#include "log.h"
 #include "retry.h"
 #include "tpucmd.h"
 #include "util.h"
@@ -256,6 +261,8 @@ tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	path = xasprintf("projects/%s/locations/%s/nodes/%s:%s", tc.project,
 	    tc.zone, argv[0], verb);
 	empty = cJSON_CreateObject();
+	if (!ctx->dry_run) /* the node changes: the cached entry is stale */
+		nodecache_drop(tc.project, tc.zone, argv[0]);
 	if ((rc = tpuapi_call(
 	         &tc.api, "POST", path, NULL, empty, 0, &op, err)) != 0) {
 		if (rc == TPU_E_NOTFOUND)
@@ -281,6 +288,7 @@ tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
 		if ((rc = tpuapi_node_wait_ready(
 		         &tc.api, tc.zone, argv[0], &w, &node, err)) != 0)
 			goto out;
+		nodecache_put(tc.project, tc.zone, argv[0], node);
 	}
 	if (!ctx->quiet)
 		fprintf(stderr, "tpuctl: %s node '%s'\n",
@@ -346,4 +354,389 @@ out:
 	cJSON_Delete(items);
 	tpucmd_close(&tc);
 	return rc;
+}
+
+/* The node flags shared by "create" and "queued-resources create". */
+
+#define MAX_METADATA_FILE (256 * 1024)
+
+int
+tpucmd_node_opt(
+    struct tpucmd_node_opts *o, int ch, const char *optarg, struct tpu_err *err)
+{
+	switch (ch) {
+	case TPUCMD_OPT_ACCEL:
+		o->accel = optarg;
+		break;
+	case TPUCMD_OPT_DISK:
+		if (o->ndisks == (int)nitems(o->disks))
+			return tpu_error(err, TPU_E_USAGE,
+			    "at most %zu --data-disk options",
+			    nitems(o->disks));
+		o->disks[o->ndisks++] = optarg;
+		break;
+	case TPUCMD_OPT_DESCRIPTION:
+		o->description = optarg;
+		break;
+	case TPUCMD_OPT_INTERNAL_IPS:
+		o->internal_ips = 1;
+		break;
+	case TPUCMD_OPT_LABELS:
+		o->labels = optarg;
+		break;
+	case TPUCMD_OPT_METADATA:
+		o->metadata = optarg;
+		break;
+	case TPUCMD_OPT_METADATA_FILE:
+		o->metadata_files = optarg;
+		break;
+	case TPUCMD_OPT_METADATA_RAW:
+		o->metadata_raw = 1;
+		break;
+	case TPUCMD_OPT_NETWORK:
+		o->network = optarg;
+		break;
+	case TPUCMD_OPT_SCOPES:
+		o->scopes = optarg;
+		break;
+	case TPUCMD_OPT_SERVICE_ACCOUNT:
+		o->service_account = optarg;
+		break;
+	case TPUCMD_OPT_SUBNETWORK:
+		o->subnetwork = optarg;
+		break;
+	case TPUCMD_OPT_TAGS:
+		o->tags = optarg;
+		break;
+	case TPUCMD_OPT_TOPOLOGY:
+		o->topology = optarg;
+		break;
+	case TPUCMD_OPT_TYPE:
+		o->gen = optarg;
+		break;
+	case TPUCMD_OPT_VERSION:
+		o->version = optarg;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+static int
+read_small_file(const char *path, char **out, struct tpu_err *err)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b, MAX_METADATA_FILE);
+	if ((rc = fsutil_read_file(path, 0, &b, NULL, err)) != 0) {
+		buf_release(&b);
+		if (rc == TPU_E_NOTFOUND || rc == TPU_E_IO)
+			err->code = TPU_E_USAGE;
+		return tpu_error_prefix(err, "--metadata-from-file");
+	}
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+/* "k=v,k2=v2" (or k=FILE with from_file) into obj, validated. */
+static int
+parse_metadata(
+    const char *arg, int from_file, int raw, cJSON *obj, struct tpu_err *err)
+{
+	char *copy = xstrdup(arg), *item, *save = NULL, *value = NULL;
+	int rc = 0;
+
+	for (item = strtok_r(copy, ",", &save); item != NULL;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+
+		if (eq == NULL || eq == item) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "invalid %s item '%s': expected KEY=%s",
+			    from_file ? "--metadata-from-file" : "--metadata",
+			    item, from_file ? "FILE" : "VALUE");
+			break;
+		}
+		*eq = '\0';
+		if (from_file) {
+			if ((rc = read_small_file(eq + 1, &value, err)) != 0)
+				break;
+		} else
+			value = xstrdup(eq + 1);
+		if ((rc = catalog_metadata_validate(item, value, raw, err)) !=
+		    0)
+			break;
+		if (cJSON_GetObjectItemCaseSensitive(obj, item) != NULL) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "metadata key '%s' given twice", item);
+			break;
+		}
+		cJSON_AddStringToObject(obj, item, value);
+		free(value);
+		value = NULL;
+	}
+	free(value);
+	free(copy);
+	return rc;
+}
+
+static cJSON *
+csv_array(const char *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	char *copy = xstrdup(s), *it, *save = NULL;
+
+	for (it = strtok_r(copy, ",", &save); it != NULL;
+	     it = strtok_r(NULL, ",", &save))
+		cJSON_AddItemToArray(a, cJSON_CreateString(it));
+	free(copy);
+	return a;
+}
+
+/* "source=projects/p/zones/z/disks/d,mode=read-only" */
+static int
+parse_disk(const char *arg, cJSON *disks, struct tpu_err *err)
+{
+	char *copy = xstrdup(arg), *it, *save = NULL;
+	const char *source = NULL, *mode = "READ_WRITE";
+	int rc = 0;
+	cJSON *d;
+
+	for (it = strtok_r(copy, ",", &save); it != NULL;
+	     it = strtok_r(NULL, ",", &save)) {
+		if (strncmp(it, "source=", 7) == 0 && it[7] != '\0')
+			source = it + 7;
+		else if (strcmp(it, "mode=read-write") == 0)
+			mode = "READ_WRITE";
+		else if (strcmp(it, "mode=read-only") == 0)
+			mode = "READ_ONLY";
+		else {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "invalid --data-disk item '%s': expected "
+			    "source=DISK and mode=read-write|read-only",
+			    it);
+			goto out;
+		}
+	}
+	if (source == NULL) {
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "invalid --data-disk '%s': source=DISK is required", arg);
+		goto out;
+	}
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "sourceDisk", source);
+	cJSON_AddStringToObject(d, "mode", mode);
+	cJSON_AddItemToArray(disks, d);
+out:
+	free(copy);
+	return rc;
+}
+
+static int
+node_shape(struct tpucmd_node_opts *o, struct tpu_err *err)
+{
+	struct catalog_accel *acc = &o->acc;
+	int rc;
+
+	if (o->accel != NULL && (o->gen != NULL || o->topology != NULL) &&
+	    o->topology == NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--type goes with --topology, not --accelerator-type");
+	if (o->accel != NULL) {
+		if ((rc = catalog_accel_parse(o->accel, acc, err)) != 0)
+			return rc;
+		if (o->topology != NULL)
+			return catalog_accel_topology_match(
+			    acc, o->topology, err);
+		return 0;
+	}
+	if (o->gen != NULL && o->topology != NULL)
+		return catalog_accel_from_topology(
+		    o->gen, o->topology, acc, err);
+	return tpu_error(err, TPU_E_USAGE,
+	    "missing slice shape: pass --accelerator-type TYPE (e.g. v4-32) "
+	    "or --type GENERATION --topology AxBxC");
+}
+
+cJSON *
+tpucmd_node_body(
+    struct tpucmd_node_opts *o, const char *run_id, struct tpu_err *err)
+{
+	struct catalog_accel *acc = &o->acc;
+	cJSON *node = NULL, *labels = NULL, *md, *x;
+	const char *version;
+	int i;
+
+	memset(acc, 0, sizeof *acc);
+	if (node_shape(o, err) != 0)
+		return NULL;
+	if (o->spot + o->preemptible + o->reserved > 1) {
+		tpu_error(err, TPU_E_USAGE,
+		    "--spot, --preemptible and --reserved exclude each other");
+		return NULL;
+	}
+	version = o->version != NULL ? o->version : acc->gen->runtimes[0];
+	if (o->version == NULL)
+		log_info(
+		    "no --version given: using %s for %s", version, acc->type);
+	else if (!catalog_runtime_known(acc->gen, version))
+		log_warn("runtime version '%s' is not known for %s; sending it "
+		         "anyway (the server decides)",
+		    version, acc->gen->name);
+
+	node = cJSON_CreateObject();
+	if (o->topology != NULL) {
+		x = cJSON_AddObjectToObject(node, "acceleratorConfig");
+		cJSON_AddStringToObject(x, "type", acc->gen->config_type);
+		cJSON_AddStringToObject(x, "topology", o->topology);
+	} else
+		cJSON_AddStringToObject(node, "acceleratorType", acc->type);
+	cJSON_AddStringToObject(node, "runtimeVersion", version);
+	if (o->description != NULL)
+		cJSON_AddStringToObject(node, "description", o->description);
+	if (o->network != NULL || o->subnetwork != NULL || o->internal_ips) {
+		x = cJSON_AddObjectToObject(node, "networkConfig");
+		if (o->network != NULL)
+			cJSON_AddStringToObject(x, "network", o->network);
+		if (o->subnetwork != NULL)
+			cJSON_AddStringToObject(x, "subnetwork", o->subnetwork);
+		cJSON_AddBoolToObject(x, "enableExternalIps", !o->internal_ips);
+	}
+	if (o->tags != NULL)
+		cJSON_AddItemToObject(node, "tags", csv_array(o->tags));
+	if (o->service_account != NULL || o->scopes != NULL) {
+		x = cJSON_AddObjectToObject(node, "serviceAccount");
+		if (o->service_account != NULL)
+			cJSON_AddStringToObject(x, "email", o->service_account);
+		if (o->scopes != NULL)
+			cJSON_AddItemToObject(x, "scope", csv_array(o->scopes));
+	}
+	if (o->spot || o->preemptible || o->reserved) {
+		x = cJSON_AddObjectToObject(node, "schedulingConfig");
+		if (o->spot)
+			cJSON_AddBoolToObject(x, "spot", 1);
+		if (o->preemptible)
+			cJSON_AddBoolToObject(x, "preemptible", 1);
+		if (o->reserved)
+			cJSON_AddBoolToObject(x, "reserved", 1);
+	}
+	if (o->labels != NULL) {
+		if (catalog_labels_parse(o->labels, &labels, err) != 0)
+			goto fail;
+		if (run_id != NULL && cJSON_GetObjectItemCaseSensitive(
+		                          labels, TPUCMD_RUN_ID_LABEL)) {
+			tpu_error(err, TPU_E_USAGE,
+			    "label '%s' is reserved for tpuctl",
+			    TPUCMD_RUN_ID_LABEL);
+			goto fail;
+		}
+	} else if (run_id != NULL)
+		labels = cJSON_CreateObject();
+	if (labels != NULL) {
+		if (run_id != NULL)
+			cJSON_AddStringToObject(
+			    labels, TPUCMD_RUN_ID_LABEL, run_id);
+		if (catalog_labels_validate(labels, err) != 0)
+			goto fail;
+		cJSON_AddItemToObject(node, "labels", labels);
+		labels = NULL;
+	}
+	if (o->metadata != NULL || o->metadata_files != NULL) {
+		md = cJSON_AddObjectToObject(node, "metadata");
+		if (o->metadata != NULL && parse_metadata(o->metadata, 0,
+		                               o->metadata_raw, md, err) != 0)
+			goto fail;
+		if (o->metadata_files != NULL &&
+		    parse_metadata(
+		        o->metadata_files, 1, o->metadata_raw, md, err) != 0)
+			goto fail;
+	}
+	if (o->ndisks > 0) {
+		x = cJSON_AddArrayToObject(node, "dataDisks");
+		for (i = 0; i < o->ndisks; i++)
+			if (parse_disk(o->disks[i], x, err) != 0)
+				goto fail;
+	}
+	return node;
+fail:
+	cJSON_Delete(labels);
+	cJSON_Delete(node);
+	return NULL;
+}
+
+int
+tpucmd_run_id(char id[17], struct tpu_err *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[8];
+	size_t i;
+	FILE *fp = fopen("/dev/urandom", "re");
+
+	if (fp == NULL || fread(raw, 1, sizeof raw, fp) != sizeof raw) {
+		if (fp != NULL)
+			fclose(fp);
+		return tpu_error(err, TPU_E_INTERNAL,
+		    "cannot read /dev/urandom: %s", strerror(errno));
+	}
+	fclose(fp);
+	for (i = 0; i < sizeof raw; i++) {
+		id[2 * i] = hex[raw[i] >> 4];
+		id[2 * i + 1] = hex[raw[i] & 15];
+	}
+	id[16] = '\0';
+	return 0;
+}
+
+int
+tpucmd_zones_parse(
+    struct tpu_ctx *ctx, const char *arg, cJSON **out, struct tpu_err *err)
+{
+	cJSON *zones = cJSON_CreateArray();
+	char *copy = xstrdup(arg), *it, *save = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	for (it = strtok_r(copy, ",", &save); it != NULL;
+	     it = strtok_r(NULL, ",", &save)) {
+		if ((rc = catalog_zone_validate(it, err)) != 0)
+			break;
+		cJSON_AddItemToArray(zones, cJSON_CreateString(it));
+	}
+	free(copy);
+	if (rc == 0 && cJSON_GetArraySize(zones) == 0)
+		rc = tpu_error(
+		    err, TPU_E_USAGE, "--zones needs at least one zone");
+	if (rc != 0) {
+		cJSON_Delete(zones);
+		return rc;
+	}
+	/* --zones stands in for --zone: tpucmd_open needs one. */
+	config_set_flag(ctx->cfg, "compute/zone",
+	    cJSON_GetArrayItem(zones, 0)->valuestring);
+	*out = zones;
+	return 0;
+}
+
+int
+tpucmd_zones_offer(
+    const cJSON *zones, const struct catalog_accel *acc, struct tpu_err *err)
+{
+	const cJSON *z;
+
+	cJSON_ArrayForEach(z, zones)
+	{
+		const struct catalog_zone *cz =
+		    catalog_zone_find(z->valuestring);
+
+		if (cz != NULL && !catalog_zone_offers(cz, acc->gen))
+			return tpu_error(err, TPU_E_USAGE,
+			    "zone %s does not offer %s TPUs (accelerator type "
+			    "%s); see 'tpuctl accelerator-types list --zone "
+			    "%s'",
+			    z->valuestring, acc->gen->name, acc->type,
+			    z->valuestring);
+	}
+	return 0;
 }

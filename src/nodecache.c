@@ -1,0 +1,230 @@
+/*
+ * The node description cache (see nodecache.h).
+ *
+ * File format: {"storedAt": <ms since the epoch>, "node": {...API JSON}}.
+ * Freshness is measured on the wall clock because entries outlive the
+ * process; an entry stored "in the future" (the clock went back) or older
+ * than the caller's limit is a miss, so a clock jump can only make the
+ * cache miss, never serve an old description.
+ */
+#include <sys/types.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "err.h"
+#include "fsutil.h"
+#include "json.h"
+#include "log.h"
+#include "nodecache.h"
+#include "xmalloc.h"
+
+/* A cached description larger than this is not ours: a miss. */
+#define NODECACHE_MAX_FILE (1024 * 1024)
+
+/*
+ * A name that can be one path component: 1-128 characters of [A-Za-z0-9]
+ * and "-_.:", not starting with '.' (so never "." or ".."), no '/'.
+ * Project ids may hold ':' and '.' (domain-scoped projects).
+ */
+static int
+safe_component(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || s[0] == '.')
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i >= 128)
+			return 0;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    c == '.' || c == ':')
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
+/* The "tpuctl" cache directory, or NULL when there is none. */
+static char *
+base_dir(void)
+{
+	const char *x;
+
+	if ((x = getenv("TPUCTL_CACHE_DIR")) != NULL && *x == '/')
+		return xstrdup(x);
+	if ((x = getenv("XDG_CACHE_HOME")) != NULL && *x == '/')
+		return xasprintf("%s/tpuctl", x);
+	if ((x = getenv("HOME")) != NULL && *x == '/')
+		return xasprintf("%s/.cache/tpuctl", x);
+	return NULL;
+}
+
+/* The entry's directory and file, or -1 when the names are unsafe. */
+static int
+entry_paths(const char *project, const char *zone, const char *node, char **dir,
+    char **file)
+{
+	char *base;
+
+	*dir = *file = NULL;
+	if (!safe_component(project) || !safe_component(zone) ||
+	    !safe_component(node)) {
+		log_debug("nodecache: refusing unsafe names");
+		return -1;
+	}
+	if ((base = base_dir()) == NULL)
+		return -1;
+	*dir = xasprintf("%s/nodes/%s/%s", base, project, zone);
+	*file = xasprintf("%s/%s.json", *dir, node);
+	free(base);
+	return 0;
+}
+
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* 1 if desc's "name" is absent or ends in "/<node>" (or is node). */
+static int
+name_matches(const cJSON *desc, const char *node)
+{
+	const char *name = json_opt_string(desc, "name", NULL);
+	size_t nl, l;
+
+	if (name == NULL)
+		return 1;
+	nl = strlen(node);
+	l = strlen(name);
+	if (l == nl)
+		return strcmp(name, node) == 0;
+	return l > nl && name[l - nl - 1] == '/' &&
+	       strcmp(name + l - nl, node) == 0;
+}
+
+int
+nodecache_get(const char *project, const char *zone, const char *node,
+    int64_t max_age_ms, cJSON **out)
+{
+	struct tpu_err e;
+	struct buf b;
+	char *dir, *file;
+	cJSON *root = NULL, *desc;
+	long long stored;
+	int64_t age;
+	int rc = -1;
+
+	*out = NULL;
+	if (entry_paths(project, zone, node, &dir, &file) != 0)
+		return -1;
+	tpu_err_init(&e);
+	buf_init(&b, NODECACHE_MAX_FILE);
+	if (fsutil_read_file(file, FSUTIL_F_NOFOLLOW | FSUTIL_F_PRIVATE, &b,
+	        NULL, &e) != 0) {
+		if (e.code != TPU_E_NOTFOUND)
+			log_info("node cache: %s", e.msg);
+		goto out;
+	}
+	if ((root = json_parse(b.data, b.len, "node cache", &e)) == NULL) {
+		log_info("node cache '%s': %s", file, e.msg);
+		goto out;
+	}
+	if (json_req_int64(root, "storedAt", &stored, &e) != 0 ||
+	    (desc = cJSON_GetObjectItemCaseSensitive(root, "node")) == NULL ||
+	    !cJSON_IsObject(desc)) {
+		log_info("node cache '%s': malformed entry", file);
+		goto out;
+	}
+	age = wall_ms() - (int64_t)stored;
+	if (age < 0 || age >= max_age_ms) {
+		log_debug("node cache: entry for %s is %lld ms old", node,
+		    (long long)age);
+		goto out;
+	}
+	if (strcmp(json_opt_string(desc, "state", ""), "READY") != 0 ||
+	    !name_matches(desc, node)) {
+		log_debug(
+		    "node cache: entry for %s is not a READY %s", node, node);
+		goto out;
+	}
+	*out = cJSON_DetachItemViaPointer(root, desc);
+	rc = 0;
+	log_debug("node cache: hit for %s (%lld ms old)", node, (long long)age);
+out:
+	cJSON_Delete(root);
+	buf_release(&b);
+	free(dir);
+	free(file);
+	return rc;
+}
+
+void
+nodecache_put(
+    const char *project, const char *zone, const char *node, const cJSON *desc)
+{
+	struct tpu_err e;
+	char *dir, *file, *text = NULL;
+	cJSON *root = NULL, *copy;
+
+	if (desc == NULL || !cJSON_IsObject(desc) ||
+	    strcmp(json_opt_string(desc, "state", ""), "READY") != 0 ||
+	    !name_matches(desc, node)) {
+		nodecache_drop(project, zone, node);
+		return;
+	}
+	if (entry_paths(project, zone, node, &dir, &file) != 0)
+		return;
+	tpu_err_init(&e);
+	root = cJSON_CreateObject();
+	copy = cJSON_Duplicate(desc, 1);
+	if (root == NULL || copy == NULL ||
+	    cJSON_AddNumberToObject(root, "storedAt", (double)wall_ms()) ==
+	        NULL ||
+	    !cJSON_AddItemToObject(root, "node", copy)) {
+		cJSON_Delete(copy);
+		log_info("node cache: out of memory");
+		goto out;
+	}
+	if ((text = json_print(root, 0)) == NULL) {
+		log_info("node cache: cannot serialise %s", node);
+		goto out;
+	}
+	if (fsutil_mkdir_private(dir, &e) != 0 ||
+	    fsutil_write_atomic(file, text, strlen(text), 0600, &e) != 0)
+		log_info("node cache not written: %s", e.msg);
+out:
+	if (text != NULL)
+		cJSON_free(text);
+	cJSON_Delete(root);
+	free(dir);
+	free(file);
+}
+
+void
+nodecache_drop(const char *project, const char *zone, const char *node)
+{
+	struct tpu_err e;
+	char *dir, *file;
+
+	if (entry_paths(project, zone, node, &dir, &file) != 0)
+		return;
+	tpu_err_init(&e);
+	if (fsutil_remove(file, &e) != 0)
+		log_info("node cache: %s", e.msg);
+	free(dir);
+	free(file);
+}

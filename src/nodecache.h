@@ -1,0 +1,47 @@
+/*
+ * A short-lived cache of node descriptions, so that "tpuctl ssh" or
+ * "tpuctl scp" right after "tpuctl create" (or a second run against the
+ * same node) makes no TPU API call.
+ *
+ * One file per node: $XDG_CACHE_HOME/tpuctl/nodes/<project>/<zone>/<node>.json
+ * (else ~/.cache/...; TPUCTL_CACHE_DIR overrides the "tpuctl" directory),
+ * directories 0700, files 0600 written atomically (fsutil).  The file holds
+ * the node's API JSON and the time it was stored.  Entries are dropped
+ * when a command changes the node (delete, stop, start, update) and must
+ * be refreshed by a caller whose use of the entry failed (e.g. a worker
+ * refused the connection): the cache is a hint, never a source of truth.
+ * An entry whose node is not READY is never returned.  Cache errors are
+ * never fatal: a failed read is a miss, a failed write is logged at -v.
+ * Also a miss: a file that is corrupt, readable by group or others, a
+ * symlink, or describes another node; an entry stored "in the future"
+ * (the wall clock went back); names that are not one safe path component
+ * ([A-Za-z0-9._:-], 1-128 characters, no leading '.'), which are never
+ * written either.
+ */
+#ifndef TPUCTL_NODECACHE_H
+#define TPUCTL_NODECACHE_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* Default freshness of an entry for ssh/scp/forward: 10 minutes. */
+#define NODECACHE_TTL_MS (10 * 60 * 1000)
+
+/*
+ * The cached description of node in project/zone if it was stored less
+ * than max_age_ms ago and its state is READY: 0 with *node set (the
+ * caller deletes it), -1 on a miss.
+ */
+int nodecache_get(const char *project, const char *zone, const char *node,
+    int64_t max_age_ms, cJSON **out);
+
+/* Store (replace) the description of a node; one with state other than
+ * READY drops the entry instead. */
+void nodecache_put(
+    const char *project, const char *zone, const char *node, const cJSON *desc);
+
+/* Forget a node (it changed or its cached use failed). */
+void nodecache_drop(const char *project, const char *zone, const char *node);
+
+#endif
