@@ -1,0 +1,157 @@
+/*
+ * "tpuctl scp [options] SRC... DST": copy files to or from TPU workers
+ * over SFTP (src/sshxfer.h).  NODE:path on exactly one side.  Uploads go
+ * to every selected worker in parallel; a download from several workers
+ * lands in DST/w<N>/.  Exit status: 0, 8 when some workers failed, 9
+ * when none could be reached; with one worker, that worker's error.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "sshcmd.h"
+#include "sshxfer.h"
+#include "tpucmd.h"
+#include "xmalloc.h"
+
+static volatile sig_atomic_t scp_abort;
+
+static void
+on_sigint(int sig)
+{
+	(void)sig;
+	scp_abort = 1;
+}
+
+static int
+scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		SSHCMD_LONG_OPTIONS,
+		{ "recurse", no_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sshcmd_opts so;
+	struct sshxfer_operand *ops = NULL;
+	struct sshxfer_result *res = NULL;
+	struct sshxfer_spec spec;
+	struct sshcmd sc;
+	struct sigaction sa, old;
+	const char **paths = NULL, *node = NULL;
+	int ch, rc = 0, recurse = 0, nops, i, upload, prepared = 0;
+	size_t w;
+
+	sshcmd_opts_init(&so);
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'r') {
+			recurse = 1;
+			continue;
+		}
+		if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
+			return rc;
+		if (rc == 0)
+			return cmd_bad_option(argv, ch, err);
+	}
+	nops = argc - optind;
+	if (nops < 2) {
+		cmd_want_usage();
+		return tpu_error(err, TPU_E_USAGE,
+		    "need at least one source and a destination");
+	}
+	ops = xcalloc((size_t)nops, sizeof *ops);
+	for (i = 0; i < nops; i++)
+		if ((rc = sshxfer_parse_operand(
+		         argv[optind + i], &ops[i], err)) != 0)
+			goto out;
+	upload = ops[nops - 1].node != NULL;
+	for (i = 0; i < nops - 1; i++)
+		if ((ops[i].node != NULL) == upload) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "'%s': NODE:path must be on exactly one side "
+			    "(the sources or the destination)",
+			    argv[optind + i]);
+			goto out;
+		}
+	node = upload ? ops[nops - 1].node : ops[0].node;
+	for (i = 0; i < nops; i++)
+		if (ops[i].node != NULL && strcmp(ops[i].node, node) != 0) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "'%s': all remote operands must name the same "
+			    "node ('%s')",
+			    argv[optind + i], node);
+			goto out;
+		}
+	paths = xcalloc((size_t)nops, sizeof *paths);
+	for (i = 0; i < nops; i++)
+		paths[i] = ops[i].path;
+	if ((rc = sshcmd_prepare(ctx, node, &so, &sc, err)) != 0)
+		goto out;
+	prepared = 1;
+	memset(&spec, 0, sizeof spec);
+	spec.upload = upload;
+	spec.recurse = recurse;
+	spec.srcs = paths;
+	spec.nsrc = (size_t)nops - 1;
+	spec.dst = paths[nops - 1];
+	spec.per_worker_dirs = !upload && sc.ntargets > 1;
+	spec.popts = &sc.popts;
+	spec.abort = &scp_abort;
+	if (spec.per_worker_dirs && mkdir(spec.dst, 0777) != 0 &&
+	    errno != EEXIST) {
+		rc = tpu_error(err, TPU_E_IO, "cannot create '%s': %s",
+		    spec.dst, strerror(errno));
+		goto out;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, &old);
+	res = xcalloc(sc.ntargets, sizeof *res);
+	rc = sshxfer_run(&spec, sc.targets, sc.ntargets, res, err);
+	if (rc == TPU_E_UNREACHABLE && sc.ntargets > 0 &&
+	    sshcmd_refresh(ctx, &sc, err) == 1)
+		rc = sshxfer_run(&spec, sc.targets, sc.ntargets, res, err);
+	sigaction(SIGINT, &old, NULL);
+	if (sc.ntargets > 1)
+		for (w = 0; w < sc.ntargets; w++) {
+			if (res[w].rc != 0)
+				fprintf(stderr, "[w%d] error: %s\n",
+				    sc.targets[w].worker, res[w].err.msg);
+			else if (res[w].skipped > 0)
+				fprintf(stderr,
+				    "[w%d] %zu symbolic links or special "
+				    "files skipped\n",
+				    sc.targets[w].worker, res[w].skipped);
+		}
+	else if (rc == 0 && res[0].skipped > 0)
+		fprintf(stderr,
+		    "tpuctl: %zu symbolic links or special files skipped\n",
+		    res[0].skipped);
+out:
+	if (prepared)
+		sshcmd_release(&sc);
+	for (i = 0; ops != NULL && i < nops; i++)
+		sshxfer_operand_release(&ops[i]);
+	free(ops);
+	free(paths);
+	free(res);
+	return rc;
+}
+
+const struct cmd_entry cmd_scp_entry = {
+	.name = "scp",
+	.alias = NULL,
+	.usage = "scp [--recurse] [--worker workers] [--fanout n] "
+	         "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
+	         "[--zone zone] source ... destination",
+	.summary = "copy files to or from TPU workers over SFTP",
+	.min_args = 2,
+	.max_args = -1,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_SSH,
+	.exec = scp_exec,
+};

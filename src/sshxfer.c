@@ -1,0 +1,824 @@
+/* SFTP file transfer to and from workers: see sshxfer.h. */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+
+#include "shquote.h"
+#include "sshxfer.h"
+#include "util.h"
+#include "xmalloc.h"
+
+#define XFER_IO_TIMEOUT_MS 30000
+#define XFER_LIST_MAX (64u << 20) /* bytes of remote listing */
+
+static int
+node_name_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > 63 || s[0] < 'a' || s[0] > 'z' ||
+	    s[len - 1] == '-')
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		        (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+int
+sshxfer_parse_operand(
+    const char *arg, struct sshxfer_operand *op, struct tpu_err *err)
+{
+	const char *colon = strchr(arg, ':'), *slash = strchr(arg, '/');
+
+	memset(op, 0, sizeof *op);
+	if (arg[0] == '\0')
+		return tpu_error(err, TPU_E_USAGE, "empty file operand");
+	if (strchr(arg, '\n') != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "file operand holds a newline: not supported");
+	if (colon == NULL || (slash != NULL && slash < colon)) {
+		op->path = xstrdup(arg);
+		return 0;
+	}
+	if (!node_name_ok(arg, (size_t)(colon - arg)))
+		return tpu_error(err, TPU_E_USAGE,
+		    "'%.*s' in '%s' is not a node name: NODE:path needs a "
+		    "lowercase letter, then letters, digits or '-' (at most "
+		    "63), before the ':' (write ./%s for a local file)",
+		    (int)(colon - arg), arg, arg, arg);
+	op->node = xstrndup(arg, (size_t)(colon - arg));
+	op->path = xstrdup(colon + 1);
+	return 0;
+}
+
+void
+sshxfer_operand_release(struct sshxfer_operand *op)
+{
+	free(op->node);
+	free(op->path);
+	memset(op, 0, sizeof *op);
+}
+
+int
+sshxfer_relpath_safe(const char *rel)
+{
+	const char *p = rel, *e;
+	size_t n;
+
+	if (rel[0] == '\0' || rel[0] == '/' || strchr(rel, '\n') != NULL)
+		return 0;
+	for (;;) {
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		if (e == NULL)
+			return 1;
+		p = e + 1;
+	}
+}
+
+char *
+sshxfer_basename(const char *path)
+{
+	size_t end = strlen(path), start;
+
+	while (end > 0 && path[end - 1] == '/')
+		end--;
+	start = end;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	return xstrndup(path + start, end - start);
+}
+
+char *
+sshxfer_join(const char *dir, const char *rel)
+{
+	size_t n = strlen(dir);
+
+	if (n == 0)
+		return xstrdup(rel);
+	if (dir[n - 1] == '/')
+		return xasprintf("%s%s", dir, rel);
+	return xasprintf("%s/%s", dir, rel);
+}
+
+void
+sshxfer_list_add(struct sshxfer_list *l, const char *rel, const char *src,
+    int is_dir, mode_t mode)
+{
+	struct sshxfer_item *it;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap != 0 ? l->cap * 2 : 16;
+		l->items = xreallocarray(l->items, l->cap, sizeof *l->items);
+	}
+	it = &l->items[l->n++];
+	it->rel = xstrdup(rel);
+	it->src = xstrdup(src);
+	it->is_dir = is_dir;
+	it->mode = mode & 07777;
+}
+
+void
+sshxfer_list_release(struct sshxfer_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->items[i].rel);
+		free(l->items[i].src);
+	}
+	free(l->items);
+	memset(l, 0, sizeof *l);
+}
+
+static int
+walk_dir(const char *dir, const char *rel, struct sshxfer_list *l, int depth,
+    struct tpu_err *err)
+{
+	struct dirent **ents = NULL;
+	struct stat st;
+	int n, i, rc = 0;
+
+	if (depth > 256)
+		return tpu_error(err, TPU_E_IO, "'%s': tree too deep", dir);
+	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0)
+		return tpu_error(err, TPU_E_IO,
+		    "cannot read directory '%s': %s", dir, strerror(errno));
+	for (i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		char *src, *r;
+
+		if (rc != 0 || strcmp(name, ".") == 0 ||
+		    strcmp(name, "..") == 0 || strchr(name, '\n') != NULL) {
+			if (rc == 0 && strchr(name, '\n') != NULL)
+				l->skipped++;
+			free(ents[i]);
+			continue;
+		}
+		src = sshxfer_join(dir, name);
+		r = sshxfer_join(rel, name);
+		if (lstat(src, &st) != 0)
+			rc = tpu_error(err, TPU_E_IO, "cannot stat '%s': %s",
+			    src, strerror(errno));
+		else if (S_ISREG(st.st_mode))
+			sshxfer_list_add(l, r, src, 0, st.st_mode);
+		else if (S_ISDIR(st.st_mode)) {
+			sshxfer_list_add(l, r, src, 1, st.st_mode);
+			rc = walk_dir(src, r, l, depth + 1, err);
+		} else
+			l->skipped++;
+		free(src);
+		free(r);
+		free(ents[i]);
+	}
+	free(ents);
+	return rc;
+}
+
+int
+sshxfer_list_local(const char *const *srcs, size_t nsrc, int recurse,
+    struct sshxfer_list *l, struct tpu_err *err)
+{
+	struct stat st;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < nsrc && rc == 0; i++) {
+		char *base = sshxfer_basename(srcs[i]);
+
+		if (stat(srcs[i], &st) != 0)
+			rc = tpu_error(err,
+			    errno == ENOENT ? TPU_E_NOTFOUND : TPU_E_IO,
+			    "cannot read '%s': %s", srcs[i], strerror(errno));
+		else if (!sshxfer_relpath_safe(base))
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "'%s' has no file name to copy under: name the "
+			    "directory itself (e.g. ../dir)",
+			    srcs[i]);
+		else if (S_ISREG(st.st_mode))
+			sshxfer_list_add(l, base, srcs[i], 0, st.st_mode);
+		else if (S_ISDIR(st.st_mode) && !recurse)
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "'%s' is a directory: use --recurse", srcs[i]);
+		else if (S_ISDIR(st.st_mode)) {
+			sshxfer_list_add(l, base, srcs[i], 1, st.st_mode);
+			rc = walk_dir(srcs[i], base, l, 0, err);
+		} else
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "'%s' is not a regular file or directory", srcs[i]);
+		free(base);
+	}
+	return rc;
+}
+
+int
+sshxfer_parse_listing(const char *data, size_t len, const char *rel_prefix,
+    const char *src_prefix, struct sshxfer_list *l, struct tpu_err *err)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		const char *rec = data + off, *nul, *sp;
+		char *rel, *src, *path, *end;
+		unsigned long mode;
+		size_t rl;
+
+		nul = memchr(rec, '\0', len - off);
+		if (nul == NULL)
+			return tpu_error(err, TPU_E_API,
+			    "remote listing: unterminated record");
+		rl = (size_t)(nul - rec);
+		off += rl + 1;
+		if (rl < 5 || rec[1] != ' ')
+			return tpu_error(
+			    err, TPU_E_API, "remote listing: malformed record");
+		errno = 0;
+		mode = strtoul(rec + 2, &end, 8);
+		if (end == rec + 2 || *end != ' ' || errno != 0 || mode > 07777)
+			return tpu_error(
+			    err, TPU_E_API, "remote listing: malformed mode");
+		sp = end + 1;
+		if (rec[0] != 'f' && rec[0] != 'd') {
+			l->skipped++;
+			continue;
+		}
+		path = xstrndup(sp, (size_t)(nul - sp));
+		if (!sshxfer_relpath_safe(path)) {
+			int rc = tpu_error(err, TPU_E_API,
+			    "remote listing: unsafe name '%.200s' refused",
+			    path);
+			free(path);
+			return rc;
+		}
+		rel = sshxfer_join(rel_prefix, path);
+		src = sshxfer_join(src_prefix, path);
+		sshxfer_list_add(l, rel, src, rec[0] == 'd', (mode_t)mode);
+		free(rel);
+		free(src);
+		free(path);
+	}
+	return 0;
+}
+
+/* ---- remote side ---- */
+
+static void
+xwait(struct sshpool_conn *c)
+{
+	struct pollfd pfd = { c->fd, 0, 0 };
+	int dir = libssh2_session_block_directions(c->session);
+
+	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
+		pfd.events |= POLLIN;
+	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+		pfd.events |= POLLOUT;
+	if (pfd.events == 0)
+		pfd.events = POLLIN;
+	poll(&pfd, 1, 200);
+}
+
+static int
+xtimeout(int64_t deadline, const char *what, struct tpu_err *err)
+{
+	if (tpu_now_ms() > deadline)
+		return tpu_error(err, TPU_E_TRANSIENT,
+		    "sftp: no progress for %d s while %s",
+		    XFER_IO_TIMEOUT_MS / 1000, what);
+	return 0;
+}
+
+static int
+xfail(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *what,
+    const char *path, struct tpu_err *err)
+{
+	LIBSSH2_SESSION *s = c->session;
+	unsigned long e =
+	    libssh2_session_last_errno(s) == LIBSSH2_ERROR_SFTP_PROTOCOL
+	        ? libssh2_sftp_last_error(sftp)
+	        : 0;
+
+	if (e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH)
+		return tpu_error(err, TPU_E_NOTFOUND,
+		    "cannot %s '%s': no such file or directory", what, path);
+	if (e == LIBSSH2_FX_PERMISSION_DENIED)
+		return tpu_error(err, TPU_E_PERMISSION,
+		    "cannot %s '%s': permission denied", what, path);
+	if (e != 0)
+		return tpu_error(err, TPU_E_IO,
+		    "cannot %s '%s': SFTP status %lu", what, path, e);
+	return tpu_error(err, TPU_E_UNREACHABLE,
+	    "cannot %s '%s': connection "
+	    "lost",
+	    what, path);
+}
+
+static int
+xsftp_start(struct sshpool_conn *c, LIBSSH2_SFTP **sftp, struct tpu_err *err)
+{
+	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
+	int rc;
+
+	while ((*sftp = libssh2_sftp_init(c->session)) == NULL) {
+		if (libssh2_session_last_errno(c->session) !=
+		    LIBSSH2_ERROR_EAGAIN)
+			return tpu_error(err, TPU_E_UNREACHABLE,
+			    "sftp: cannot start the subsystem");
+		if ((rc = xtimeout(deadline, "starting", err)) != 0)
+			return rc;
+		xwait(c);
+	}
+	return 0;
+}
+
+static void
+xsftp_end(struct sshpool_conn *c, LIBSSH2_SFTP *sftp)
+{
+	int64_t deadline = tpu_now_ms() + 5000;
+
+	if (sftp != NULL)
+		while (libssh2_sftp_shutdown(sftp) == LIBSSH2_ERROR_EAGAIN &&
+		       tpu_now_ms() < deadline)
+			xwait(c);
+}
+
+/* stat (following links) or setstat; 0 or an error */
+static int
+xstat(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path, int type,
+    LIBSSH2_SFTP_ATTRIBUTES *a, struct tpu_err *err)
+{
+	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
+	int rc;
+
+	while ((rc = libssh2_sftp_stat_ex(sftp, path, (unsigned)strlen(path),
+	            type, a)) == LIBSSH2_ERROR_EAGAIN) {
+		if ((rc = xtimeout(deadline, "stat", err)) != 0)
+			return rc;
+		xwait(c);
+	}
+	if (rc != 0)
+		return xfail(c, sftp,
+		    type == LIBSSH2_SFTP_SETSTAT ? "chmod" : "stat", path, err);
+	return 0;
+}
+
+static int
+xmkdir(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
+    mode_t mode, struct tpu_err *err)
+{
+	LIBSSH2_SFTP_ATTRIBUTES a;
+	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
+	int rc;
+
+	while ((rc = libssh2_sftp_mkdir_ex(sftp, path, (unsigned)strlen(path),
+	            (long)(mode | 0700))) == LIBSSH2_ERROR_EAGAIN) {
+		if ((rc = xtimeout(deadline, "mkdir", err)) != 0)
+			return rc;
+		xwait(c);
+	}
+	if (rc != 0) {
+		struct tpu_err e2;
+
+		tpu_err_init(&e2);
+		/* an existing directory is fine */
+		if (xstat(c, sftp, path, LIBSSH2_SFTP_STAT, &a, &e2) == 0 &&
+		    (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
+		    LIBSSH2_SFTP_S_ISDIR(a.permissions))
+			return 0;
+		return tpu_error(err, TPU_E_IO,
+		    "cannot create directory '%s': it exists and is not a "
+		    "directory, or cannot be created",
+		    path);
+	}
+	return 0;
+}
+
+static int
+xchmod(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
+    mode_t mode, struct tpu_err *err)
+{
+	LIBSSH2_SFTP_ATTRIBUTES a;
+
+	memset(&a, 0, sizeof a);
+	a.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS;
+	a.permissions = mode & 07777;
+	return xstat(c, sftp, path, LIBSSH2_SFTP_SETSTAT, &a, err);
+}
+
+/* Run cmd on the worker, collecting stdout (bounded); exit status. */
+static int
+xexec(struct sshpool_conn *c, const char *cmd, char **out, size_t *outlen,
+    int *status, struct tpu_err *err)
+{
+	LIBSSH2_CHANNEL *ch;
+	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
+	size_t len = 0, cap = 65536;
+	char *buf = xmalloc(cap), junk[4096];
+	ssize_t n;
+	int rc = 0;
+
+	while ((ch = libssh2_channel_open_session(c->session)) == NULL) {
+		if (libssh2_session_last_errno(c->session) !=
+		        LIBSSH2_ERROR_EAGAIN ||
+		    xtimeout(deadline, "opening a channel", err) != 0) {
+			free(buf);
+			return tpu_error(err, TPU_E_UNREACHABLE,
+			    "cannot open a channel to list files");
+		}
+		xwait(c);
+	}
+	while ((rc = libssh2_channel_exec(ch, cmd)) == LIBSSH2_ERROR_EAGAIN) {
+		if ((rc = xtimeout(deadline, "starting the listing", err)) != 0)
+			goto out;
+		xwait(c);
+	}
+	if (rc != 0) {
+		rc = tpu_error(
+		    err, TPU_E_UNREACHABLE, "cannot run the remote listing");
+		goto out;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap >= XFER_LIST_MAX) {
+				rc = tpu_error(err, TPU_E_IO,
+				    "remote listing larger than %u MiB",
+				    XFER_LIST_MAX >> 20);
+				goto out;
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		n = libssh2_channel_read(ch, buf + len, cap - len);
+		while (libssh2_channel_read_stderr(ch, junk, sizeof junk) > 0)
+			;
+		if (n == LIBSSH2_ERROR_EAGAIN) {
+			if ((rc = xtimeout(deadline, "listing", err)) != 0)
+				goto out;
+			xwait(c);
+			continue;
+		}
+		if (n < 0) {
+			rc = tpu_error(err, TPU_E_UNREACHABLE,
+			    "connection lost while listing");
+			goto out;
+		}
+		if (n == 0 && libssh2_channel_eof(ch))
+			break;
+		len += (size_t)n;
+		deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
+	}
+	while (libssh2_channel_close(ch) == LIBSSH2_ERROR_EAGAIN &&
+	       tpu_now_ms() < deadline)
+		xwait(c);
+	while (libssh2_channel_wait_closed(ch) == LIBSSH2_ERROR_EAGAIN &&
+	       tpu_now_ms() < deadline)
+		xwait(c);
+	*status = libssh2_channel_get_exit_status(ch);
+out:
+	libssh2_channel_free(ch);
+	if (rc != 0) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+/* The list of a remote tree at src (a directory): find on the worker. */
+static int
+remote_tree(struct sshpool_conn *c, const char *src, const char *rel,
+    struct sshxfer_list *l, struct tpu_err *err)
+{
+	char *dir = src[0] == '-' ? xasprintf("./%s", src) : xstrdup(src);
+	char *q = shquote(dir), *cmd, *out = NULL;
+	size_t outlen = 0;
+	int status = -1, rc;
+
+	cmd = xasprintf("find %s -mindepth 1 -printf '%%y %%m %%P\\0' | "
+	                "sort -z",
+	    q);
+	rc = xexec(c, cmd, &out, &outlen, &status, err);
+	if (rc == 0 && status != 0)
+		rc = tpu_error(err, TPU_E_IO,
+		    "cannot list '%s' on the worker (find exit status %d)", src,
+		    status);
+	if (rc == 0)
+		rc = sshxfer_parse_listing(out, outlen, rel, src, l, err);
+	free(out);
+	free(cmd);
+	free(q);
+	free(dir);
+	return rc;
+}
+
+/* The destination of item it: under dst when dst_dir, else renamed. */
+static char *
+dest_of(const struct sshxfer_item *it, const char *top, const char *dst,
+    int dst_dir)
+{
+	if (dst_dir)
+		return sshxfer_join(dst, it->rel);
+	return xasprintf("%s%s", dst, it->rel + strlen(top));
+}
+
+static int
+do_upload(const struct sshxfer_spec *sp, struct sshpool_conn *c,
+    const struct sshxfer_list *l, struct sshxfer_result *r)
+{
+	LIBSSH2_SFTP *sftp = NULL;
+	LIBSSH2_SFTP_ATTRIBUTES a;
+	struct tpu_err e2;
+	int dst_dir, rc;
+	size_t i;
+
+	if ((rc = xsftp_start(c, &sftp, &r->err)) != 0)
+		return rc;
+	tpu_err_init(&e2);
+	dst_dir = sp->dst[0] == '\0' ||
+	          (xstat(c, sftp, sp->dst, LIBSSH2_SFTP_STAT, &a, &e2) == 0 &&
+	              (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
+	              LIBSSH2_SFTP_S_ISDIR(a.permissions));
+	if (!dst_dir && sp->nsrc > 1) {
+		xsftp_end(c, sftp);
+		return tpu_error(&r->err, TPU_E_INVALID,
+		    "'%s' is not a directory on the worker (needed for "
+		    "several sources)",
+		    sp->dst);
+	}
+	for (i = 0; i < l->n && rc == 0; i++) {
+		const struct sshxfer_item *it = &l->items[i];
+		char *dst = dest_of(it, l->items[0].rel, sp->dst, dst_dir);
+
+		if (sp->abort != NULL && *sp->abort)
+			rc = tpu_error(
+			    &r->err, TPU_E_INTERRUPTED, "interrupted");
+		else if (it->is_dir) {
+			rc = xmkdir(c, sftp, dst, it->mode, &r->err);
+			if (rc == 0)
+				rc = xchmod(c, sftp, dst, it->mode, &r->err);
+			r->dirs += rc == 0;
+		} else {
+			rc = sshpool_sftp_put(c, it->src, dst, &r->err);
+			r->files += rc == 0;
+		}
+		free(dst);
+	}
+	xsftp_end(c, sftp);
+	return rc;
+}
+
+static int
+local_dir(const char *path, struct tpu_err *err)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) == 0)
+		return 0;
+	if (errno == EEXIST && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	return tpu_error(err, TPU_E_IO, "cannot create directory '%s': %s",
+	    path,
+	    errno == EEXIST ? "exists and is not a directory"
+	                    : strerror(errno));
+}
+
+static int
+do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
+    const struct sshpool_target *t, struct sshxfer_result *r)
+{
+	LIBSSH2_SFTP *sftp = NULL;
+	LIBSSH2_SFTP_ATTRIBUTES a;
+	struct sshxfer_list l;
+	struct stat st;
+	char *base;
+	int dst_dir, rc = 0;
+	size_t i, j;
+
+	memset(&l, 0, sizeof l);
+	if (sp->per_worker_dirs) {
+		base = xasprintf("%s/w%d", sp->dst, t->worker);
+		if ((rc = local_dir(base, &r->err)) != 0) {
+			free(base);
+			return rc;
+		}
+	} else
+		base = xstrdup(sp->dst);
+	dst_dir = lstat(base, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!dst_dir && sp->nsrc > 1) {
+		rc = tpu_error(&r->err, TPU_E_INVALID,
+		    "'%s' is not a directory (needed for several sources)",
+		    base);
+		goto out;
+	}
+	if ((rc = xsftp_start(c, &sftp, &r->err)) != 0)
+		goto out;
+	for (i = 0; i < sp->nsrc && rc == 0; i++) {
+		const char *src = sp->srcs[i];
+		char *top = sshxfer_basename(src);
+		size_t first = l.n;
+
+		if (!sshxfer_relpath_safe(top))
+			rc = tpu_error(&r->err, TPU_E_USAGE,
+			    "remote path '%s' has no file name to copy to",
+			    src);
+		else if ((rc = xstat(c, sftp, src, LIBSSH2_SFTP_STAT, &a,
+		              &r->err)) != 0)
+			;
+		else if (LIBSSH2_SFTP_S_ISDIR(a.permissions)) {
+			if (!sp->recurse)
+				rc = tpu_error(&r->err, TPU_E_INVALID,
+				    "'%s' is a directory on the worker: use "
+				    "--recurse",
+				    src);
+			else {
+				sshxfer_list_add(
+				    &l, top, src, 1, a.permissions);
+				rc = remote_tree(c, src, top, &l, &r->err);
+			}
+		} else
+			sshxfer_list_add(&l, top, src, 0, a.permissions);
+		for (j = first; j < l.n && rc == 0; j++) {
+			struct sshxfer_item *it = &l.items[j];
+			char *dst = dest_of(it, top, base, dst_dir);
+
+			if (sp->abort != NULL && *sp->abort)
+				rc = tpu_error(
+				    &r->err, TPU_E_INTERRUPTED, "interrupted");
+			else if (it->is_dir) {
+				rc = local_dir(dst, &r->err);
+				r->dirs += rc == 0;
+			} else {
+				rc = sshpool_sftp_get(c, it->src, dst, &r->err);
+				r->files += rc == 0;
+			}
+			free(dst);
+		}
+		/* directory modes last, deepest first (read-only dirs) */
+		for (j = l.n; j > first && rc == 0; j--) {
+			struct sshxfer_item *it = &l.items[j - 1];
+			char *dst;
+
+			if (!it->is_dir)
+				continue;
+			dst = dest_of(it, top, base, dst_dir);
+			if (chmod(dst, it->mode & 07777) != 0)
+				rc = tpu_error(&r->err, TPU_E_IO,
+				    "cannot chmod '%s': %s", dst,
+				    strerror(errno));
+			free(dst);
+		}
+		free(top);
+	}
+	r->skipped = l.skipped;
+	xsftp_end(c, sftp);
+out:
+	sshxfer_list_release(&l);
+	free(base);
+	return rc;
+}
+
+struct pool {
+	const struct sshxfer_spec *sp;
+	const struct sshpool_target *targets;
+	size_t n, next;
+	const struct sshxfer_list *local;
+	struct sshxfer_result *results;
+	pthread_mutex_t mu;
+};
+
+static void
+one_worker(struct pool *p, size_t idx)
+{
+	struct sshxfer_result *r = &p->results[idx];
+	struct sshpool_result pr;
+	struct sshpool_conn c;
+	int64_t t0 = tpu_now_ms();
+
+	memset(&pr, 0, sizeof pr);
+	if (p->sp->abort != NULL && *p->sp->abort) {
+		r->conn = SSHPOOL_S_ABORTED;
+		r->rc = tpu_error(&r->err, TPU_E_INTERRUPTED, "interrupted");
+		return;
+	}
+	r->rc =
+	    sshpool_connect(&p->targets[idx], p->sp->popts, &c, &pr, &r->err);
+	r->conn = pr.status;
+	sshpool_result_release(&pr);
+	if (r->rc == 0) {
+		r->conn = SSHPOOL_S_OK;
+		if (p->sp->upload)
+			r->skipped = p->local->skipped;
+		r->rc = p->sp->upload
+		            ? do_upload(p->sp, &c, p->local, r)
+		            : do_download(p->sp, &c, &p->targets[idx], r);
+		sshpool_conn_close(&c);
+	}
+	r->duration_ms = tpu_now_ms() - t0;
+}
+
+static void *
+pool_thread(void *arg)
+{
+	struct pool *p = arg;
+	size_t idx;
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		idx = p->next++;
+		pthread_mutex_unlock(&p->mu);
+		if (idx >= p->n)
+			return NULL;
+		one_worker(p, idx);
+	}
+}
+
+int
+sshxfer_run(const struct sshxfer_spec *sp, const struct sshpool_target *targets,
+    size_t n, struct sshxfer_result *results, struct tpu_err *err)
+{
+	struct sshxfer_list local;
+	struct pool p;
+	pthread_t *th;
+	size_t i, nth, ok = 0, unreachable = 0, started = 0;
+	int rc, fanout = sp->popts->fanout > 0 ? sp->popts->fanout : 64;
+
+	memset(&local, 0, sizeof local);
+	for (i = 0; i < n; i++) {
+		memset(&results[i], 0, sizeof results[i]);
+		tpu_err_init(&results[i].err);
+	}
+	if (n == 0)
+		return tpu_error(err, TPU_E_USAGE, "no worker selected");
+	if (sp->upload && (rc = sshxfer_list_local(sp->srcs, sp->nsrc,
+	                       sp->recurse, &local, err)) != 0)
+		return rc;
+	if (!sp->upload && sp->per_worker_dirs &&
+	    (rc = local_dir(sp->dst, err)) != 0)
+		return rc;
+	/* libssh2_init is not thread-safe: once here, before the threads
+	 * (never undone: sshpool keeps its own reference) */
+	if (libssh2_init(0) != 0) {
+		sshxfer_list_release(&local);
+		return tpu_error(err, TPU_E_INTERNAL, "libssh2_init failed");
+	}
+	memset(&p, 0, sizeof p);
+	p.sp = sp;
+	p.targets = targets;
+	p.n = n;
+	p.local = &local;
+	p.results = results;
+	pthread_mutex_init(&p.mu, NULL);
+	nth = n < (size_t)fanout ? n : (size_t)fanout;
+	th = xcalloc(nth, sizeof *th);
+	/* the first worker alone: sshpool's own one-time set-up */
+	one_worker(&p, 0);
+	p.next = 1;
+	for (i = 0; i < nth && n > 1; i++) {
+		if (pthread_create(&th[i], NULL, pool_thread, &p) != 0)
+			break;
+		started++;
+	}
+	if (started == 0)
+		pool_thread(&p);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	pthread_mutex_destroy(&p.mu);
+	sshxfer_list_release(&local);
+	for (i = 0; i < n; i++) {
+		if (results[i].rc == 0)
+			ok++;
+		else if (results[i].conn != SSHPOOL_S_OK &&
+		         sshpool_status_unreachable(results[i].conn))
+			unreachable++;
+	}
+	if (ok == n)
+		return 0;
+	if (sp->abort != NULL && *sp->abort)
+		return tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+	if (n == 1) {
+		*err = results[0].err;
+		return results[0].rc;
+	}
+	if (unreachable == n)
+		return tpu_error(
+		    err, TPU_E_UNREACHABLE, "no worker could be reached");
+	return tpu_error(
+	    err, TPU_E_PARTIAL, "%zu of %zu workers failed", n - ok, n);
+}
