@@ -1,0 +1,881 @@
+/*
+ * "tpuctl data ls|rm|mb|stat|cat" (and the cp/sync entries of
+ * cmd/data_cp.c): Cloud Storage commands on src/gcs.  Every operand is
+ * checked (gs:// URL, bucket and object name rules) before anything is
+ * sent.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "cmd.h"
+#include "config.h"
+#include "crc32c.h"
+#include "data.h"
+#include "gcs.h"
+#include "gcsurl.h"
+#include "http.h"
+#include "json.h"
+#include "xmalloc.h"
+
+extern const struct cmd_entry data_children[];
+
+enum { D_LS, D_RM, D_MB, D_STAT, D_CAT };
+
+/* Parse operand s as a gs:// URL; need_object: an object name is needed. */
+static int
+parse_operand(
+    const char *s, int need_object, struct gcs_url *u, struct tpu_err *err)
+{
+	int rc;
+
+	memset(u, 0, sizeof *u);
+	if (!gcs_is_url(s))
+		return tpu_error(err, TPU_E_USAGE,
+		    "invalid URL '%s': expected gs://bucket%s", s,
+		    need_object ? "/object" : "[/prefix]");
+	if ((rc = gcs_url_parse(s, u, err)) != 0)
+		return rc;
+	if (need_object) {
+		size_t n = strlen(u->object);
+
+		if (n == 0 || u->object[n - 1] == '/') {
+			gcs_url_release(u);
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid URL '%s': expected gs://bucket/object "
+			    "(an object name, not a bucket or prefix)",
+			    s);
+		}
+	}
+	if (*u->object != '\0' &&
+	    (rc = gcs_object_validate(u->object, err)) != 0) {
+		gcs_url_release(u);
+		return rc;
+	}
+	return 0;
+}
+
+/* Check every operand before any request; *urls gets them parsed. */
+static int
+parse_all(int argc, char **argv, int need_object, struct gcs_url **urls,
+    struct tpu_err *err)
+{
+	struct gcs_url *u = xcalloc((size_t)argc + 1, sizeof *u);
+	int i, rc;
+
+	for (i = 0; i < argc; i++)
+		if ((rc = parse_operand(argv[i], need_object, &u[i], err)) !=
+		    0) {
+			while (i-- > 0)
+				gcs_url_release(&u[i]);
+			free(u);
+			return rc;
+		}
+	*urls = u;
+	return 0;
+}
+
+static void
+free_all(struct gcs_url *u, int n)
+{
+	int i;
+
+	for (i = 0; i < n && u != NULL; i++)
+		gcs_url_release(&u[i]);
+	free(u);
+}
+
+static int
+object_err(struct tpu_err *err, const char *bucket, const char *name)
+{
+	if (err->code == TPU_E_NOTFOUND)
+		return tpu_error(
+		    err, TPU_E_NOTFOUND, "gs://%s/%s: not found", bucket, name);
+	return tpu_error_prefix(err, "gs://%s/%s", bucket, name);
+}
+
+/* ---- ls ---- */
+
+struct ls_state {
+	struct tpu_ctx *ctx;
+	const char *bucket;
+	const char *want;   /* -r: only names == want or under want/ */
+	int long_fmt, json; /* -l; --format other than table */
+	cJSON *arr;         /* json: the collected resources */
+	int64_t nobj, nbytes;
+	int matched;
+};
+
+static int
+ls_keep(const struct ls_state *st, const char *name)
+{
+	size_t n;
+
+	if (st->want == NULL)
+		return 1;
+	n = strlen(st->want);
+	return strncmp(name, st->want, n) == 0 &&
+	       (name[n] == '\0' || name[n] == '/');
+}
+
+static int
+ls_cb(void *arg, const struct gcs_object *o, const char *prefix)
+{
+	struct ls_state *st = arg;
+	FILE *fp = st->ctx->out.fp;
+
+	if (o != NULL && !ls_keep(st, o->name))
+		return 0;
+	if (prefix != NULL && !ls_keep(st, prefix))
+		return 0;
+	st->matched++;
+	if (st->json) {
+		if (o != NULL)
+			cJSON_AddItemToArray(
+			    st->arr, cJSON_Duplicate(o->json, 1));
+		else {
+			cJSON *p = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(p, "kind", "storage#prefix");
+			cJSON_AddStringToObject(p, "bucket", st->bucket);
+			cJSON_AddStringToObject(p, "prefix", prefix);
+			cJSON_AddItemToArray(st->arr, p);
+		}
+		return 0;
+	}
+	if (prefix != NULL) {
+		if (st->long_fmt)
+			fprintf(
+			    fp, "%32s gs://%s/%s\n", "", st->bucket, prefix);
+		else
+			fprintf(fp, "gs://%s/%s\n", st->bucket, prefix);
+		return 0;
+	}
+	st->nobj++;
+	st->nbytes += o->size;
+	if (st->long_fmt) {
+		char t[24] = "-";
+
+		/* "2026-12-01T01:02:03.456Z" -> "2026-12-01T01:02:03Z" */
+		if (o->updated != NULL && strlen(o->updated) >= 19)
+			snprintf(t, sizeof t, "%.19sZ", o->updated);
+		fprintf(fp, "%10" PRId64 "  %-20s  gs://%s/%s\n", o->size, t,
+		    st->bucket, o->name);
+	} else
+		fprintf(fp, "gs://%s/%s\n", st->bucket, o->name);
+	return 0;
+}
+
+static void
+human(int64_t n, char *buf, size_t len)
+{
+	static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	int i = 0;
+
+	while (v >= 1024.0 && i < 4) {
+		v /= 1024.0;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%" PRId64 " B", n);
+	else
+		snprintf(buf, len, "%.2f %s", v, u[i]);
+}
+
+static int
+ls_one(struct gcs *g, struct ls_state *st, const struct gcs_url *u, int rec,
+    int versions, struct tpu_err *err)
+{
+	struct gcs_list_opts lo;
+	size_t n = strlen(u->object);
+	char *dir = NULL;
+	int rc;
+
+	memset(&lo, 0, sizeof lo);
+	lo.versions = versions;
+	st->bucket = u->bucket;
+	st->want = NULL;
+	st->matched = 0;
+	if (rec) {
+		lo.prefix = u->object;
+		if (n > 0 && u->object[n - 1] != '/')
+			st->want = u->object;
+		rc = gcs_list(g, u->bucket, &lo, ls_cb, st, err);
+	} else {
+		lo.delimiter = "/";
+		if (n == 0 || u->object[n - 1] == '/') {
+			lo.prefix = u->object;
+			rc = gcs_list(g, u->bucket, &lo, ls_cb, st, err);
+		} else {
+			/* "dir" lists dir/ when it is a prefix, else the
+			   object of that exact name */
+			dir = xasprintf("%s/", u->object);
+			lo.prefix = dir;
+			rc = gcs_list(g, u->bucket, &lo, ls_cb, st, err);
+			if (rc == 0 && st->matched == 0) {
+				lo.prefix = u->object;
+				st->want = u->object;
+				rc =
+				    gcs_list(g, u->bucket, &lo, ls_cb, st, err);
+			}
+		}
+	}
+	free(dir);
+	if (rc != 0)
+		return tpu_error_prefix(
+		    err, "gs://%s/%s", u->bucket, u->object);
+	if (st->matched == 0 && n > 0)
+		return tpu_error(err, TPU_E_NOTFOUND,
+		    "gs://%s/%s: matched no objects", u->bucket, u->object);
+	return 0;
+}
+
+static int
+data_ls(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ "long", no_argument, NULL, 'l' },
+		{ "recursive", no_argument, NULL, 'r' },
+		{ "all-versions", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ls_state st;
+	struct gcs_url *urls = NULL;
+	struct gcs *g = NULL;
+	int ch, lng = 0, rec = 0, ver = 0, i, nu, rc;
+
+	while ((ch = getopt_long(argc, argv, "lra", opts, NULL)) != -1)
+		switch (ch) {
+		case 'l':
+			lng = 1;
+			break;
+		case 'r':
+			rec = 1;
+			break;
+		case 'a':
+			ver = 1;
+			break;
+		default:
+			return cmd_bad_option(argv, ch, err);
+		}
+	argc -= optind;
+	argv += optind;
+	if ((rc = cmd_check_operands(&data_children[D_LS], argc, argv, err)) !=
+	    0)
+		return rc;
+	if ((rc = parse_all(argc, argv, 0, &urls, err)) != 0)
+		return rc;
+	nu = argc;
+	memset(&st, 0, sizeof st);
+	st.ctx = ctx;
+	st.long_fmt = lng;
+	st.json = ctx->out.fmt != OUTPUT_TABLE;
+	if (st.json)
+		st.arr = cJSON_CreateArray();
+	if ((rc = gcs_open(ctx, &g, err)) != 0)
+		goto out;
+	for (i = 0; i < nu && rc == 0; i++)
+		rc = ls_one(g, &st, &urls[i], rec, ver, err);
+	if (rc == 0 && st.json)
+		rc = output_emit(&ctx->out, st.arr, NULL, err);
+	else if (rc == 0 && lng) {
+		char h[32];
+
+		human(st.nbytes, h, sizeof h);
+		fprintf(ctx->out.fp,
+		    "TOTAL: %" PRId64 " object%s, %" PRId64 " bytes (%s)\n",
+		    st.nobj, st.nobj == 1 ? "" : "s", st.nbytes, h);
+	}
+out:
+	gcs_close(g);
+	cJSON_Delete(st.arr);
+	free_all(urls, nu);
+	return rc;
+}
+
+/* ---- rm ---- */
+
+struct rm_item {
+	char *name;
+	int64_t generation;
+};
+
+struct rm_job {
+	pthread_mutex_t mu;
+	struct gcs *g0;
+	const char *bucket;
+	struct rm_item *items;
+	size_t n, next, failed;
+	int first_rc;
+	struct tpu_err first_err;
+	int quiet;
+	FILE *out;
+};
+
+struct rm_list {
+	struct rm_item *items;
+	size_t n, cap;
+	const char *want; /* names == want or under want/ */
+};
+
+static int
+rm_collect(void *arg, const struct gcs_object *o, const char *prefix)
+{
+	struct rm_list *l = arg;
+	size_t n;
+
+	(void)prefix;
+	if (o == NULL)
+		return 0;
+	if (l->want != NULL) {
+		n = strlen(l->want);
+		if (strncmp(o->name, l->want, n) != 0 ||
+		    (o->name[n] != '\0' && o->name[n] != '/'))
+			return 0;
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->items = xreallocarray(l->items, l->cap, sizeof *l->items);
+	}
+	l->items[l->n].name = xstrdup(o->name);
+	l->items[l->n].generation = o->generation;
+	l->n++;
+	return 0;
+}
+
+static void
+rm_report(struct rm_job *j, const struct rm_item *it, int rc, struct tpu_err *e)
+{
+	pthread_mutex_lock(&j->mu);
+	if (rc == 0 || rc == TPU_E_NOTFOUND) {
+		/* 404: deleted meanwhile (or by an earlier attempt) */
+		if (!j->quiet)
+			fprintf(stderr, "Removing gs://%s/%s\n", j->bucket,
+			    it->name);
+	} else {
+		fprintf(stderr, "tpuctl: gs://%s/%s: %s\n", j->bucket, it->name,
+		    e->msg);
+		if (j->failed++ == 0) {
+			j->first_rc = rc;
+			j->first_err = *e;
+		}
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void *
+rm_worker(void *arg)
+{
+	struct rm_job *j = arg;
+	struct tpu_err e;
+	struct gcs *g = NULL;
+	int rc;
+
+	tpu_err_init(&e);
+	if ((rc = gcs_clone(j->g0, &g, &e)) != 0) {
+		pthread_mutex_lock(&j->mu);
+		if (j->failed++ == 0) {
+			j->first_rc = rc;
+			j->first_err = e;
+		}
+		pthread_mutex_unlock(&j->mu);
+		return NULL;
+	}
+	for (;;) {
+		struct rm_item *it;
+
+		pthread_mutex_lock(&j->mu);
+		it = j->next < j->n ? &j->items[j->next++] : NULL;
+		pthread_mutex_unlock(&j->mu);
+		if (it == NULL)
+			break;
+		tpu_err_init(&e);
+		/* pinned to the listed generation: a precondition, so
+		   retrying is safe (R6) and a newer object is never lost */
+		rc = gcs_delete(g, j->bucket, it->name, it->generation, &e);
+		rm_report(j, it, rc, &e);
+	}
+	gcs_close(g);
+	return NULL;
+}
+
+static int
+rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
+    struct tpu_err *err)
+{
+	struct gcs_list_opts lo;
+	struct rm_list l;
+	struct rm_job j;
+	pthread_t th[DATA_RM_PARALLEL];
+	size_t i, nth, n = strlen(u->object);
+	int rc;
+
+	memset(&lo, 0, sizeof lo);
+	memset(&l, 0, sizeof l);
+	lo.prefix = u->object;
+	if (n > 0 && u->object[n - 1] != '/')
+		l.want = u->object;
+	if ((rc = gcs_list(g, u->bucket, &lo, rm_collect, &l, err)) != 0)
+		return tpu_error_prefix(
+		    err, "gs://%s/%s", u->bucket, u->object);
+	if (l.n == 0)
+		return tpu_error(err, TPU_E_NOTFOUND,
+		    "gs://%s/%s: matched no objects", u->bucket, u->object);
+	memset(&j, 0, sizeof j);
+	pthread_mutex_init(&j.mu, NULL);
+	j.g0 = g;
+	j.bucket = u->bucket;
+	j.items = l.items;
+	j.n = l.n;
+	j.quiet = ctx->quiet;
+	nth = l.n < DATA_RM_PARALLEL ? l.n : DATA_RM_PARALLEL;
+	for (i = 0; i < nth; i++)
+		if (pthread_create(&th[i], NULL, rm_worker, &j) != 0)
+			break;
+	if (i == 0) /* no thread: do it here */
+		rm_worker(&j);
+	nth = i;
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+	for (i = 0; i < l.n; i++)
+		free(l.items[i].name);
+	free(l.items);
+	if (j.failed > 0) {
+		*err = j.first_err;
+		return tpu_error(err, j.first_rc,
+		    "%zu of %zu objects under gs://%s/%s not removed (first: "
+		    "%s)",
+		    j.failed, j.n, u->bucket, u->object, j.first_err.msg);
+	}
+	return 0;
+}
+
+static int
+data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ "recursive", no_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gcs_url *urls = NULL;
+	struct gcs *g = NULL;
+	int ch, rec = 0, i, nu, rc;
+
+	while ((ch = getopt_long(argc, argv, "r", opts, NULL)) != -1)
+		switch (ch) {
+		case 'r':
+			rec = 1;
+			break;
+		default:
+			return cmd_bad_option(argv, ch, err);
+		}
+	argc -= optind;
+	argv += optind;
+	if ((rc = cmd_check_operands(&data_children[D_RM], argc, argv, err)) !=
+	    0)
+		return rc;
+	if ((rc = parse_all(argc, argv, !rec, &urls, err)) != 0)
+		return rc;
+	nu = argc;
+	if ((rc = gcs_open(ctx, &g, err)) != 0)
+		goto out;
+	for (i = 0; i < nu && rc == 0; i++) {
+		if (rec) {
+			rc = rm_tree(ctx, g, &urls[i], err);
+			continue;
+		}
+		rc = gcs_delete(g, urls[i].bucket, urls[i].object, -1, err);
+		if (rc != 0)
+			rc = object_err(err, urls[i].bucket, urls[i].object);
+		else if (!ctx->quiet)
+			fprintf(stderr, "Removing gs://%s/%s\n", urls[i].bucket,
+			    urls[i].object);
+	}
+out:
+	gcs_close(g);
+	free_all(urls, nu);
+	return rc;
+}
+
+/* ---- mb ---- */
+
+static int
+data_mb(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ "location", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *loc = NULL, *project, *p;
+	struct gcs_url u;
+	struct gcs *g = NULL;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		switch (ch) {
+		case 'L':
+			loc = optarg;
+			break;
+		default:
+			return cmd_bad_option(argv, ch, err);
+		}
+	argc -= optind;
+	argv += optind;
+	if ((rc = cmd_check_operands(&data_children[D_MB], argc, argv, err)) !=
+	    0)
+		return rc;
+	if (loc != NULL) {
+		for (p = loc; *p != '\0'; p++)
+			if (!((*p >= 'a' && *p <= 'z') ||
+			        (*p >= 'A' && *p <= 'Z') ||
+			        (*p >= '0' && *p <= '9') || *p == '-'))
+				break;
+		if (*loc == '\0' || *p != '\0' || strlen(loc) > 64)
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid location '%s': letters, digits and '-' "
+			    "only (e.g. US, us-central1)",
+			    loc);
+	}
+	if ((rc = parse_operand(argv[0], 0, &u, err)) != 0)
+		return rc;
+	if (*u.object != '\0') {
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "invalid URL '%s': expected gs://bucket (no object name)",
+		    argv[0]);
+		goto out;
+	}
+	project = config_get(ctx->cfg, "core/project");
+	if (project == NULL || *project == '\0') {
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "no project: pass --project, set CLOUDSDK_CORE_PROJECT, "
+		    "or run 'tpuctl config set core/project PROJECT'");
+		goto out;
+	}
+	if ((rc = catalog_project_validate(project, err)) != 0)
+		goto out;
+	if ((rc = gcs_open(ctx, &g, err)) != 0)
+		goto out;
+	rc = gcs_bucket_insert(g, project, u.bucket, loc, err);
+	if (rc == TPU_E_CONFLICT)
+		rc = tpu_error(err, TPU_E_CONFLICT,
+		    "gs://%s: already exists (bucket names are global)",
+		    u.bucket);
+	else if (rc != 0)
+		tpu_error_prefix(err, "gs://%s", u.bucket);
+	else if (!ctx->quiet)
+		fprintf(stderr, "Created gs://%s\n", u.bucket);
+out:
+	gcs_close(g);
+	gcs_url_release(&u);
+	return rc;
+}
+
+/* ---- stat ---- */
+
+static void
+stat_row(FILE *fp, const char *k, const char *v)
+{
+	if (v != NULL)
+		fprintf(fp, "    %-24s%s\n", k, v);
+}
+
+static void
+stat_table(FILE *fp, const struct gcs_object *o)
+{
+	char n[32];
+
+	fprintf(fp, "gs://%s/%s:\n", o->bucket, o->name);
+	stat_row(fp,
+	    "Creation time:", json_opt_string(o->json, "timeCreated", NULL));
+	stat_row(fp, "Update time:", o->updated);
+	stat_row(fp,
+	    "Storage class:", json_opt_string(o->json, "storageClass", NULL));
+	snprintf(n, sizeof n, "%" PRId64, o->size);
+	stat_row(fp, "Content-Length:", n);
+	stat_row(fp, "Content-Type:", o->content_type);
+	stat_row(fp, "Content-Encoding:",
+	    json_opt_string(o->json, "contentEncoding", NULL));
+	stat_row(fp, "Hash (crc32c):", o->crc32c_b64);
+	stat_row(fp, "Hash (md5):", o->md5_b64);
+	stat_row(fp, "ETag:", o->etag);
+	snprintf(n, sizeof n, "%" PRId64, o->generation);
+	stat_row(fp, "Generation:", n);
+	snprintf(n, sizeof n, "%" PRId64, o->metageneration);
+	stat_row(fp, "Metageneration:", n);
+}
+
+static int
+data_stat(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gcs_url *urls = NULL;
+	struct gcs *g = NULL;
+	cJSON *arr = NULL;
+	int ch, i, nu, rc;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		return cmd_bad_option(argv, ch, err);
+	argc -= optind;
+	argv += optind;
+	if ((rc = cmd_check_operands(
+	         &data_children[D_STAT], argc, argv, err)) != 0)
+		return rc;
+	if ((rc = parse_all(argc, argv, 1, &urls, err)) != 0)
+		return rc;
+	nu = argc;
+	if ((rc = gcs_open(ctx, &g, err)) != 0)
+		goto out;
+	if (ctx->out.fmt != OUTPUT_TABLE)
+		arr = cJSON_CreateArray();
+	for (i = 0; i < nu && rc == 0; i++) {
+		struct gcs_object o;
+
+		if ((rc = gcs_stat(
+		         g, urls[i].bucket, urls[i].object, 0, &o, err)) != 0) {
+			rc = object_err(err, urls[i].bucket, urls[i].object);
+			break;
+		}
+		if (arr != NULL)
+			cJSON_AddItemToArray(arr, cJSON_Duplicate(o.json, 1));
+		else
+			stat_table(ctx->out.fp, &o);
+		gcs_object_release(&o);
+	}
+	if (rc == 0 && arr != NULL)
+		rc = output_emit(&ctx->out,
+		    nu == 1 ? cJSON_GetArrayItem(arr, 0) : arr, NULL, err);
+out:
+	cJSON_Delete(arr);
+	gcs_close(g);
+	free_all(urls, nu);
+	return rc;
+}
+
+/* ---- cat ---- */
+
+struct cat_state {
+	FILE *fp;
+	uint32_t crc;
+	int64_t got;
+	int64_t size;
+	int epipe, werr;
+	char range[64];
+	const char *hdrs[2];
+};
+
+static size_t
+cat_write(const char *p, size_t n, void *arg)
+{
+	struct cat_state *c = arg;
+
+	if (n == 0)
+		return 0;
+	if (fwrite(p, 1, n, c->fp) != n) {
+		if (errno == EPIPE)
+			c->epipe = 1;
+		else
+			c->werr = errno != 0 ? errno : EIO;
+		return n + 1; /* anything but n aborts */
+	}
+	c->crc = crc32c_update(c->crc, p, n);
+	c->got += (int64_t)n;
+	return n;
+}
+
+/* A retry resumes where the bytes stopped (RELIABILITY.md R3). */
+static int
+cat_before_retry(void *arg, int *progressed, struct tpu_err *err)
+{
+	struct cat_state *c = arg;
+
+	(void)err;
+	if (c->got > 0) {
+		snprintf(c->range, sizeof c->range, "Range: bytes=%" PRId64 "-",
+		    c->got);
+		c->hdrs[0] = c->range;
+		c->hdrs[1] = NULL;
+		*progressed = 1;
+	}
+	return 0;
+}
+
+static int
+cat_one(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u, int *epipe,
+    struct tpu_err *err)
+{
+	struct gcs_object o;
+	struct http_request rq;
+	struct http_response rs;
+	struct cat_state c;
+	char *url;
+	int rc;
+
+	if ((rc = gcs_stat(g, u->bucket, u->object, 0, &o, err)) != 0)
+		return object_err(err, u->bucket, u->object);
+	memset(&c, 0, sizeof c);
+	c.fp = ctx->out.fp;
+	c.size = o.size;
+	memset(&rq, 0, sizeof rq);
+	url = gcs_media_url(g, u->bucket, u->object, o.generation);
+	rq.method = "GET";
+	rq.url = url;
+	rq.flags = HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN;
+	rq.headers = c.hdrs;
+	rq.write_cb = cat_write;
+	rq.write_arg = &c;
+	rq.before_retry = cat_before_retry;
+	rq.retry_arg = &c;
+	http_response_init(&rs);
+	if (o.size > 0)
+		rc = http_request(gcs_http(g), &rq, &rs, err);
+	http_response_release(&rs);
+	free(url);
+	if (c.epipe) {
+		*epipe = 1;
+		rc = 0;
+	} else if (c.werr != 0)
+		rc = tpu_error(err, TPU_E_IO,
+		    "write error on standard output: %s", strerror(c.werr));
+	else if (rc != 0)
+		rc = object_err(err, u->bucket, u->object);
+	else if (c.got != o.size)
+		rc = tpu_error(err, TPU_E_INTEGRITY,
+		    "gs://%s/%s: got %" PRId64 " bytes, expected %" PRId64,
+		    u->bucket, u->object, c.got, o.size);
+	else if (o.has_crc32c && c.crc != o.crc32c) {
+		char want[16], got[16];
+
+		crc32c_base64(o.crc32c, want);
+		crc32c_base64(c.crc, got);
+		rc = tpu_error(err, TPU_E_INTEGRITY,
+		    "gs://%s/%s: crc32c mismatch: the object has %s, the "
+		    "bytes received have %s (the output is corrupt)",
+		    u->bucket, u->object, want, got);
+	}
+	gcs_object_release(&o);
+	return rc;
+}
+
+static int
+data_cat(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gcs_url *urls = NULL;
+	struct gcs *g = NULL;
+	int ch, i, nu, rc, epipe = 0;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		return cmd_bad_option(argv, ch, err);
+	argc -= optind;
+	argv += optind;
+	if ((rc = cmd_check_operands(&data_children[D_CAT], argc, argv, err)) !=
+	    0)
+		return rc;
+	if ((rc = parse_all(argc, argv, 1, &urls, err)) != 0)
+		return rc;
+	nu = argc;
+	if ((rc = gcs_open(ctx, &g, err)) != 0)
+		goto out;
+	for (i = 0; i < nu && rc == 0 && !epipe; i++)
+		rc = cat_one(ctx, g, &urls[i], &epipe, err);
+out:
+	gcs_close(g);
+	free_all(urls, nu);
+	if (epipe) {
+		/* main's final flush sees EPIPE and ends quietly by
+		   SIGPIPE, like any filter writing to a closed pipe */
+		errno = EPIPE;
+		return 0;
+	}
+	return rc;
+}
+
+const struct cmd_entry data_children[] = {
+	[D_LS] = {
+	    .name = "ls",
+	    .usage = "data ls [-alr] url ...",
+	    .summary = "list buckets' objects and prefixes",
+	    .min_args = 1,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = data_ls,
+	},
+	[D_RM] = {
+	    .name = "rm",
+	    .usage = "data rm [-r] url ...",
+	    .summary = "delete objects (-r: every object under a prefix)",
+	    .min_args = 1,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = data_rm,
+	},
+	[D_MB] = {
+	    .name = "mb",
+	    .usage = "data mb [--location location] url",
+	    .summary = "create a bucket in the configured project",
+	    .min_args = 1,
+	    .max_args = 1,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_PROJECT,
+	    .exec = data_mb,
+	},
+	[D_STAT] = {
+	    .name = "stat",
+	    .usage = "data stat url ...",
+	    .summary = "show objects' metadata",
+	    .min_args = 1,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = data_stat,
+	},
+	[D_CAT] = {
+	    .name = "cat",
+	    .usage = "data cat url ...",
+	    .summary = "write objects to standard output (crc32c checked)",
+	    .min_args = 1,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = data_cat,
+	},
+	{
+	    .name = "cp",
+	    .usage = DATA_CP_USAGE,
+	    .summary = "copy files and objects (local, gs://, gs:// to gs://)",
+	    .min_args = 2,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = cmd_data_cp,
+	},
+	{
+	    .name = "sync",
+	    .usage = DATA_SYNC_USAGE,
+	    .summary = "make a prefix or directory mirror another",
+	    .min_args = 2,
+	    .max_args = 2,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = cmd_data_sync,
+	},
+	{ .name = NULL },
+};
+
+const struct cmd_entry cmd_data_entry = {
+	.name = "data",
+	.alias = NULL,
+	.usage = "data ls|rm|mb|stat|cat|cp|sync ...",
+	.summary = "stage data in Cloud Storage buckets",
+	.min_args = 0,
+	.max_args = -1,
+	.flags = 0,
+	.exec = NULL,
+	.children = data_children,
+};
