@@ -20,97 +20,10 @@
 #include <check.h>
 
 #include "buf.h"
+#include "canned_server.h"
 #include "http.h"
 #include "util.h"
 #include "xmalloc.h"
-
-static char logpath[64];
-static pid_t server_pid;
-static int server_port;
-
-/*
- * Serve n canned replies, one connection each, appending every request
- * (head and body) to logpath with a "\n=====\n" separator.
- */
-static void
-serve(const char *const *replies, int n)
-{
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof sa;
-	int s, i, one = 1;
-
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
-	ck_assert_int_eq(listen(s, 16), 0);
-	getsockname(s, (struct sockaddr *)&sa, &sl);
-	server_port = ntohs(sa.sin_port);
-	snprintf(
-	    logpath, sizeof logpath, "/tmp/check_http.%d.log", (int)getpid());
-	unlink(logpath);
-	if ((server_pid = fork()) != 0) {
-		close(s);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		char req[65536];
-		size_t len = 0;
-		ssize_t r;
-		char *e, *cl;
-		long want = 0;
-		FILE *fp;
-		int c = accept(s, NULL, NULL);
-
-		if (c < 0)
-			_exit(1);
-		for (;;) {
-			r = read(c, req + len, sizeof req - 1 - len);
-			if (r <= 0)
-				break;
-			len += (size_t)r;
-			req[len] = '\0';
-			if ((e = strstr(req, "\r\n\r\n")) != NULL) {
-				cl = strcasestr(req, "Content-Length:");
-				want =
-				    cl != NULL ? strtol(cl + 15, NULL, 10) : 0;
-				if ((long)len >= (e - req) + 4 + want)
-					break;
-			}
-		}
-		fp = fopen(logpath, "a");
-		fprintf(fp, "%.*s\n=====\n", (int)len, req);
-		fclose(fp);
-		if (write(c, replies[i], strlen(replies[i])) < 0)
-			_exit(1);
-		shutdown(c, SHUT_WR);
-		while (read(c, req, sizeof req) > 0)
-			;
-		close(c);
-	}
-	_exit(0);
-}
-
-static void
-stop_server(void)
-{
-	if (server_pid > 0) {
-		kill(server_pid, SIGKILL);
-		waitpid(server_pid, NULL, 0);
-		server_pid = 0;
-	}
-}
-
-/* Checked teardown: the request log goes with the test. */
-static void
-rm_log(void)
-{
-	stop_server();
-	if (logpath[0] != '\0')
-		unlink(logpath);
-}
 
 static char *
 slurp(const char *p)
@@ -619,7 +532,7 @@ http_suite(void)
 	TCase *tc = tcase_create("server");
 
 	tcase_set_timeout(tc, 20);
-	tcase_add_checked_fixture(tc, NULL, rm_log);
+	tcase_add_checked_fixture(tc, NULL, canned_cleanup);
 	tcase_add_test(tc, retry_503_then_200_same_invocation);
 	tcase_add_test(tc, post_not_idempotent_not_retried);
 	tcase_add_test(tc, google_404_not_retried);
