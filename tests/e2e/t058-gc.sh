@@ -1,5 +1,5 @@
 #!/bin/sh
-# tpuctl gc: a PREEMPTED spot node, a SUSPENDED queued resource (its spot
+# tpuctl gc: a PREEMPTED spot node, a TERMINATED node, a SUSPENDED queued resource (its spot
 # node preempted: the node goes with it) and a FAILED one in another zone
 # are found with --zone -; a READY node is never touched.  --dry-run (the
 # global flag) lists them and sends only GETs.  A DELETE refused for one
@@ -75,6 +75,17 @@ assert_grep '^READY$' "$T/out"
 if emu_requests | grep '"method": *"DELETE"' | grep -q 'nodes/keep'; then
 	fail "the READY node was deleted"
 fi
+
+# A TERMINATED node holds quota too.
+expect_rc 0 "$TPUCTL" create tm1 --accelerator-type v4-8
+"$EMULATOR" event --state-dir "$EMU_DIR" terminate --node tm1 --zone $Z \
+    >/dev/null || fail "terminate tm1"
+expect_rc 0 "$TPUCTL" gc --quiet --format json
+jq -e 'length == 1 and .[0].name == "tm1" and .[0].result == "deleted"' \
+    "$T/out" >/dev/null || fail "terminated node: $(cat "$T/out")"
+expect_rc 4 "$TPUCTL" describe tm1
+expect_rc 0 "$TPUCTL" describe keep --format 'value(state)'
+assert_grep '^READY$' "$T/out"
 
 # Bad input: no request.
 before=$(emu_requests | wc -l)
