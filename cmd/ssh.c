@@ -201,9 +201,87 @@ open_logs(const char *dir, struct sshcmd *sc, int **fdsp, struct tpu_err *err)
 	return 0;
 }
 
+/* A worker that failed before its command could start. */
 static int
-run_command(struct sshcmd *sc, const char *command, enum ssh_output mode,
-    const char *outdir, int timeout_s, int fail_fast, struct tpu_err *err)
+never_ran(enum sshpool_status st)
+{
+	/* refused, timed out, untrusted host key, key not accepted */
+	return sshpool_status_unreachable(st);
+}
+
+/*
+ * The node description came from the cache and some workers could not be
+ * reached or trusted: the node may have changed (recreated, restarted
+ * with new addresses or host keys).  Drop the entry, read the node again
+ * and run the command once more on those workers only; the others keep
+ * their results (their command ran: it is never run twice).
+ */
+static int
+retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct ssh_run *r,
+    struct sshpool_result *res, int rc, struct tpu_err *err)
+{
+	struct sshpool_target *sub;
+	struct sshpool_result *subres;
+	struct ssh_run subrun = *r;
+	struct tpu_err rerr;
+	size_t i, k, n = sc->ntargets, nsub = 0, nok = 0, nreach = 0;
+	int *subfds = NULL;
+
+	for (i = 0; i < n; i++)
+		nsub += never_ran(res[i].status);
+	if (nsub == 0)
+		return rc;
+	tpu_err_init(&rerr);
+	if (sshcmd_refresh(ctx, sc, &rerr) < 0 || sc->ntargets != n)
+		return rc; /* keep the first answer */
+	log_debug("ssh: %zu workers failed with a cached description; "
+	          "retrying them with a fresh one",
+	    nsub);
+	sub = xcalloc(nsub, sizeof *sub);
+	subres = xcalloc(nsub, sizeof *subres);
+	if (r->fds != NULL)
+		subfds = xcalloc(nsub, sizeof *subfds);
+	for (i = 0, k = 0; i < n; i++) {
+		if (!never_ran(res[i].status))
+			continue;
+		sub[k] = sc->targets[i];
+		if (subfds != NULL)
+			subfds[k] = r->fds[i];
+		k++;
+	}
+	subrun.targets = sub;
+	subrun.fds = subfds;
+	sc->popts.arg = &subrun;
+	tpu_err_init(&rerr);
+	if (sshpool_run(sub, nsub, &sc->popts, subres, &rerr) ==
+	    TPU_E_INTERRUPTED)
+		rc = TPU_E_INTERRUPTED;
+	sc->popts.arg = r;
+	for (i = 0, k = 0; i < n; i++) {
+		if (!never_ran(res[i].status))
+			continue;
+		sshpool_result_release(&res[i]);
+		res[i] = subres[k++];
+	}
+	free(sub);
+	free(subres);
+	free(subfds);
+	if (rc == TPU_E_INTERRUPTED)
+		return rc;
+	for (i = 0; i < n; i++) {
+		nok += res[i].status == SSHPOOL_S_OK;
+		nreach += !never_ran(res[i].status);
+	}
+	tpu_err_init(err);
+	if (nok == n)
+		return 0;
+	return nreach == 0 ? TPU_E_UNREACHABLE : TPU_E_PARTIAL;
+}
+
+static int
+run_command(struct tpu_ctx *ctx, struct sshcmd *sc, const char *command,
+    enum ssh_output mode, const char *outdir, int timeout_s, int fail_fast,
+    struct tpu_err *err)
 {
 	struct sshpool_result *res;
 	struct ssh_run r = { mode, sc->targets, NULL };
@@ -225,6 +303,8 @@ run_command(struct sshcmd *sc, const char *command, enum ssh_output mode,
 	rc = sshpool_run(sc->targets, sc->ntargets, &sc->popts, res, err);
 	if (rc == TPU_E_USAGE)
 		goto out;
+	if (rc != 0 && rc != TPU_E_INTERRUPTED && sc->from_cache)
+		rc = retry_fresh(ctx, sc, &r, res, rc, err);
 	for (i = 0; i < sc->ntargets; i++)
 		nok += res[i].status == SSHPOOL_S_OK;
 	if (sc->ntargets > 1) {
@@ -432,8 +512,8 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (command == NULL)
 		rc = run_shell(&sc, err);
 	else
-		rc = run_command(
-		    &sc, command, mode, outdir, (int)timeout_s, fail_fast, err);
+		rc = run_command(ctx, &sc, command, mode, outdir,
+		    (int)timeout_s, fail_fast, err);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGWINCH, &old_winch, NULL);

@@ -82,6 +82,7 @@ struct sshcmd {
 	char **hosts;     /* per target */
 	char ***hostkeys; /* per target, knownhosts_lines */
 	int nworkers;
+	int from_cache; /* the description came from the node cache */
 };
 
 /*

@@ -155,9 +155,12 @@ get_node(struct sshcmd *sc, int use_cache, struct tpu_err *err)
 
 	cJSON_Delete(sc->node);
 	sc->node = NULL;
+	sc->from_cache = 0;
 	if (use_cache && nodecache_get(sc->tc.project, sc->tc.zone, sc->name,
-	                     NODECACHE_TTL_MS, &sc->node) == 0)
+	                     NODECACHE_TTL_MS, &sc->node) == 0) {
+		sc->from_cache = 1;
 		return 0;
+	}
 	path = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sc->name);
 	rc = tpuapi_call(
 	    &sc->tc.api, "GET", path, NULL, NULL, 1, &sc->node, err);
@@ -334,6 +337,28 @@ pin_hostkeys(struct sshcmd *sc, const unsigned char *sel, int *accept_new,
 	knownhosts_init(&kh, sc->khpath);
 	if ((rc = knownhosts_load(&kh, err)) != 0)
 		goto out;
+	/*
+	 * A cached description whose workers all have pinned keys needs no
+	 * call: if the node changed since, the host-key check fails and the
+	 * caller refreshes (sshcmd_refresh), never connects unverified.
+	 */
+	if (sc->from_cache) {
+		missing = 0;
+		for (i = 0; i < sc->nworkers && missing == 0; i++) {
+			if (!sel[i])
+				continue;
+			free(alias);
+			alias = NULL;
+			if (knownhosts_alias(id, i, &alias, err) != 0 ||
+			    knownhosts_lookup(&kh, alias, NULL, 0) == 0)
+				missing = 1;
+		}
+		free(alias);
+		alias = NULL;
+		if (missing == 0)
+			goto pinned;
+		tpu_err_init(err);
+	}
 	alias = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sc->name);
 	path = xasprintf("%s:getGuestAttributes", alias);
 	free(alias);
@@ -420,6 +445,7 @@ pin_hostkeys(struct sshcmd *sc, const unsigned char *sel, int *accept_new,
 	rc = knownhosts_save(&kh, err);
 	if (rc != 0)
 		goto out;
+pinned:
 	/* The targets get the pinned lines. */
 	for (i = 0; i < (int)sc->ntargets; i++) {
 		size_t n = 0;
@@ -618,7 +644,7 @@ sshcmd_refresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
 	char **old;
 	size_t n = sc->ntargets, i;
 	unsigned char *sel = NULL;
-	int rc, changed = 0, accept_new = 0;
+	int rc, changed = 0, accept_new = 0, patched = 0;
 	struct sshpool_opts keep = sc->popts;
 
 	old = xcalloc(n + 1, sizeof *old);
@@ -627,13 +653,21 @@ sshcmd_refresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
 	nodecache_drop(sc->tc.project, sc->tc.zone, sc->name);
 	if ((rc = get_node(sc, 0, err)) != 0)
 		goto out;
+	/* A recreated node has lost the key from its metadata. */
+	if ((rc = propagate_key(ctx, sc, &patched, err)) != 0)
+		goto out;
 	if ((rc = build_targets(sc, &sel, err)) != 0)
 		goto out;
 	if ((rc = set_port(ctx, sc, err)) != 0)
 		goto out;
 	if ((rc = pin_hostkeys(sc, sel, &accept_new, err)) != 0)
 		goto out;
+	if (patched)
+		keep.auth_attempts = 40;
+	if (accept_new)
+		keep.flags |= SSHPOOL_F_ACCEPT_NEW_HOSTKEY;
 	sc->popts = keep;
+	changed = patched;
 	if (sc->ntargets != n)
 		changed = 1;
 	for (i = 0; !changed && i < n; i++)
