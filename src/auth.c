@@ -504,25 +504,6 @@ out:
 
 /* --- token replies ------------------------------------------------- */
 
-static int
-parse_rfc3339(const char *s, time_t *out)
-{
-	struct tm tm;
-	char *end;
-
-	memset(&tm, 0, sizeof tm);
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (end == NULL)
-		return -1;
-	if (*end == '.')
-		for (end++; isdigit((unsigned char)*end); end++)
-			;
-	if (*end != 'Z' || end[1] != '\0')
-		return -1;
-	*out = timegm(&tm);
-	return *out == (time_t)-1 ? -1 : 0;
-}
-
 int
 auth_parse_token_response(const char *body, size_t len, time_t now,
     char **token, time_t *expiry, struct tpu_err *err)
@@ -554,7 +535,7 @@ auth_parse_token_response(const char *body, size_t len, time_t now,
 	} else if ((t = str(j, "accessToken")) != NULL) {
 		const char *e = str(j, "expireTime");
 
-		if (e == NULL || parse_rfc3339(e, expiry) != 0) {
+		if (e == NULL || tpu_parse_rfc3339(e, expiry) != 0) {
 			rc = tpu_error(err, TPU_E_API,
 			    "token reply: field 'expireTime' is missing or "
 			    "not an RFC 3339 time");

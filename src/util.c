@@ -1,6 +1,7 @@
 /*
- * Number and duration parsing, monotonic time.
+ * Number, duration and RFC 3339 time parsing, monotonic time.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -102,6 +103,76 @@ bad:
 	    "invalid duration '%s' for %s: expected seconds or a value like "
 	    "90s, 5m, 2h, 1d, 1h30m (at most 366d)",
 	    s != NULL ? s : "", flag);
+}
+
+int
+tpu_parse_rfc3339(const char *s, time_t *t)
+{
+	struct tm tm;
+	const char *p = s;
+	int v[6], i, off = 0;
+	static const int len[6] = { 4, 2, 2, 2, 2, 2 };
+	static const char sep[6] = { '-', '-', 'T', ':', ':', '\0' };
+	time_t base;
+
+	for (i = 0; i < 6; i++) {
+		int k;
+
+		v[i] = 0;
+		for (k = 0; k < len[i]; k++, p++) {
+			if (!isdigit((unsigned char)*p))
+				return -1;
+			v[i] = v[i] * 10 + (*p - '0');
+		}
+		if (sep[i] != '\0') {
+			if (*p != sep[i] && !(i == 2 && *p == 't'))
+				return -1;
+			p++;
+		}
+	}
+	if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 ||
+	    v[4] > 59 || v[5] > 60)
+		return -1;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'Z' || *p == 'z')
+		p++;
+	else if (*p == '+' || *p == '-') {
+		int sign = *p == '-' ? -1 : 1;
+
+		if (!isdigit((unsigned char)p[1]) ||
+		    !isdigit((unsigned char)p[2]) || p[3] != ':' ||
+		    !isdigit((unsigned char)p[4]) ||
+		    !isdigit((unsigned char)p[5]))
+			return -1;
+		off = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
+		      ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+		if (off > 24 * 3600)
+			return -1;
+		off *= sign;
+		p += 6;
+	} else
+		return -1;
+	if (*p != '\0')
+		return -1;
+	memset(&tm, 0, sizeof tm);
+	tm.tm_year = v[0] - 1900;
+	tm.tm_mon = v[1] - 1;
+	tm.tm_mday = v[2];
+	tm.tm_hour = v[3];
+	tm.tm_min = v[4];
+	tm.tm_sec = v[5];
+	base = timegm(&tm);
+	/* timegm normalizes 2026-02-31: reject days the month lacks. */
+	if (tm.tm_mday != v[2])
+		return -1;
+	*t = base - off;
+	return 0;
 }
 
 int64_t

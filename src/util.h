@@ -1,11 +1,12 @@
 /*
  * Small helpers shared by every layer: bounded number parsing, monotonic
- * time, durations.
+ * time, durations, RFC 3339 times.
  */
 #ifndef TPUCTL_UTIL_H
 #define TPUCTL_UTIL_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "err.h"
 
@@ -23,6 +24,16 @@ long long tpu_strtonum(
  */
 int tpu_parse_duration(
     const char *flag, const char *, long long *secs, struct tpu_err *);
+
+/*
+ * Parse an RFC 3339 date-time: "2026-12-01T10:00:00Z", "t" allowed for
+ * "T", an optional fraction of any length (ignored), then "Z"/"z" or an
+ * offset "+HH:MM"/"-HH:MM" of at most 24:00.  Rejects months and days the
+ * calendar lacks (2026-02-29) and hour 24; second 60 is accepted unless
+ * it rolls over into the next day.  Returns 0 with *t the Unix time, -1
+ * when malformed (*t untouched); the caller words the error.
+ */
+int tpu_parse_rfc3339(const char *, time_t *t);
 
 /* Milliseconds on CLOCK_MONOTONIC: for deadlines, never for dates. */
 int64_t tpu_now_ms(void);

@@ -1,8 +1,10 @@
 /*
- * Unit tests for src/util.c: bounded number and duration parsing.
+ * Unit tests for src/util.c: bounded number, duration and RFC 3339 time
+ * parsing.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <check.h>
 
@@ -77,6 +79,94 @@ START_TEST(duration_rejects)
 }
 END_TEST
 
+START_TEST(rfc3339_forms)
+{
+	static const struct {
+		const char *s;
+		long long t;
+	} ok[] = {
+		{ "2026-12-01T10:00:00Z", 1796119200 },
+		{ "2026-12-01t10:00:00z", 1796119200 },
+		{ "1970-01-01T00:00:00Z", 0 },
+		{ "2026-12-01T10:00:00.5Z", 1796119200 },
+		{ "2026-12-01T10:00:00.123456789123Z", 1796119200 },
+		{ "2026-12-01T11:30:00+01:30", 1796119200 },
+		{ "2026-12-01T02:00:00-08:00", 1796119200 },
+		{ "2026-12-01T10:00:00.25+00:00", 1796119200 },
+		{ "2026-12-02T10:00:00+24:00", 1796119200 },
+		{ "2024-02-29T12:00:00Z", 1709208000 },
+		{ "2000-02-29T00:00:00Z", 951782400 },
+		{ "2026-12-31T23:59:59Z", 1798761599 },
+		/* Second 60 within a day rolls over to the next minute. */
+		{ "2026-12-01T09:59:60Z", 1796119200 },
+	};
+	time_t t;
+	size_t i;
+
+	for (i = 0; i < nitems(ok); i++) {
+		t = 42;
+		ck_assert_msg(tpu_parse_rfc3339(ok[i].s, &t) == 0,
+		    "rejected %s", ok[i].s);
+		ck_assert_msg((long long)t == ok[i].t, "%s: got %lld want %lld",
+		    ok[i].s, (long long)t, ok[i].t);
+	}
+}
+END_TEST
+
+START_TEST(rfc3339_rejects)
+{
+	static const char *bad[] = {
+		"",
+		"2026",
+		"2026-12-01",
+		"2026-12-01 10:00:00Z", /* missing T */
+		"2026-12-01X10:00:00Z",
+		"2026-12-01T10:00:00",   /* no zone */
+		"2026-12-01T10:00Z",     /* no seconds */
+		"2026-00-01T10:00:00Z",  /* month 0 */
+		"2026-13-01T10:00:00Z",  /* month 13 */
+		"2026-12-00T10:00:00Z",  /* day 0 */
+		"2026-12-32T10:00:00Z",  /* day 32 */
+		"2026-04-31T10:00:00Z",  /* April has 30 days */
+		"2026-02-29T10:00:00Z",  /* not a leap year */
+		"2100-02-29T10:00:00Z",  /* century, not a leap year */
+		"2026-12-01T24:00:00Z",  /* hour 24 */
+		"2026-12-01T10:60:00Z",  /* minute 60 */
+		"2026-12-01T10:00:61Z",  /* second 61 */
+		"2026-12-31T23:59:60Z",  /* leap second into next day */
+		"2026-12-01T10:00:00.Z", /* empty fraction */
+		"2026-12-01T10:00:00,5Z",
+		"2026-12-01T10:00:00ZZ",
+		"2026-12-01T10:00:00Z ",
+		" 2026-12-01T10:00:00Z",
+		"2026-12-01T10:00:00+0100",
+		"2026-12-01T10:00:00+1:00",
+		"2026-12-01T10:00:00+01:0",
+		"2026-12-01T10:00:00+24:01", /* offset over 24 h */
+		"2026-12-01T10:00:00+99:99",
+		"+2026-12-01T10:00:00Z",
+		"-026-12-01T10:00:00Z",
+		"20260-12-01T10:00:00Z", /* 5-digit year */
+		"99999999999999999999-12-01T10:00:00Z",
+		"2026-012-01T10:00:00Z",
+		"2026-12-01T10:00:000Z",
+		"2026-1a-01T10:00:00Z",
+		"junk",
+		"now",
+		"1796119200",
+	};
+	time_t t;
+	size_t i;
+
+	for (i = 0; i < nitems(bad); i++) {
+		t = 42;
+		ck_assert_msg(tpu_parse_rfc3339(bad[i], &t) == -1,
+		    "accepted '%s'", bad[i]);
+		ck_assert_msg(t == 42, "'%s' changed *t", bad[i]);
+	}
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -90,6 +180,10 @@ util_suite(void)
 	tc = tcase_create("duration");
 	tcase_add_test(tc, duration_forms);
 	tcase_add_test(tc, duration_rejects);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rfc3339");
+	tcase_add_test(tc, rfc3339_forms);
+	tcase_add_test(tc, rfc3339_rejects);
 	suite_add_tcase(s, tc);
 	return s;
 }
