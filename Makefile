@@ -146,7 +146,7 @@ build/fuzz/%: tests/fuzz/%.c $(SRC_C) $(EMU_C)
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do \
 		n=$$(basename $$f); corpus=tests/fuzz/corpus/$$n; \
-		mkdir -p build/fuzz/corpus/$$n; \
+		mkdir -p build/fuzz/corpus/$$n $$corpus; \
 		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
 		echo "== $$n ($(FUZZ_SECONDS) s)"; \
 		$$f $$dict -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
