@@ -106,6 +106,7 @@ struct ls_state {
 	const char *bucket;
 	const char *want;   /* -r: only names == want or under want/ */
 	int long_fmt, json; /* -l; --format other than table */
+	int versions;       /* -a: URL#GENERATION (and metageneration) */
 	cJSON *arr;         /* json: the collected resources */
 	int64_t nobj, nbytes;
 	int matched;
@@ -164,10 +165,16 @@ ls_cb(void *arg, const struct gcs_object *o, const char *prefix)
 		/* "2026-12-01T01:02:03.456Z" -> "2026-12-01T01:02:03Z" */
 		if (o->updated != NULL && strlen(o->updated) >= 19)
 			snprintf(t, sizeof t, "%.19sZ", o->updated);
-		fprintf(fp, "%10" PRId64 "  %-20s  gs://%s/%s\n", o->size, t,
+		fprintf(fp, "%10" PRId64 "  %-20s  gs://%s/%s", o->size, t,
 		    st->bucket, o->name);
 	} else
-		fprintf(fp, "gs://%s/%s\n", st->bucket, o->name);
+		fprintf(fp, "gs://%s/%s", st->bucket, o->name);
+	/* -a: gsutil's "URL#GENERATION" (-l: "  metageneration=M") */
+	if (st->versions)
+		fprintf(fp, "#%" PRId64, o->generation);
+	if (st->versions && st->long_fmt)
+		fprintf(fp, "  metageneration=%" PRId64, o->metageneration);
+	fputc('\n', fp);
 	return 0;
 }
 
@@ -275,6 +282,7 @@ data_ls(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	memset(&st, 0, sizeof st);
 	st.ctx = ctx;
 	st.long_fmt = lng;
+	st.versions = ver;
 	st.json = ctx->out.fmt != OUTPUT_TABLE;
 	if (st.json)
 		st.arr = cJSON_CreateArray();
@@ -405,6 +413,41 @@ rm_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * buckets.delete.  A 404 is success: a retried DELETE that already
+ * happened, or another client was first; either way the bucket is gone.
+ */
+static int
+rm_bucket(struct gcs *g, const char *bucket, struct tpu_err *err)
+{
+	struct http_request rq;
+	struct http_response rs;
+	char *b = gcs_pct_encode(bucket), *url;
+	int rc;
+
+	url = xasprintf("%sstorage/v1/b/%s", gcs_base(g), b);
+	memset(&rq, 0, sizeof rq);
+	rq.method = "DELETE";
+	rq.url = url;
+	rq.flags = HTTP_F_IDEMPOTENT;
+	http_response_init(&rs);
+	rc = http_request(gcs_http(g), &rq, &rs, err);
+	http_response_release(&rs);
+	free(url);
+	free(b);
+	if (rc == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		rc = 0;
+	}
+	return rc;
+}
+
+/*
+ * "rm -r": every object under u's prefix; the object "**" (gsutil's
+ * wildcard) is every object of the bucket; the bare bucket (gs://b,
+ * gs://b/) is every object and then the bucket, deleted only when every
+ * object deletion succeeded.
+ */
 static int
 rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
     struct tpu_err *err)
@@ -414,16 +457,18 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 	struct rm_job j;
 	pthread_t th[DATA_RM_PARALLEL];
 	size_t i, nth, n = strlen(u->object);
-	int rc;
+	int rc, bucket = n == 0;
 
 	memset(&lo, 0, sizeof lo);
 	memset(&l, 0, sizeof l);
-	lo.prefix = u->object;
-	if (n > 0 && u->object[n - 1] != '/')
+	lo.prefix = strcmp(u->object, "**") == 0 ? "" : u->object;
+	if (n > 0 && u->object[n - 1] != '/' && *lo.prefix != '\0')
 		l.want = u->object;
 	if ((rc = gcs_list(g, u->bucket, &lo, rm_collect, &l, err)) != 0)
 		return tpu_error_prefix(
 		    err, "gs://%s/%s", u->bucket, u->object);
+	if (l.n == 0 && bucket)
+		goto bucket;
 	if (l.n == 0)
 		return tpu_error(err, TPU_E_NOTFOUND,
 		    "gs://%s/%s: matched no objects", u->bucket, u->object);
@@ -448,12 +493,23 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 		free(l.items[i].name);
 	free(l.items);
 	if (j.failed > 0) {
+		/* some deleted, some not: partial (exit 8) */
 		*err = j.first_err;
-		return tpu_error(err, j.first_rc,
-		    "%zu of %zu objects under gs://%s/%s not removed (first: "
-		    "%s)",
-		    j.failed, j.n, u->bucket, u->object, j.first_err.msg);
+		return tpu_error(err,
+		    j.failed < j.n ? TPU_E_PARTIAL : j.first_rc,
+		    "%zu of %zu objects under gs://%s/%s not removed%s "
+		    "(first: %s)",
+		    j.failed, j.n, u->bucket, u->object,
+		    bucket ? ", bucket kept" : "", j.first_err.msg);
 	}
+	if (!bucket)
+		return 0;
+bucket:
+	if ((rc = rm_bucket(g, u->bucket, err)) != 0)
+		return tpu_error_prefix(
+		    err, "gs://%s: bucket not removed", u->bucket);
+	if (!ctx->quiet)
+		fprintf(stderr, "Removing gs://%s/\n", u->bucket);
 	return 0;
 }
 
@@ -481,9 +537,27 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = cmd_check_operands(&data_children[D_RM], argc, argv, err)) !=
 	    0)
 		return rc;
-	if ((rc = parse_all(argc, argv, !rec, &urls, err)) != 0)
+	if ((rc = parse_all(argc, argv, 0, &urls, err)) != 0)
 		return rc;
 	nu = argc;
+	for (i = 0; i < nu && !rec; i++) {
+		if (*urls[i].object == '\0') {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "invalid URL '%s': expected gs://bucket/object; "
+			    "'data rm -r gs://%s' deletes the bucket and "
+			    "every object in it",
+			    argv[i], urls[i].bucket);
+			goto out;
+		}
+		if (urls[i].object[strlen(urls[i].object) - 1] == '/') {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "invalid URL '%s': expected gs://bucket/object; "
+			    "'data rm -r' deletes every object under a "
+			    "prefix",
+			    argv[i]);
+			goto out;
+		}
+	}
 	if ((rc = gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	for (i = 0; i < nu && rc == 0; i++) {
@@ -814,7 +888,7 @@ const struct cmd_entry data_children[] = {
 	[D_RM] = {
 	    .name = "rm",
 	    .usage = "data rm [-r] url ...",
-	    .summary = "delete objects (-r: every object under a prefix)",
+	    .summary = "delete objects (-r: under a prefix, or a bucket)",
 	    .min_args = 1,
 	    .max_args = -1,
 	    .flags = CMD_NEEDS_AUTH,

@@ -16,7 +16,10 @@
  *
  * Faults (emu_fault_spec): "gcs-rewrite-crc" stores a wrong crc32c with
  * the object the request writes; "gcs-drop-after-NK" keeps only N KiB of
- * a resumable chunk and answers 308 with that Range.
+ * a resumable chunk and answers 308 with that Range;
+ * "gcs-corrupt-upload-byte-OFF" flips a byte of the uploaded data before
+ * it is hashed, so the checksums the client sent fail as on GCS;
+ * "gcs-new-generation" overwrites the object a media GET reads first.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -840,6 +843,36 @@ gcs_pre_from_json(const cJSON *j, struct gcs_pre *p)
 
 /* ---- writing objects ---- */
 
+/*
+ * "gcs-corrupt-upload-byte-OFF": flip byte OFF of the len uploaded bytes
+ * at off of fd (the request's spooled body) before anything hashes them,
+ * as a bad link would.  The server's own checksum check then answers the
+ * 400 GCS gives; without client checksums the corrupt data is stored.
+ */
+static void
+gcs_fault_corrupt_upload(struct emu_req *r, int fd, uint64_t off, uint64_t len)
+{
+	const char *f = emu_fault_spec(r, "gcs-corrupt-upload-byte-");
+	const char *errstr;
+	unsigned char c;
+	long long at;
+
+	if (f == NULL)
+		return;
+	at = tpu_strtonum(f + 24, 0, INT64_MAX, &errstr);
+	if (errstr != NULL || (uint64_t)at >= len)
+		return;
+	off += (uint64_t)at;
+	if (pread(fd, &c, 1, (off_t)off) == 1) {
+		c ^= 0xff;
+		if (pwrite(fd, &c, 1, (off_t)off) != 1)
+			fprintf(stderr,
+			    "tpuctl-emulator: fault %s: cannot write the "
+			    "body: %s\n",
+			    f, strerror(errno));
+	}
+}
+
 struct gcs_new {
 	const char *bucket, *name;
 	char *datapath; /* renamed into place on success */
@@ -1463,6 +1496,88 @@ gcs_obj_lookup(struct emu *e, struct emu_req *r, const char *bucket,
 	return o;
 }
 
+/*
+ * "gcs-new-generation": before the request reads it, the object is
+ * replaced by a new generation of the same size with every byte inverted,
+ * as if another writer had overwritten it between two reads.  0, or -1
+ * after an error reply.
+ */
+static int
+gcs_fault_new_generation(
+    struct emu *e, struct emu_req *r, const char *bucket, const char *name)
+{
+	struct gcs_bkt *b;
+	struct gcs_obj *o;
+	struct gcs_new nw;
+	unsigned char md5[16], *buf = NULL;
+	char md5b[32], *path;
+	cJSON *user = NULL;
+	uint64_t off = 0;
+	ssize_t n, i;
+	int in, out = -1, rc = -1;
+
+	if ((b = gcs_bkt_find(gcs_st(e), bucket, NULL)) == NULL ||
+	    (o = gcs_obj_find(b, name, NULL)) == NULL)
+		return 0; /* nothing to replace: the handler answers 404 */
+	memset(&nw, 0, sizeof(nw));
+	path = gcs_obj_path(e, b, o->key, "data");
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (in < 0 || (out = gcs_tmp_open(e)) < 0) {
+		gcs_err_io(r, "cannot overwrite the object", name);
+		goto out;
+	}
+	buf = xmalloc(GCS_IO_BLOCK);
+	while (off < o->size) {
+		n = pread(in, buf, GCS_IO_BLOCK, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			gcs_err_io(r, "cannot overwrite the object", name);
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			buf[i] ^= 0xff;
+		if (gcs_write_all(out, (char *)buf, (size_t)n) != 0) {
+			gcs_err_io(r, "cannot overwrite the object", name);
+			goto out;
+		}
+		off += (uint64_t)n;
+	}
+	if (gcs_hash(out, 0, o->size, -1, &nw.crc, md5) != 0) {
+		gcs_err_io(r, "cannot overwrite the object", name);
+		goto out;
+	}
+	gcsemu_base64(md5, 16, md5b);
+	user = cJSON_Duplicate(o->meta, 1);
+	nw.bucket = bucket;
+	nw.name = name;
+	nw.size = o->size;
+	nw.md5 = md5b;
+	nw.user = user;
+	nw.datapath = gcs_tmp_path(e);
+	if (gcs_fd_link(out, nw.datapath) != 0) {
+		gcs_err_io(r, "cannot overwrite the object", name);
+		goto out;
+	}
+	if (gcs_obj_commit(e, r, &nw, NULL) != 0) {
+		unlink(nw.datapath);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	free(buf);
+	free(nw.datapath);
+	cJSON_Delete(user);
+	return rc;
+}
+
 static int
 gcs_obj_media_h(
     struct emu *e, struct emu_req *r, const char *bucket, const char *name)
@@ -1476,6 +1591,9 @@ gcs_obj_media_h(
 	uint64_t off = 0, len;
 	int fd, rr = 1, status = 200;
 
+	if (emu_fault_spec(r, "gcs-new-generation") != NULL &&
+	    gcs_fault_new_generation(e, r, bucket, name) != 0)
+		return -1;
 	if ((o = gcs_obj_lookup(e, r, bucket, name, "generation", &b)) == NULL)
 		return -1;
 	if (gcs_pre_parse(r, "", &pre) != 0 || gcs_pre_check(r, &pre, o, 1))
@@ -1747,6 +1865,7 @@ gcs_upload_media(struct emu *e, struct emu_req *r, const char *bucket)
 		return -1;
 	if ((fd = gcs_body_fd(e, r, &size)) < 0)
 		return gcs_err_io(r, "cannot spool the upload", name);
+	gcs_fault_corrupt_upload(r, fd, 0, size);
 	if (gcs_hash_unlocked(e, fd, 0, size, -1, &nw.crc, md5) != 0)
 		return gcs_err_io(r, "cannot read the upload", name);
 	gcsemu_base64(md5, 16, md5b);
@@ -1829,6 +1948,7 @@ gcs_upload_multipart(struct emu *e, struct emu_req *r, const char *bucket)
 		gcs_err_io(r, "cannot store the upload", name);
 		goto out;
 	}
+	gcs_fault_corrupt_upload(r, fd, mp.data_off, mp.data_len);
 	if (gcs_hash_unlocked(
 	        e, fd, mp.data_off, mp.data_len, out, &nw.crc, md5) != 0) {
 		gcs_err_io(r, "cannot store the upload", name);
@@ -2197,6 +2317,7 @@ gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 				keep = add;
 		}
 	}
+	gcs_fault_corrupt_upload(r, bfd, skip, keep);
 	if (keep > 0) {
 		/* No O_APPEND: copy_file_range() refuses such fds. */
 		dfd = open(dpath, O_WRONLY | O_CLOEXEC);

@@ -111,9 +111,23 @@ emu_start() {
 	. "$EMU_DIR/env"
 }
 
-# emu_requests: the emulator's JSONL request log.
+# emu_requests: the emulator's JSONL request log.  A line is written when
+# the emulator has finished with a request, which can be just after the
+# client got its reply: wait until the log stops growing for 20 ms.
 emu_requests() {
-	cat "$EMU_DIR/requests.jsonl" 2>/dev/null || true
+	_f="$EMU_DIR/requests.jsonl"
+	_a=$(wc -c <"$_f" 2>/dev/null || echo 0)
+	_n=0
+	while :; do
+		sleep 0.02
+		_b=$(wc -c <"$_f" 2>/dev/null || echo 0)
+		if [ "$_a" = "$_b" ] || [ $_n -ge 50 ]; then
+			break
+		fi
+		_a=$_b
+		_n=$((_n + 1))
+	done
+	cat "$_f" 2>/dev/null || true
 }
 
 # emu_inject [--method M] [--path P] [--count N] SPEC

@@ -2,7 +2,8 @@
 # t210: "tpuctl data ls" against the emulator: directories as prefixes,
 # -l with sizes and a TOTAL line, -r, unicode and 'a?b#c%2F' names, 0 B
 # and 1 B objects, paging (more objects than one page), --format json,
-# and a URL matching nothing (exit 4).
+# -a (URL#GENERATION, with -l and --format json), and a URL matching
+# nothing (exit 4).
 
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
@@ -12,6 +13,20 @@
 emu_start
 # shellcheck source=tests/e2e/lib_gcs.sh
 . "$(dirname "$0")/lib_gcs.sh"
+# log_settle: wait until the request log stops growing (the emulator
+# writes a line when a request completes, which can be after the client
+# has its reply and exited)
+log_settle() {
+	ln=-1
+	li=0
+	while [ $li -lt 50 ]; do
+		lm=$(emu_requests | wc -l)
+		[ "$lm" != "$ln" ] || return 0
+		ln=$lm
+		sleep 0.1
+		li=$((li + 1))
+	done
+}
 
 # put NAME SIZE: upload SIZE pseudo-random bytes as NAME (curl, not tpuctl)
 put() {
@@ -92,12 +107,45 @@ while [ $i -lt 25 ]; do
 	put "page/o$i" 1
 	i=$((i + 1))
 done
+log_settle
 before=$(emu_requests | wc -l)
 expect_rc 0 env TPUCTL_GCS_PAGE_SIZE=10 "$TPUCTL" data ls gs://e2e-ls/page/
+log_settle
 [ "$(wc -l <"$T/out")" -eq 25 ] || fail "paged ls: $(wc -l <"$T/out") lines"
 [ "$(sort -u "$T/out" | wc -l)" -eq 25 ] || fail "paged ls: duplicates"
 n=$(emu_requests | tail -n +$((before + 1)) | grep -c 'pageToken=' || true)
 [ "$n" -eq 2 ] || fail "paged ls: $n requests with a pageToken, want 2"
+
+# -a: versions=true is sent, every object as gsutil's URL#GENERATION
+# (the API's generation), -l adds metageneration=M, prefixes have no
+# generation.  The emulator keeps no noncurrent generations (CAVEATS in
+# tpuctl-emulator(1)): an overwritten object is listed once, with its new
+# generation.
+req GET "$GCS/storage/v1/b/e2e-ls/o/top1"
+g0=$(jf .generation)
+put top1 1
+req GET "$GCS/storage/v1/b/e2e-ls/o/top1"
+g1=$(jf .generation)
+[ "$g1" != "$g0" ] || fail "overwrite kept generation $g0"
+log_settle
+before=$(emu_requests | wc -l)
+expect_rc 0 "$TPUCTL" data ls -a gs://e2e-ls/top1
+log_settle
+[ "$(cat "$T/out")" = "gs://e2e-ls/top1#$g1" ] || fail "ls -a: $(cat "$T/out"), want #$g1"
+emu_requests | tail -n +$((before + 1)) | grep -q 'versions=true' ||
+    fail "ls -a sent no versions=true"
+expect_rc 0 "$TPUCTL" data ls -a gs://e2e-ls
+assert_grep '^gs://e2e-ls/dir/$' "$T/out"
+assert_grep "^gs://e2e-ls/top0#[0-9]+\$" "$T/out"
+assert_grep "^gs://e2e-ls/top1#$g1\$" "$T/out"
+expect_rc 0 "$TPUCTL" data ls gs://e2e-ls/top1
+assert_no_grep '#' "$T/out"
+expect_rc 0 "$TPUCTL" data ls -la gs://e2e-ls/top1
+assert_grep "^ +1  20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z  gs://e2e-ls/top1#$g1  metageneration=1\$" "$T/out"
+assert_grep '^TOTAL: 1 object, 1 bytes \(1 B\)$' "$T/out"
+expect_rc 0 "$TPUCTL" --format json data ls -a -r gs://e2e-ls/top1
+[ "$(jq -r 'length' "$T/out")" = 1 ] || fail "json -a: $(cat "$T/out")"
+[ "$(jq -r '.[0].generation' "$T/out")" = "$g1" ] || fail "json -a generation: $(cat "$T/out")"
 
 # nothing matches: exit 4, one line
 expect_rc 4 "$TPUCTL" data ls gs://e2e-ls/nothing-here

@@ -2,7 +2,10 @@
 # t211: "tpuctl data rm": one object, special names, a missing object
 # (exit 4, one line), -r over a prefix with many objects (parallel
 # deletes pinned to the listed generation), "dir" never removing "dirx",
-# and --dry-run deleting nothing.
+# --dry-run deleting nothing, and -r of a bare bucket (gs://b, gs://b/)
+# deleting the objects and then the bucket, only when every object
+# deletion succeeded (partial: exit 8, bucket kept), gs://b/** keeping
+# the bucket, and "rm gs://b" without -r refused.
 
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
@@ -12,6 +15,20 @@
 emu_start
 # shellcheck source=tests/e2e/lib_gcs.sh
 . "$(dirname "$0")/lib_gcs.sh"
+# log_settle: wait until the request log stops growing (the emulator
+# writes a line when a request completes, which can be after the client
+# has its reply and exited)
+log_settle() {
+	ln=-1
+	li=0
+	while [ $li -lt 50 ]; do
+		lm=$(emu_requests | wc -l)
+		[ "$lm" != "$ln" ] || return 0
+		ln=$lm
+		sleep 0.1
+		li=$((li + 1))
+	done
+}
 
 put() {
 	req POST "$GCS/upload/storage/v1/b/e2e-rm/o?uploadType=media&name=$(uri "$1")" \
@@ -50,8 +67,10 @@ while [ $i -lt 40 ]; do
 done
 put dirx 1
 put dir 2
+log_settle
 before=$(emu_requests | wc -l)
 expect_rc 0 "$TPUCTL" --quiet data rm -r gs://e2e-rm/dir
+log_settle
 [ ! -s "$T/err" ] || fail "--quiet rm -r printed: $(cat "$T/err")"
 n=$(emu_requests | tail -n +$((before + 1)) | grep '"DELETE"' |
     grep -c 'ifGenerationMatch=' || true)
@@ -63,10 +82,89 @@ req GET "$GCS/storage/v1/b/e2e-rm/o?prefix=dir"
 expect_rc 4 "$TPUCTL" data rm -r gs://e2e-rm/dir/
 assert_grep 'matched no objects' "$T/err"
 
-# -r of a whole bucket empties it but keeps the bucket
-expect_rc 0 "$TPUCTL" data rm -r gs://e2e-rm
+# a bare bucket without -r: refused in one line, nothing sent
+for u in gs://e2e-rm gs://e2e-rm/; do
+	log_settle
+	before=$(emu_requests | wc -l)
+	expect_rc 2 "$TPUCTL" data rm "$u"
+	log_settle
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "rm $u: $(cat "$T/err")"
+	assert_grep "invalid URL '$u': expected gs://bucket/object; 'data rm -r gs://e2e-rm' deletes the bucket" "$T/err"
+	[ "$(emu_requests | wc -l)" -eq "$before" ] || fail "rm $u sent requests"
+done
+exists keep || fail "rm gs://e2e-rm deleted"
+
+# -r gs://b/**: every object, the bucket kept
+put 'a/b' 1
+put 'c' 2
+expect_rc 0 "$TPUCTL" data rm -r 'gs://e2e-rm/**'
 req GET "$GCS/storage/v1/b/e2e-rm/o"
 [ "$(jf '.items | length')" = 0 ] || fail "bucket not empty: $(cat "$T/body")"
 req GET "$GCS/storage/v1/b/e2e-rm"
-want 200 "bucket kept"
+want 200 "** kept the bucket"
+
+# -r gs://b: the objects, then the bucket, only after every object
+put 'x/1' 1
+put 'x/2' 2
+put 'y' 3
+log_settle
+before=$(emu_requests | wc -l)
+expect_rc 0 "$TPUCTL" --dry-run data rm -r gs://e2e-rm
+log_settle
+exists y || fail "--dry-run rm -r deleted"
+req GET "$GCS/storage/v1/b/e2e-rm"
+want 200 "--dry-run kept the bucket"
+[ "$(emu_requests | tail -n +$((before + 1)) | grep -c '"DELETE"' || true)" = 0 ] ||
+    fail "--dry-run sent a DELETE"
+before=$(emu_requests | wc -l)
+expect_rc 0 "$TPUCTL" data rm -r gs://e2e-rm
+log_settle
+req GET "$GCS/storage/v1/b/e2e-rm"
+want 404 "rm -r gs://e2e-rm kept the bucket"
+assert_grep '^Removing gs://e2e-rm/y$' "$T/err"
+[ "$(tail -1 "$T/err")" = 'Removing gs://e2e-rm/' ] || fail "no bucket line last: $(cat "$T/err")"
+emu_requests | tail -n +$((before + 1)) | grep '"DELETE"' >"$T/dels"
+[ "$(wc -l <"$T/dels")" = 4 ] || fail "want 3 object DELETEs and 1 bucket DELETE: $(cat "$T/dels")"
+tail -1 "$T/dels" | grep -q '"path":"/storage/v1/b/e2e-rm"' ||
+    fail "the bucket DELETE is not the last one: $(cat "$T/dels")"
+
+# an empty bucket, with a trailing slash
+mkbucket e2e-rm2
+expect_rc 0 "$TPUCTL" data rm -r gs://e2e-rm2/
+req GET "$GCS/storage/v1/b/e2e-rm2"
+want 404 "rm -r gs://e2e-rm2/ kept the empty bucket"
+
+# partial: one object cannot be deleted (403): exit 8, the others are
+# gone, that object and the bucket are kept
+mkbucket e2e-rm3
+for o in p1 p2 p3; do
+	req POST "$GCS/upload/storage/v1/b/e2e-rm3/o?uploadType=media&name=$o" --data-binary "$o"
+	want 200 "upload $o"
+done
+emu_inject --method DELETE --path /storage/v1/b/e2e-rm3/o/p2 --count 1 return-403
+log_settle
+before=$(emu_requests | wc -l)
+expect_rc 8 "$TPUCTL" data rm -r gs://e2e-rm3
+log_settle
+assert_grep '1 of 3 objects under gs://e2e-rm3/ not removed, bucket kept' "$T/err"
+req GET "$GCS/storage/v1/b/e2e-rm3/o"
+[ "$(jf '[.items[]?.name] | join(",")')" = p2 ] || fail "partial left: $(cat "$T/body")"
+req GET "$GCS/storage/v1/b/e2e-rm3"
+want 200 "partial: bucket kept"
+emu_requests | tail -n +$((before + 1)) | grep -q '"DELETE","path":"/storage/v1/b/e2e-rm3"' &&
+    fail "partial: the bucket DELETE was sent"
+# every object failing keeps the error's own status (403: exit 3)
+emu_inject --method DELETE --path /storage/v1/b/e2e-rm3/o/p2 --count 1 return-403
+expect_rc 3 "$TPUCTL" data rm -r gs://e2e-rm3
+req GET "$GCS/storage/v1/b/e2e-rm3"
+want 200 "403: bucket kept"
+# the bucket DELETE failing (409, as when a writer added an object):
+# exit 4, named
+expect_rc 0 "$TPUCTL" data rm gs://e2e-rm3/p2
+emu_inject --method DELETE --path /storage/v1/b/e2e-rm3 --count 1 return-409
+expect_rc 4 "$TPUCTL" data rm -r gs://e2e-rm3
+assert_grep '^tpuctl: gs://e2e-rm3: bucket not removed' "$T/err"
+req GET "$GCS/storage/v1/b/e2e-rm3"
+want 200 "409: bucket kept"
+"$EMULATOR" faults --state-dir "$EMU_DIR" --clear >/dev/null
 exit 0

@@ -49,7 +49,7 @@ assert_grep 'Content-Length: +1$' "$T/out"
 emu_inject --method DELETE --path /storage/v1/b/e2e-flt/o/o2 --count 1 return-503
 expect_rc 0 "$TPUCTL" data rm gs://e2e-flt/o2
 emu_inject --method DELETE --path /storage/v1/b/e2e-flt/o/o3 --count 2 return-503
-expect_rc 0 "$TPUCTL" --quiet data rm -r gs://e2e-flt
+expect_rc 0 "$TPUCTL" --quiet data rm -r 'gs://e2e-flt/**'
 req GET "$GCS/storage/v1/b/e2e-flt/o"
 [ "$(jf '.items | length')" = 0 ] || fail "rm -r left: $(cat "$T/body")"
 

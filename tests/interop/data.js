@@ -10,41 +10,13 @@
 // Prints "ok ..." lines; exits non-zero on the first failure.
 //
 // Environment: EMU_ENV (the emulator's DIR/env, with STORAGE_EMULATOR_HOST)
-// and EMU_TOKEN_FILE (DIR/access-token), GCS_TEST_PROJECT.
+// and EMU_TOKEN_FILE (DIR/access-token), GCS_TEST_PROJECT (see lib.js).
 'use strict';
 
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
-
-function loadEnv(file) {
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    const m = line.match(/^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/);
-    if (!m) continue;
-    let v = m[2].trim();
-    if ((v.startsWith("'") && v.endsWith("'")) ||
-        (v.startsWith('"') && v.endsWith('"'))) {
-      v = v.slice(1, -1);
-    }
-    process.env[m[1]] = v;
-  }
-}
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-}
-
-function walk(dir, rel = '') {
-  let out = [];
-  for (const e of fs.readdirSync(path.join(dir, rel), {withFileTypes: true})) {
-    const r = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) out = out.concat(walk(dir, r));
-    else if (e.isFile()) out.push(r);
-  }
-  return out.sort();
-}
+const {walk, crc32c, storageClient, run} = require('./lib');
 
 async function main() {
   const [mode, bucketName, prefix, dir] = process.argv.slice(2);
@@ -52,40 +24,8 @@ async function main() {
       !dir) {
     throw new Error('usage: data.js check|put BUCKET PREFIX DIR');
   }
-  loadEnv(need('EMU_ENV'));
-  const host = need('STORAGE_EMULATOR_HOST');
-  if (!/^http:\/\/(127\.[0-9.]+|\[::1\]|localhost)(:[0-9]+)?\/?$/.test(host)) {
-    throw new Error(`STORAGE_EMULATOR_HOST '${host}' is not loopback`);
-  }
-  const token = fs.readFileSync(need('EMU_TOKEN_FILE'), 'utf8').trim();
-  const {Storage, CRC32C} = require('@google-cloud/storage');
-  const {OAuth2Client} = require('google-auth-library');
-  const auth = new OAuth2Client();
-  auth.setCredentials({
-    access_token: token,
-    token_type: 'Bearer',
-    expiry_date: Date.now() + 3600 * 1000,
-  });
-  const storage = new Storage({
-    projectId: need('GCS_TEST_PROJECT'),
-    apiEndpoint: host.replace(/\/$/, ''),
-    useAuthWithCustomEndpoint: true,
-    authClient: auth,
-    retryOptions: {autoRetry: false},
-  });
-  storage.interceptors.push({
-    request: (reqOpts) => {
-      reqOpts.headers = Object.assign({}, reqOpts.headers,
-          {Authorization: `Bearer ${token}`});
-      return reqOpts;
-    },
-  });
+  const {storage} = storageClient();
   const bucket = storage.bucket(bucketName);
-  const crc32c = (buf) => {
-    const c = new CRC32C();
-    c.update(buf);
-    return c.toString();
-  };
 
   if (mode === 'check') {
     const [files] = await bucket.getFiles({prefix});
@@ -115,7 +55,4 @@ async function main() {
   console.log('ok done');
 }
 
-main().catch((err) => {
-  console.error(`FAIL: ${err.stack || err}`);
-  process.exit(1);
-});
+run('data.js', main);

@@ -5,77 +5,20 @@
 // compose, check a no-clobber precondition, and delete everything.
 // Exits non-zero on the first failure.
 //
-// Environment: EMU_ENV (the emulator's DIR/env, with STORAGE_EMULATOR_HOST),
-// EMU_TOKEN_FILE (DIR/access-token; google-auth-library ignores a key's
-// token_uri, so the test hands the emulator's token over itself),
-// GCS_TEST_PROJECT, GCS_TEST_TMP (a scratch directory).
+// Environment: EMU_ENV, EMU_TOKEN_FILE, GCS_TEST_PROJECT (see lib.js),
+// GCS_TEST_TMP (a scratch directory).
 'use strict';
 
 const assert = require('assert');
 const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
-
-function loadEnv(file) {
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    const m = line.match(/^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/);
-    if (!m) continue;
-    let v = m[2].trim();
-    if ((v.startsWith("'") && v.endsWith("'")) ||
-        (v.startsWith('"') && v.endsWith('"'))) {
-      v = v.slice(1, -1);
-    }
-    process.env[m[1]] = v;
-  }
-}
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-}
+const {need, crc32c, storageClient, run} = require('./lib');
 
 async function main() {
-  loadEnv(need('EMU_ENV'));
-  const host = need('STORAGE_EMULATOR_HOST');
-  if (!/^http:\/\/(127\.[0-9.]+|\[::1\]|localhost)(:[0-9]+)?\/?$/.test(host)) {
-    throw new Error(`STORAGE_EMULATOR_HOST '${host}' is not loopback`);
-  }
-  const token = fs.readFileSync(need('EMU_TOKEN_FILE'), 'utf8').trim();
-  const project = need('GCS_TEST_PROJECT');
+  const {storage} = storageClient();
   const tmp = need('GCS_TEST_TMP');
-
-  const {Storage, CRC32C} = require('@google-cloud/storage');
-  const {OAuth2Client} = require('google-auth-library');
-  const auth = new OAuth2Client();
-  auth.setCredentials({
-    access_token: token,
-    token_type: 'Bearer',
-    expiry_date: Date.now() + 3600 * 1000,
-  });
-  const storage = new Storage({
-    projectId: project,
-    apiEndpoint: host.replace(/\/$/, ''),
-    useAuthWithCustomEndpoint: true,
-    authClient: auth,
-    retryOptions: {autoRetry: false},
-  });
-  // Resumable uploads take their headers from the request interceptors
-  // (customRequestOptions), not from the auth client: hand the token over
-  // there too.
-  storage.interceptors.push({
-    request: (reqOpts) => {
-      reqOpts.headers = Object.assign({}, reqOpts.headers,
-          {Authorization: `Bearer ${token}`});
-      return reqOpts;
-    },
-  });
   const ok = (what) => console.log(`ok ${what}`);
-  const crc32c = (buf) => {
-    const c = new CRC32C();
-    c.update(buf);
-    return c.toString();
-  };
 
   const name = `interop-${crypto.randomBytes(4).toString('hex')}`;
   const [bucket] = await storage.createBucket(name);
@@ -201,7 +144,4 @@ async function main() {
   ok('done');
 }
 
-main().catch((err) => {
-  console.error(`gcs.js: ${err && err.stack ? err.stack : err}`);
-  process.exit(1);
-});
+run('gcs.js', main);
