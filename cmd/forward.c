@@ -1,8 +1,9 @@
 /*
- * "tpuctl forward NODE LOCAL_PORT[:REMOTE_HOST:REMOTE_PORT]": local port
+ * "tpuctl forward NAME LOCAL_PORT[:REMOTE_HOST:REMOTE_PORT]": local port
  * forwarding through one worker's sshd (ssh -L), for TensorBoard, a
- * notebook or a profiler on a worker.  Listens on 127.0.0.1 only.  Runs
- * until Ctrl-C, its normal end: exit 0.
+ * notebook or a profiler on a worker; NAME is a node, or a queued
+ * resource whose slice --node picks (default 0).  Listens on 127.0.0.1
+ * only.  Runs until Ctrl-C, its normal end: exit 0.
  */
 #include <sys/socket.h>
 
@@ -118,6 +119,7 @@ forward_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    strchr(so.workers, '-'))
 		return tpu_error(err, TPU_E_USAGE,
 		    "--worker %s: forward goes through one worker", so.workers);
+	so.one_slice = "forward goes through one worker";
 	if ((rc = parse_spec(argv[optind + 1], &lport, &host, &rport, err)) !=
 	    0)
 		return rc;
@@ -180,9 +182,11 @@ out:
 const struct cmd_entry cmd_forward_entry = {
 	.name = "forward",
 	.alias = NULL,
-	.usage = "forward [--worker n] [--ssh-key-file file] "
-	         "[--strict-host-key-checking yes|no] [--zone zone] node "
-	         "local_port[:remote_host:remote_port]",
+	.usage =
+	    "forward [--node n|node-id] [--worker n] [--ssh-key-file file] "
+	    "[--strict-host-key-checking yes|no] [--connect-timeout seconds] "
+	    "[--internal-ip] [--zone zone] name "
+	    "local_port[:remote_host:remote_port]",
 	.summary = "forward a local port to a port on a TPU worker",
 	.min_args = 2,
 	.max_args = 2,

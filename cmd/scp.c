@@ -79,6 +79,10 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			goto out;
 		}
 	node = upload ? ops[nops - 1].node : ops[0].node;
+	if (!upload) /* dst/w<N>/ would mix the slices */
+		so.one_slice = "a download reads one slice (give --node N)";
+	else /* a queued resource's name: every slice */
+		so.default_nodes = "all";
 	for (i = 0; i < nops; i++)
 		if (ops[i].node != NULL && strcmp(ops[i].node, node) != 0) {
 			rc = tpu_error(err, TPU_E_USAGE,
@@ -146,9 +150,11 @@ out:
 const struct cmd_entry cmd_scp_entry = {
 	.name = "scp",
 	.alias = NULL,
-	.usage = "scp [--recurse] [--worker workers] [--fanout n] "
+	.usage = "scp [--recurse] [--node all|0|0,2|0-3|node-id] "
+	         "[--worker workers] [--fanout n] "
 	         "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
-	         "[--zone zone] source ... destination",
+	         "[--connect-timeout seconds] [--internal-ip] [--zone zone] "
+	         "source ... destination",
 	.summary = "copy files to or from TPU workers over SFTP",
 	.min_args = 2,
 	.max_args = -1,

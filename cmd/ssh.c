@@ -1,9 +1,10 @@
 /*
- * "tpuctl ssh NODE": an interactive shell on one worker, or a command on
+ * "tpuctl ssh NAME": an interactive shell on one worker, or a command on
  * any set of workers through the fan-out engine (src/sshpool.h), with
  * per-worker prefixed output, a summary and the exit contract of
  * DESIGN.md: one worker gives its own status; many give 0 (all ok),
- * 8 (partial) or 9 (none reachable).
+ * 8 (partial) or 9 (none reachable).  NAME is a node ("[w3]" prefixes)
+ * or a queued resource whose slices --node selects ("[s1/w3]").
  */
 #include <sys/stat.h>
 
@@ -20,6 +21,7 @@
 #include "log.h"
 #include "shquote.h"
 #include "sshcmd.h"
+#include "sshsel.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -33,10 +35,17 @@ enum {
 	OPT_FAIL_FAST,
 };
 
+/* Who a target is, for prefixes, jsonl and the summary. */
+struct ssh_who {
+	int slice; /* slice index; -1 when the name is a node */
+	int worker;
+	char node[64]; /* node id */
+};
+
 struct ssh_run {
 	enum ssh_output mode;
-	const struct sshpool_target *targets;
-	int *fds; /* per target, with --output-dir */
+	const struct ssh_who *who; /* per target */
+	int *fds;                  /* per target, with --output-dir */
 };
 
 static volatile sig_atomic_t ssh_abort, ssh_winch;
@@ -101,9 +110,10 @@ on_output(
     void *arg, size_t idx, int stream, const char *data, size_t len, int flags)
 {
 	struct ssh_run *r = arg;
+	const struct ssh_who *who = &r->who[idx];
 	int fd = stream == 2 ? 2 : 1;
 	struct buf b;
-	char pre[32];
+	char pre[48];
 
 	if (r->fds != NULL)
 		fd = r->fds[idx];
@@ -115,15 +125,17 @@ on_output(
 			addc(&b, '\n');
 		break;
 	case OUT_PREFIX:
-		snprintf(pre, sizeof pre, "[w%d] ", r->targets[idx].worker);
-		buf_puts(&b, pre);
+		buf_puts(&b,
+		    sshsel_prefix(pre, sizeof pre, who->slice, who->worker));
 		buf_append(&b, data, len);
 		addc(&b, '\n');
 		break;
 	case OUT_JSONL:
-		snprintf(pre, sizeof pre,
-		    "{\"worker\":%d,\"stream\":", r->targets[idx].worker);
-		buf_puts(&b, pre);
+		buf_puts(&b, "{\"node\":");
+		json_str(&b, who->node, strlen(who->node));
+		if (who->slice >= 0)
+			buf_printf(&b, ",\"slice\":%d", who->slice);
+		buf_printf(&b, ",\"worker\":%d,\"stream\":", who->worker);
 		buf_puts(&b, stream == 2 ? "\"stderr\"" : "\"stdout\"");
 		buf_puts(&b, ",\"line\":");
 		json_str(&b, data, len);
@@ -137,10 +149,21 @@ on_output(
 	buf_release(&b);
 }
 
-/* "exit 3", "signal KILL", or the failure's name. */
+/*
+ * "exit 3", "signal KILL", or the failure's name and message; the
+ * summary line names the worker already, so the message's own "worker
+ * N: " goes.
+ */
 static void
 describe_result(const struct sshpool_result *res, char *out, size_t n)
 {
+	const char *m = res->msg;
+	size_t d;
+
+	if (strncmp(m, "worker ", 7) == 0 &&
+	    (d = strspn(m + 7, "0123456789")) > 0 &&
+	    strncmp(m + 7 + d, ": ", 2) == 0)
+		m += 7 + d + 2;
 	if (res->status == SSHPOOL_S_OK ||
 	    res->status == SSHPOOL_S_REMOTE_NONZERO)
 		snprintf(out, n, "exit %d", res->exit_status);
@@ -148,7 +171,7 @@ describe_result(const struct sshpool_result *res, char *out, size_t n)
 		snprintf(out, n, "signal %s", res->signal);
 	else
 		snprintf(out, n, "%s%s%s", sshpool_status_name(res->status),
-		    res->msg[0] != '\0' ? ": " : "", res->msg);
+		    m[0] != '\0' ? ": " : "", m);
 }
 
 static int
@@ -170,8 +193,38 @@ signal_number(const char *name)
 	return 0;
 }
 
+/* "worker 3", or "node ms-1 (slice 1) worker 3" in a queued resource. */
+static const char *
+who_name(const struct ssh_who *who, char *buf, size_t size)
+{
+	if (who->slice < 0)
+		snprintf(buf, size, "worker %d", who->worker);
+	else
+		snprintf(buf, size, "node %s (slice %d) worker %d", who->node,
+		    who->slice, who->worker);
+	return buf;
+}
+
+static struct ssh_who *
+who_make(const struct sshcmd *sc)
+{
+	struct ssh_who *who = xcalloc(sc->ntargets, sizeof *who);
+	size_t i;
+
+	for (i = 0; i < sc->ntargets; i++) {
+		const struct sshcmd_slice *sl = sshcmd_slice_of(sc, i);
+
+		who[i].slice = sc->qr ? sl->index : -1;
+		who[i].worker = sc->targets[i].worker;
+		snprintf(who[i].node, sizeof who[i].node, "%s", sl->name);
+	}
+	return who;
+}
+
+/* dir/wN.log, or dir/NODE-wN.log in a queued resource. */
 static int
-open_logs(const char *dir, struct sshcmd *sc, int **fdsp, struct tpu_err *err)
+open_logs(const char *dir, const struct sshcmd *sc, const struct ssh_who *who,
+    int **fdsp, struct tpu_err *err)
 {
 	int *fds;
 	size_t i;
@@ -181,7 +234,10 @@ open_logs(const char *dir, struct sshcmd *sc, int **fdsp, struct tpu_err *err)
 		    err, TPU_E_IO, "--output-dir %s: %s", dir, strerror(errno));
 	fds = xcalloc(sc->ntargets, sizeof *fds);
 	for (i = 0; i < sc->ntargets; i++) {
-		char *p = xasprintf("%s/w%d.log", dir, sc->targets[i].worker);
+		char *p = who[i].slice < 0
+		              ? xasprintf("%s/w%d.log", dir, who[i].worker)
+		              : xasprintf("%s/%s-w%d.log", dir, who[i].node,
+		                    who[i].worker);
 
 		fds[i] =
 		    open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -222,6 +278,7 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct ssh_run *r,
 {
 	struct sshpool_target *sub;
 	struct sshpool_result *subres;
+	struct ssh_who *subwho;
 	struct ssh_run subrun = *r;
 	struct tpu_err rerr;
 	size_t i, k, n = sc->ntargets, nsub = 0, nok = 0, nreach = 0;
@@ -239,17 +296,19 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct ssh_run *r,
 	    nsub);
 	sub = xcalloc(nsub, sizeof *sub);
 	subres = xcalloc(nsub, sizeof *subres);
+	subwho = xcalloc(nsub, sizeof *subwho);
 	if (r->fds != NULL)
 		subfds = xcalloc(nsub, sizeof *subfds);
 	for (i = 0, k = 0; i < n; i++) {
 		if (!never_ran(res[i].status))
 			continue;
 		sub[k] = sc->targets[i];
+		subwho[k] = r->who[i];
 		if (subfds != NULL)
 			subfds[k] = r->fds[i];
 		k++;
 	}
-	subrun.targets = sub;
+	subrun.who = subwho;
 	subrun.fds = subfds;
 	sc->popts.arg = &subrun;
 	tpu_err_init(&rerr);
@@ -265,6 +324,7 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct ssh_run *r,
 	}
 	free(sub);
 	free(subres);
+	free(subwho);
 	free(subfds);
 	if (rc == TPU_E_INTERRUPTED)
 		return rc;
@@ -284,12 +344,17 @@ run_command(struct tpu_ctx *ctx, struct sshcmd *sc, const char *command,
     struct tpu_err *err)
 {
 	struct sshpool_result *res;
-	struct ssh_run r = { mode, sc->targets, NULL };
+	struct ssh_who *who = who_make(sc);
+	struct ssh_run r = { mode, who, NULL };
+	char name[128];
 	size_t i;
 	int rc, nok = 0;
 
-	if (outdir != NULL && (rc = open_logs(outdir, sc, &r.fds, err)) != 0)
+	if (outdir != NULL &&
+	    (rc = open_logs(outdir, sc, who, &r.fds, err)) != 0) {
+		free(who);
 		return rc;
+	}
 	res = xcalloc(sc->ntargets, sizeof *res);
 	sc->popts.command = command;
 	sc->popts.flags |=
@@ -312,12 +377,16 @@ run_command(struct tpu_ctx *ctx, struct sshcmd *sc, const char *command,
 			char what[640];
 
 			describe_result(&res[i], what, sizeof what);
-			fprintf(stderr, "worker %d: %s (%.1f s)\n",
-			    sc->targets[i].worker, what,
+			fprintf(stderr, "%s: %s (%.1f s)\n",
+			    who_name(&who[i], name, sizeof name), what,
 			    (double)res[i].duration_ms / 1000.0);
 		}
 		fprintf(
-		    stderr, "%d of %zu workers succeeded\n", nok, sc->ntargets);
+		    stderr, "%d of %zu workers succeeded", nok, sc->ntargets);
+		if (sc->qr)
+			fprintf(stderr, " (%zu node%s)", sc->nslices,
+			    sc->nslices == 1 ? "" : "s");
+		fputc('\n', stderr);
 	}
 	if (rc == TPU_E_INTERRUPTED)
 		goto out;
@@ -334,15 +403,16 @@ run_command(struct tpu_ctx *ctx, struct sshcmd *sc, const char *command,
 		case SSHPOOL_S_SIGNALED: {
 			int s = signal_number(res[0].signal);
 
-			fprintf(stderr, "%s: worker %d: killed by signal %s\n",
-			    "tpuctl", sc->targets[0].worker, res[0].signal);
+			fprintf(stderr, "%s: %s: killed by signal %s\n",
+			    "tpuctl", who_name(&who[0], name, sizeof name),
+			    res[0].signal);
 			rc = s > 0 ? 128 + s : 255;
 			break;
 		}
 		case SSHPOOL_S_TIMEOUT:
 			rc = tpu_error(err, TPU_E_TIMEOUT,
-			    "worker %d: --timeout of %d s reached",
-			    sc->targets[0].worker, timeout_s);
+			    "%s: --timeout of %d s reached",
+			    who_name(&who[0], name, sizeof name), timeout_s);
 			break;
 		default:
 			rc = tpu_error(err,
@@ -370,6 +440,7 @@ out:
 	}
 	free(res);
 	free(r.fds);
+	free(who);
 	return rc;
 }
 
@@ -492,6 +563,8 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return tpu_error(err, TPU_E_USAGE,
 		    "--timeout: at most 24 hours for a remote command");
 	}
+	if (command != NULL) /* a queued resource's name: every slice */
+		so.default_nodes = "all";
 	if ((rc = sshcmd_prepare(ctx, argv[0], &so, &sc, err)) != 0) {
 		free(built);
 		return rc;
@@ -529,11 +602,12 @@ const struct cmd_entry cmd_ssh_entry = {
 	.name = "ssh",
 	.alias = NULL,
 	.usage =
-	    "ssh [--zone zone] [--worker 0|all|1,3|0-7] [--internal-ip] "
+	    "ssh [--zone zone] [--node all|0|0,2|0-3|node-id] "
+	    "[--worker 0|all|1,3|0-7] [--internal-ip] "
 	    "[--fanout n] [--timeout duration] [--output prefix|raw|jsonl] "
 	    "[--output-dir dir] [--fail-fast] [--command string] "
 	    "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
-	    "[--connect-timeout seconds] node [-- command ...]",
+	    "[--connect-timeout seconds] name [-- command ...]",
 	.summary = "run a command or a shell on a node's workers over SSH",
 	.min_args = 1,
 	.max_args = -1,

@@ -1,10 +1,12 @@
 /*
  * Shared plumbing of the commands that open SSH sessions to the workers
- * of a TPU node (ssh, scp, forward): the shared options, node resolution
- * (node cache, else nodes.get), worker selection, the user's key and its
- * propagation into the node's "ssh-keys" metadata, and host keys pinned
- * from getGuestAttributes into tpuctl's known_hosts under the alias
- * "tpu.<node id>-<worker>".
+ * of a TPU node or of the slices of a queued resource (ssh, scp,
+ * forward): the shared options, name resolution (node cache, else
+ * nodes.get; a name that is no node is looked up as a queued resource,
+ * whose node ids are cached too), slice and worker selection, the user's
+ * key and its propagation into each node's "ssh-keys" metadata, and host
+ * keys pinned from getGuestAttributes into tpuctl's known_hosts under
+ * the alias "tpu.<node id>-<worker>".
  */
 #ifndef TPUCTL_SSHCMD_H
 #define TPUCTL_SSHCMD_H
@@ -27,6 +29,13 @@ struct sshcmd_opts {
 	int strict_host_keys; /* --strict-host-key-checking=yes|no (1/0) */
 	int connect_timeout_ms; /* --connect-timeout SECONDS; 0: default */
 	int fanout;             /* --fanout N; 0: config ssh/fanout */
+	const char *nodes;      /* --node: slices of a queued resource;
+	                           NULL: not given (default_nodes) */
+	/* Set by the command: the slices a queued resource's name covers
+	   without --node ("all" for a command or an upload; NULL: slice 0). */
+	const char *default_nodes;
+	/* Set by the command: why it takes one slice only (NULL: any). */
+	const char *one_slice;
 };
 
 enum {
@@ -37,6 +46,7 @@ enum {
 	SSHCMD_OPT_STRICT,
 	SSHCMD_OPT_CONNECT_TIMEOUT,
 	SSHCMD_OPT_FANOUT,
+	SSHCMD_OPT_NODE,
 };
 
 /* getopt_long entries of the shared options. */
@@ -48,6 +58,7 @@ enum {
 		    SSHCMD_OPT_STRICT },                                       \
 	    { "connect-timeout", required_argument, NULL,                      \
 		    SSHCMD_OPT_CONNECT_TIMEOUT },                              \
+	    { "node", required_argument, NULL, SSHCMD_OPT_NODE },              \
 	{                                                                      \
 		"fanout", required_argument, NULL, SSHCMD_OPT_FANOUT           \
 	}
@@ -60,44 +71,69 @@ void sshcmd_opts_init(struct sshcmd_opts *);
  */
 int sshcmd_opt(struct sshcmd_opts *, int ch, const char *arg, struct tpu_err *);
 
-/*
- * Parse a worker selection against n workers: sel[0..n-1] set to 1 for
- * the chosen ones.  n < 0 checks the syntax only.  0 or TPU_E_USAGE.
- */
-int sshcmd_parse_workers(
-    const char *spec, int n, unsigned char *sel, struct tpu_err *);
+/* One node: the node named, or one slice of the queued resource named. */
+struct sshcmd_slice {
+	char *name;     /* node id */
+	int index;      /* slice index in the queued resource; 0 for a node */
+	cJSON *node;    /* its description */
+	int from_cache; /* the description came from the node cache */
+	int nworkers;
+};
+
+/* What resolving a name gives; private to util_ssh.c. */
+struct sshcmd_set {
+	struct sshcmd_slice *slices; /* the selected slices, in order */
+	size_t nslices;
+	struct sshpool_target *targets;
+	size_t ntargets;
+	size_t *tslice;   /* per target: its slice in slices */
+	char **hosts;     /* per target */
+	char ***hostkeys; /* per target, knownhosts_lines */
+	int qr;           /* the name is a queued resource */
+	int from_cache;   /* something came from the node cache */
+	int patched;      /* a node's ssh-keys metadata was changed */
+	int accept_new;   /* some host keys are not published */
+};
 
 struct sshcmd {
-	struct tpucmd tc;               /* opened API client */
-	cJSON *node;                    /* the node description */
-	struct sshpool_target *targets; /* the selected workers */
+	struct tpucmd tc; /* opened API client */
+	/* the selected workers, slice by slice, worker by worker */
+	struct sshpool_target *targets;
 	size_t ntargets;
 	struct sshpool_opts popts; /* keyfile, timeouts, flags, fanout set */
+	int qr;                    /* the name is a queued resource (slices) */
+	size_t nslices;            /* nodes (slices) the targets are on */
+	int from_cache;            /* something came from the node cache */
 	/* private */
+	struct sshcmd_set set;
 	const char *name;
 	struct sshcmd_opts o;
 	struct sshkey key;
 	char *user;
 	char *khpath;
-	char **hosts;     /* per target */
-	char ***hostkeys; /* per target, knownhosts_lines */
-	int nworkers;
-	int from_cache; /* the description came from the node cache */
 };
 
+/* The node (slice) of target i. */
+const struct sshcmd_slice *sshcmd_slice_of(const struct sshcmd *, size_t i);
+
 /*
- * Resolve NODE (node cache, else nodes.get), select the workers, make
- * sure the user's key exists and is in the node's metadata (patching
- * ssh-keys when not), pin host keys from guest attributes into
- * known_hosts.  Nothing printed on success.
+ * Resolve name: a node (node cache, else nodes.get), else a queued
+ * resource (its cached node ids, else queuedResources.get) whose slices
+ * --node selects (default: slice 0); --node with a node is a usage
+ * error.  Select the workers of each slice, make sure the user's key
+ * exists and is in each node's metadata (patching ssh-keys when not),
+ * pin host keys from guest attributes into known_hosts.  Nothing printed
+ * on success.
  */
-int sshcmd_prepare(struct tpu_ctx *, const char *node,
+int sshcmd_prepare(struct tpu_ctx *, const char *name,
     const struct sshcmd_opts *, struct sshcmd *, struct tpu_err *);
 
 /*
  * After a connection failure that may come from a stale cache entry:
- * drop the entry and resolve again.  1 when the endpoints changed (retry
- * once), 0 when not, <0 on error.
+ * drop the entries and resolve again, without the cache.  1 when
+ * addresses, node ids or keys changed (retry once), 0 when not, <0 on
+ * error; the targets are unchanged on error, and when the nodes or
+ * workers selected are no longer the same (TPU_E_PRECONDITION).
  */
 int sshcmd_refresh(struct tpu_ctx *, struct sshcmd *, struct tpu_err *);
 

@@ -14,10 +14,10 @@
 #include "log.h"
 #include "nodecache.h"
 #include "sshcmd.h"
+#include "sshsel.h"
 #include "util.h"
 #include "xmalloc.h"
 
-#define MAX_WORKERS 4096
 /* How long missing host keys (a worker still booting) are waited for. */
 #define HOSTKEY_WAIT_MS 30000
 
@@ -30,58 +30,6 @@ sshcmd_opts_init(struct sshcmd_opts *o)
 }
 
 int
-sshcmd_parse_workers(
-    const char *spec, int n, unsigned char *sel, struct tpu_err *err)
-{
-	const char *p = spec;
-
-	if (strcmp(spec, "all") == 0) {
-		if (n > 0)
-			memset(sel, 1, (size_t)n);
-		return 0;
-	}
-	if (*spec == '\0')
-		goto bad;
-	while (*p != '\0') {
-		char *end;
-		long a, b;
-
-		if (*p < '0' || *p > '9')
-			goto bad;
-		a = strtol(p, &end, 10);
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			if (*p < '0' || *p > '9')
-				goto bad;
-			b = strtol(p, &end, 10);
-		}
-		if (a > b || b >= MAX_WORKERS)
-			goto bad;
-		if (n >= 0 && b >= n)
-			return tpu_error(err, TPU_E_USAGE,
-			    "--worker '%s': worker %ld does not exist (the "
-			    "node has %d worker%s: 0-%d)",
-			    spec, b, n, n == 1 ? "" : "s", n - 1);
-		for (; n >= 0 && a <= b; a++)
-			sel[a] = 1;
-		p = end;
-		if (*p == ',') {
-			p++;
-			if (*p == '\0')
-				goto bad;
-		} else if (*p != '\0')
-			goto bad;
-	}
-	return 0;
-bad:
-	return tpu_error(err, TPU_E_USAGE,
-	    "--worker '%s': expected 'all', a worker number, a list (1,3) or "
-	    "a range (0-7)",
-	    spec);
-}
-
-int
 sshcmd_opt(struct sshcmd_opts *o, int ch, const char *arg, struct tpu_err *err)
 {
 	const char *es = NULL;
@@ -89,9 +37,14 @@ sshcmd_opt(struct sshcmd_opts *o, int ch, const char *arg, struct tpu_err *err)
 
 	switch (ch) {
 	case SSHCMD_OPT_WORKER:
-		if (sshcmd_parse_workers(arg, -1, NULL, err) != 0)
+		if (sshsel_workers(arg, -1, NULL, err) != 0)
 			return TPU_E_USAGE;
 		o->workers = arg;
+		return 1;
+	case SSHCMD_OPT_NODE:
+		if (sshsel_nodes(arg, NULL, -1, NULL, err) != 0)
+			return TPU_E_USAGE;
+		o->nodes = arg;
 		return 1;
 	case SSHCMD_OPT_INTERNAL_IP:
 		o->internal_ip = 1;
@@ -147,109 +100,116 @@ md_get(const cJSON *node, const char *key)
 	return jstr(cJSON_GetObjectItemCaseSensitive(node, "metadata"), key);
 }
 
+const struct sshcmd_slice *
+sshcmd_slice_of(const struct sshcmd *sc, size_t i)
+{
+	return &sc->set.slices[sc->set.tslice[i]];
+}
+
+static void
+set_free(struct sshcmd_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->ntargets; i++) {
+		free(set->hosts[i]);
+		knownhosts_lines_free(set->hostkeys[i]);
+	}
+	for (i = 0; i < set->nslices; i++) {
+		free(set->slices[i].name);
+		cJSON_Delete(set->slices[i].node);
+	}
+	free(set->slices);
+	free(set->targets);
+	free(set->tslice);
+	free(set->hosts);
+	free(set->hostkeys);
+	memset(set, 0, sizeof *set);
+}
+
+static struct sshcmd_slice *
+set_add_slice(struct sshcmd_set *set, const char *name, int index)
+{
+	struct sshcmd_slice *sl;
+
+	set->slices =
+	    xreallocarray(set->slices, set->nslices + 1, sizeof *set->slices);
+	sl = &set->slices[set->nslices++];
+	memset(sl, 0, sizeof *sl);
+	sl->name = xstrdup(name);
+	sl->index = index;
+	return sl;
+}
+
+/* The description of a slice's node: node cache (use_cache), else GET. */
 static int
-get_node(struct sshcmd *sc, int use_cache, struct tpu_err *err)
+get_node(struct sshcmd *sc, struct sshcmd_slice *sl, int use_cache,
+    struct tpu_err *err)
 {
 	char *path;
 	int rc;
 
-	cJSON_Delete(sc->node);
-	sc->node = NULL;
-	sc->from_cache = 0;
-	if (use_cache && nodecache_get(sc->tc.project, sc->tc.zone, sc->name,
-	                     NODECACHE_TTL_MS, &sc->node) == 0) {
-		sc->from_cache = 1;
+	cJSON_Delete(sl->node);
+	sl->node = NULL;
+	sl->from_cache = 0;
+	if (use_cache && nodecache_get(sc->tc.project, sc->tc.zone, sl->name,
+	                     NODECACHE_TTL_MS, &sl->node) == 0) {
+		sl->from_cache = 1;
 		return 0;
 	}
-	path = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sc->name);
+	path = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sl->name);
 	rc = tpuapi_call(
-	    &sc->tc.api, "GET", path, NULL, NULL, 1, &sc->node, err);
+	    &sc->tc.api, "GET", path, NULL, NULL, 1, &sl->node, err);
 	free(path);
 	if (rc == TPU_E_NOTFOUND) {
-		nodecache_drop(sc->tc.project, sc->tc.zone, sc->name);
+		nodecache_drop(sc->tc.project, sc->tc.zone, sl->name);
 		return tpu_error(err, rc,
-		    "node '%s' not found in zone %s of project %s", sc->name,
+		    "node '%s' not found in zone %s of project %s", sl->name,
 		    sc->tc.zone, sc->tc.project);
 	}
 	if (rc != 0)
 		return rc;
-	if (sc->node == NULL)
+	if (sl->node == NULL)
 		return tpu_error(err, TPU_E_API, "empty reply to nodes.get");
-	nodecache_put(sc->tc.project, sc->tc.zone, sc->name, sc->node);
+	nodecache_put(sc->tc.project, sc->tc.zone, sl->name, sl->node);
 	return 0;
 }
 
-/* Does the ssh-keys value hold entry (as one whole line)? */
-static int
-has_key_line(const char *keys, const char *entry)
-{
-	size_t n = strlen(entry);
-	const char *p = keys;
-
-	while (p != NULL && *p != '\0') {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol != NULL ? (size_t)(eol - p) : strlen(p);
-
-		if (len > 0 && p[len - 1] == '\r')
-			len--;
-		/* Compare "user:type base64", ignoring the comment. */
-		if (len >= n && strncmp(p, entry, n) == 0 &&
-		    (len == n || p[n] == ' '))
-			return 1;
-		p = eol != NULL ? eol + 1 : NULL;
-	}
-	return 0;
-}
-
+/* After a metadata change: cache the node the operation returned. */
 static void
-free_targets(struct sshcmd *sc)
+cache_patched(struct sshcmd *sc, const char *name, const cJSON *node)
 {
-	size_t i;
-
-	for (i = 0; i < sc->ntargets; i++) {
-		free(sc->hosts[i]);
-		knownhosts_lines_free(sc->hostkeys[i]);
-	}
-	free(sc->hosts);
-	free(sc->hostkeys);
-	free(sc->targets);
-	sc->hosts = NULL;
-	sc->hostkeys = NULL;
-	sc->targets = NULL;
-	sc->ntargets = 0;
+	if (jstr(node, "name") != NULL)
+		nodecache_put(sc->tc.project, sc->tc.zone, name, node);
+	else
+		nodecache_drop(sc->tc.project, sc->tc.zone, name);
 }
 
 /* Make sure the key's entry is in the node's ssh-keys metadata. */
 static int
-propagate_key(
-    struct tpu_ctx *ctx, struct sshcmd *sc, int *patched, struct tpu_err *err)
+propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
+    int *patched, struct tpu_err *err)
 {
-	char *entry = NULL, *prefix = NULL, *path = NULL, *val = NULL;
-	const char *oslogin, *keys;
-	cJSON *body = NULL, *md, *op = NULL, *it;
+	char *entry = NULL, *path = NULL, *val = NULL;
+	const char *oslogin;
+	cJSON *body = NULL, *md, *op = NULL, *res = NULL, *it;
 	struct tpuapi_wait w;
 	int rc, attempt;
 
 	*patched = 0;
-	oslogin = md_get(sc->node, "enable-oslogin");
+	oslogin = md_get(sl->node, "enable-oslogin");
 	if (oslogin != NULL && strcasecmp(oslogin, "true") == 0)
 		return tpu_error(err, TPU_E_PRECONDITION,
 		    "node '%s' has enable-oslogin=TRUE: OS Login keys are "
 		    "managed by the OS Login API, which tpuctl does not "
 		    "support; use gcloud compute tpus tpu-vm ssh",
-		    sc->name);
+		    sl->name);
 	if ((rc = sshkey_metadata_entry(&sc->key, sc->user, &entry, err)) != 0)
 		return rc;
-	/* "user:type base64" (the trailing comment is not compared). */
-	{
-		char *sp = strrchr(entry, ' ');
-
-		prefix = sp != NULL ? xstrndup(entry, (size_t)(sp - entry))
-		                    : xstrdup(entry);
-	}
 	for (attempt = 0; attempt < 3; attempt++) {
-		keys = md_get(sc->node, "ssh-keys");
-		if (keys != NULL && has_key_line(keys, prefix)) {
+		free(val);
+		val = sshsel_keys_add(md_get(sl->node, "ssh-keys"), entry);
+		if (val == NULL) {
 			rc = 0;
 			goto out;
 		}
@@ -257,24 +217,18 @@ propagate_key(
 		body = cJSON_CreateObject();
 		md = cJSON_AddObjectToObject(body, "metadata");
 		cJSON_ArrayForEach(
-		    it, cJSON_GetObjectItemCaseSensitive(sc->node, "metadata"))
+		    it, cJSON_GetObjectItemCaseSensitive(sl->node, "metadata"))
 		{
 			if (strcmp(it->string, "ssh-keys") != 0 &&
 			    cJSON_IsString(it))
 				cJSON_AddStringToObject(
 				    md, it->string, it->valuestring);
 		}
-		free(val);
-		if (keys != NULL && *keys != '\0')
-			val = xasprintf("%s%s%s", keys,
-			    keys[strlen(keys) - 1] == '\n' ? "" : "\n", entry);
-		else
-			val = xstrdup(entry);
 		cJSON_AddStringToObject(md, "ssh-keys", val);
 		free(path);
-		path = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sc->name);
+		path = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sl->name);
 		log_info("adding the key of %s to the metadata of node '%s'",
-		    sc->user, sc->name);
+		    sc->user, sl->name);
 		rc = tpuapi_call(&sc->tc.api, "PATCH", path,
 		    "updateMask=metadata", body, 0, &op, err);
 		cJSON_Delete(body);
@@ -283,7 +237,7 @@ propagate_key(
 			/* Someone else changed the node: re-read, merge again.
 			 */
 			tpu_err_init(err);
-			if ((rc = get_node(sc, 0, err)) != 0)
+			if ((rc = get_node(sc, sl, 0, err)) != 0)
 				goto out;
 			continue;
 		}
@@ -295,11 +249,14 @@ propagate_key(
 			tpucmd_wait_opts(ctx, &sc->tc, &w, 0,
 			    "adding the SSH key to the node metadata");
 			rc = tpuapi_op_wait(
-			    &sc->tc.api, jstr(op, "name"), &w, NULL, err);
+			    &sc->tc.api, jstr(op, "name"), &w, &res, err);
 			if (rc != 0)
 				goto out;
 		}
-		nodecache_drop(sc->tc.project, sc->tc.zone, sc->name);
+		cache_patched(sc, sl->name,
+		    res != NULL
+		        ? res
+		        : cJSON_GetObjectItemCaseSensitive(op, "response"));
 		*patched = 1;
 		rc = 0;
 		goto out;
@@ -307,33 +264,114 @@ propagate_key(
 	rc = tpu_error(err, TPU_E_CONFLICT,
 	    "node '%s': the metadata kept changing while adding the SSH key "
 	    "(3 attempts)",
-	    sc->name);
+	    sl->name);
 out:
 	cJSON_Delete(op);
+	cJSON_Delete(res);
 	cJSON_Delete(body);
 	free(entry);
-	free(prefix);
 	free(path);
 	free(val);
 	return rc;
 }
 
-/* Pin the host keys of the selected workers (sel) into known_hosts. */
+/* Do the selected workers of a cached slice all have pinned keys? */
 static int
-pin_hostkeys(struct sshcmd *sc, const unsigned char *sel, int *accept_new,
+all_pinned(
+    struct knownhosts *kh, const char *id, const unsigned char *sel, int n)
+{
+	struct tpu_err e;
+	char *alias = NULL;
+	int i, ok = 1;
+
+	for (i = 0; i < n && ok; i++) {
+		if (!sel[i])
+			continue;
+		free(alias);
+		alias = NULL;
+		if (knownhosts_alias(id, i, &alias, &e) != 0 ||
+		    knownhosts_lookup(kh, alias, NULL, 0) == 0)
+			ok = 0;
+	}
+	free(alias);
+	return ok;
+}
+
+/*
+ * Pin the host keys of one guest attributes reply into kh for the
+ * selected workers; *missing counts the workers that published none.
+ */
+static int
+pin_reply(struct knownhosts *kh, const char *id, const cJSON *ga,
+    const unsigned char *sel, int n, int *missing, struct tpu_err *err)
+{
+	const cJSON *arr =
+	    cJSON_GetObjectItemCaseSensitive(ga, "guestAttributes");
+	char *alias = NULL;
+	int i, rc = 0;
+
+	*missing = 0;
+	for (i = 0; i < n && rc == 0; i++) {
+		const cJSON *items, *item;
+		char *lines[16];
+		size_t k = 0, j;
+
+		if (!sel[i])
+			continue;
+		items = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetArrayItem(arr, i), "queryValue"),
+		    "items");
+		cJSON_ArrayForEach(item, items)
+		{
+			const char *ns = jstr(item, "namespace");
+			const char *k2 = jstr(item, "key");
+			const char *v = jstr(item, "value");
+
+			if (ns == NULL || strcmp(ns, "hostkeys") != 0 ||
+			    k2 == NULL || v == NULL || k == 16)
+				continue;
+			lines[k++] = tpu_startswith(v, k2)
+			                 ? xstrdup(v)
+			                 : xasprintf("%s %s", k2, v);
+		}
+		if (k == 0) {
+			(*missing)++;
+			continue;
+		}
+		free(alias);
+		alias = NULL;
+		rc = knownhosts_alias(id, i, &alias, err);
+		if (rc == 0)
+			rc = knownhosts_replace(
+			    kh, alias, (const char *const *)lines, k, err);
+		for (j = 0; j < k; j++)
+			free(lines[j]);
+	}
+	free(alias);
+	return rc;
+}
+
+/*
+ * Pin the host keys of the selected workers (sel) of a slice into
+ * known_hosts and give them to its targets (set->targets[first..]).
+ */
+static int
+pin_hostkeys(struct sshcmd *sc, struct sshcmd_set *set,
+    const struct sshcmd_slice *sl, const unsigned char *sel, size_t first,
     struct tpu_err *err)
 {
 	struct knownhosts kh;
-	const char *id = jstr(sc->node, "id");
+	const char *id = jstr(sl->node, "id");
 	char *path = NULL, *alias = NULL;
 	cJSON *body = NULL, *ga = NULL;
 	int64_t deadline = tpu_now_ms() + HOSTKEY_WAIT_MS;
-	int rc, i, missing;
+	int rc, missing = 0;
+	size_t i;
 
-	*accept_new = 0;
 	if (id == NULL)
 		return tpu_error(
-		    err, TPU_E_API, "node '%s' has no id", sc->name);
+		    err, TPU_E_API, "node '%s' has no id", sl->name);
 	knownhosts_init(&kh, sc->khpath);
 	if ((rc = knownhosts_load(&kh, err)) != 0)
 		goto out;
@@ -342,30 +380,13 @@ pin_hostkeys(struct sshcmd *sc, const unsigned char *sel, int *accept_new,
 	 * call: if the node changed since, the host-key check fails and the
 	 * caller refreshes (sshcmd_refresh), never connects unverified.
 	 */
-	if (sc->from_cache) {
-		missing = 0;
-		for (i = 0; i < sc->nworkers && missing == 0; i++) {
-			if (!sel[i])
-				continue;
-			free(alias);
-			alias = NULL;
-			if (knownhosts_alias(id, i, &alias, err) != 0 ||
-			    knownhosts_lookup(&kh, alias, NULL, 0) == 0)
-				missing = 1;
-		}
-		free(alias);
-		alias = NULL;
-		if (missing == 0)
-			goto pinned;
-		tpu_err_init(err);
-	}
-	alias = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sc->name);
+	if (sl->from_cache && all_pinned(&kh, id, sel, sl->nworkers))
+		goto pinned;
+	alias = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sl->name);
 	path = xasprintf("%s:getGuestAttributes", alias);
 	free(alias);
 	alias = NULL;
 	for (;;) {
-		const cJSON *arr;
-
 		body = cJSON_CreateObject();
 		cJSON_AddStringToObject(body, "queryPath", "hostkeys/");
 		cJSON_Delete(ga);
@@ -374,53 +395,14 @@ pin_hostkeys(struct sshcmd *sc, const unsigned char *sel, int *accept_new,
 		    &sc->tc.api, "POST", path, NULL, body, 1, &ga, err);
 		cJSON_Delete(body);
 		body = NULL;
-		if (rc != 0)
+		if (rc != 0 || (rc = pin_reply(&kh, id, ga, sel, sl->nworkers,
+		                    &missing, err)) != 0)
 			goto out;
-		arr = cJSON_GetObjectItemCaseSensitive(ga, "guestAttributes");
-		missing = 0;
-		for (i = 0; i < sc->nworkers; i++) {
-			const cJSON *items, *item;
-			char *lines[16];
-			size_t n = 0, k;
-
-			if (!sel[i])
-				continue;
-			items = cJSON_GetObjectItemCaseSensitive(
-			    cJSON_GetObjectItemCaseSensitive(
-			        cJSON_GetArrayItem(arr, i), "queryValue"),
-			    "items");
-			cJSON_ArrayForEach(item, items)
-			{
-				const char *ns = jstr(item, "namespace");
-				const char *k2 = jstr(item, "key");
-				const char *v = jstr(item, "value");
-
-				if (ns == NULL || strcmp(ns, "hostkeys") != 0 ||
-				    k2 == NULL || v == NULL || n == 16)
-					continue;
-				lines[n++] = tpu_startswith(v, k2)
-				                 ? xstrdup(v)
-				                 : xasprintf("%s %s", k2, v);
-			}
-			if (n == 0) {
-				missing++;
-				continue;
-			}
-			free(alias);
-			alias = NULL;
-			rc = knownhosts_alias(id, i, &alias, err);
-			if (rc == 0)
-				rc = knownhosts_replace(&kh, alias,
-				    (const char *const *)lines, n, err);
-			for (k = 0; k < n; k++)
-				free(lines[k]);
-			if (rc != 0)
-				goto out;
-		}
 		if (missing == 0 || tpu_now_ms() >= deadline)
 			break;
-		log_info("waiting for the host keys of %d worker%s", missing,
-		    missing == 1 ? "" : "s");
+		log_info("waiting for the host keys of %d worker%s of node "
+		         "'%s'",
+		    missing, missing == 1 ? "" : "s", sl->name);
 		if (tpu_sleep_ms(2000) != 0) {
 			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
 			goto out;
@@ -433,31 +415,31 @@ pin_hostkeys(struct sshcmd *sc, const unsigned char *sel, int *accept_new,
 			    "%d s (guest attributes hostkeys/): refusing to "
 			    "connect; --strict-host-key-checking=no accepts "
 			    "unverified keys",
-			    sc->name, missing, missing == 1 ? "" : "s",
+			    sl->name, missing, missing == 1 ? "" : "s",
 			    HOSTKEY_WAIT_MS / 1000);
 			goto out;
 		}
 		log_warn("%d worker%s of node '%s' published no host key: "
 		         "connecting without host key verification",
-		    missing, missing == 1 ? "" : "s", sc->name);
-		*accept_new = 1;
+		    missing, missing == 1 ? "" : "s", sl->name);
+		set->accept_new = 1;
 	}
-	rc = knownhosts_save(&kh, err);
-	if (rc != 0)
+	if ((rc = knownhosts_save(&kh, err)) != 0)
 		goto out;
 pinned:
 	/* The targets get the pinned lines. */
-	for (i = 0; i < (int)sc->ntargets; i++) {
+	for (i = first; i < set->ntargets; i++) {
 		size_t n = 0;
 
 		free(alias);
 		alias = NULL;
 		if ((rc = knownhosts_alias(
-		         id, sc->targets[i].worker, &alias, err)) != 0)
+		         id, set->targets[i].worker, &alias, err)) != 0)
 			goto out;
-		sc->hostkeys[i] = knownhosts_lines(&kh, alias, &n);
-		sc->targets[i].hostkeys = (const char *const *)sc->hostkeys[i];
-		sc->targets[i].nhostkeys = n;
+		set->hostkeys[i] = knownhosts_lines(&kh, alias, &n);
+		set->targets[i].hostkeys =
+		    (const char *const *)set->hostkeys[i];
+		set->targets[i].nhostkeys = n;
 	}
 out:
 	cJSON_Delete(ga);
@@ -468,36 +450,44 @@ out:
 	return rc;
 }
 
-/* Build targets from the node's endpoints and the selection. */
+/*
+ * Append the selected workers of slice number k to the targets; *selp
+ * gets the selection (nworkers bytes; the caller frees it).
+ */
 static int
-build_targets(struct sshcmd *sc, unsigned char **selp, struct tpu_err *err)
+add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
+    unsigned char **selp, struct tpu_err *err)
 {
+	struct sshcmd_slice *sl = &set->slices[k];
 	const cJSON *eps =
-	    cJSON_GetObjectItemCaseSensitive(sc->node, "networkEndpoints");
-	const char *state = jstr(sc->node, "state");
+	    cJSON_GetObjectItemCaseSensitive(sl->node, "networkEndpoints");
+	const char *state = jstr(sl->node, "state");
 	unsigned char *sel;
+	size_t nt;
 	int n = cJSON_GetArraySize(eps), i, rc;
-	int port = 22;
 
 	if (state != NULL && strcmp(state, "READY") != 0)
 		return tpu_error(err, TPU_E_PRECONDITION,
-		    "node '%s' is %s, not READY", sc->name, state);
+		    "node '%s' is %s, not READY", sl->name, state);
 	if (n <= 0)
 		return tpu_error(err, TPU_E_PRECONDITION,
-		    "node '%s' has no network endpoints yet", sc->name);
+		    "node '%s' has no network endpoints yet", sl->name);
+	if (n > SSHSEL_MAX)
+		return tpu_error(err, TPU_E_API,
+		    "node '%s' has %d network endpoints (at most %d)", sl->name,
+		    n, SSHSEL_MAX);
 	sel = xcalloc((size_t)n, 1);
-	if ((rc = sshcmd_parse_workers(sc->o.workers, n, sel, err)) != 0) {
+	if ((rc = sshsel_workers(sc->o.workers, n, sel, err)) != 0) {
 		free(sel);
 		return rc;
 	}
-	free_targets(sc);
-	sc->nworkers = n;
-	for (i = 0; i < n; i++)
-		sc->ntargets += sel[i];
-	sc->targets = xcalloc(sc->ntargets, sizeof *sc->targets);
-	sc->hosts = xcalloc(sc->ntargets, sizeof *sc->hosts);
-	sc->hostkeys = xcalloc(sc->ntargets, sizeof *sc->hostkeys);
-	sc->ntargets = 0;
+	sl->nworkers = n;
+	for (nt = set->ntargets, i = 0; i < n; i++)
+		nt += sel[i];
+	set->targets = xreallocarray(set->targets, nt, sizeof *set->targets);
+	set->tslice = xreallocarray(set->tslice, nt, sizeof *set->tslice);
+	set->hosts = xreallocarray(set->hosts, nt, sizeof *set->hosts);
+	set->hostkeys = xreallocarray(set->hostkeys, nt, sizeof *set->hostkeys);
 	for (i = 0; i < n; i++) {
 		const cJSON *ep = cJSON_GetArrayItem(eps, i);
 		const char *ip = jstr(ep, "ipAddress");
@@ -513,23 +503,179 @@ build_targets(struct sshcmd *sc, unsigned char **selp, struct tpu_err *err)
 		if (ip == NULL || *ip == '\0') {
 			free(sel);
 			return tpu_error(err, TPU_E_PRECONDITION,
-			    "node '%s': worker %d has no IP address", sc->name,
+			    "node '%s': worker %d has no IP address", sl->name,
 			    i);
 		}
-		t = &sc->targets[sc->ntargets];
-		sc->hosts[sc->ntargets] = xstrdup(ip);
+		t = &set->targets[set->ntargets];
+		memset(t, 0, sizeof *t);
+		set->hosts[set->ntargets] = xstrdup(ip);
+		set->hostkeys[set->ntargets] = NULL;
+		set->tslice[set->ntargets] = k;
 		t->worker = i;
-		t->host = sc->hosts[sc->ntargets];
-		t->port = port;
+		t->host = set->hosts[set->ntargets];
+		t->port = 22;
 		t->user = sc->user;
-		sc->ntargets++;
+		set->ntargets++;
 	}
 	*selp = sel;
 	return 0;
 }
 
+/*
+ * Resolve one slice: its node (unless already read), the key in its
+ * metadata, its endpoints and selected workers, their host keys.  The
+ * one sequence of both sshcmd_prepare and sshcmd_refresh.
+ */
 static int
-set_port(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
+resolve_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_set *set,
+    size_t k, int use_cache, struct tpu_err *err)
+{
+	struct sshcmd_slice *sl = &set->slices[k];
+	unsigned char *sel = NULL;
+	size_t first = set->ntargets;
+	int rc, patched = 0;
+
+	if (sl->node == NULL && (rc = get_node(sc, sl, use_cache, err)) != 0)
+		return rc;
+	if ((rc = propagate_key(ctx, sc, sl, &patched, err)) != 0)
+		return rc;
+	set->patched |= patched;
+	set->from_cache |= sl->from_cache;
+	if ((rc = add_targets(sc, set, k, &sel, err)) != 0)
+		return rc;
+	rc = pin_hostkeys(sc, set, sl, sel, first, err);
+	free(sel);
+	return rc;
+}
+
+/* GET the queued resource name: its node ids, cached when ACTIVE. */
+static int
+get_qr(struct sshcmd *sc, cJSON **idsp, struct tpu_err *err)
+{
+	cJSON *qr = NULL;
+	char *path, **ids = NULL;
+	const char *state;
+	int rc, n = 0, i;
+
+	path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
+	    sc->tc.project, sc->tc.zone, sc->name);
+	rc = tpuapi_call(&sc->tc.api, "GET", path, NULL, NULL, 1, &qr, err);
+	free(path);
+	if (rc == TPU_E_NOTFOUND) {
+		nodecache_qr_drop(sc->tc.project, sc->tc.zone, sc->name);
+		rc = tpu_error(err, rc,
+		    "node '%s' not found in zone %s of project %s (nor a "
+		    "queued resource of that name)",
+		    sc->name, sc->tc.zone, sc->tc.project);
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
+	state = jstr(cJSON_GetObjectItemCaseSensitive(qr, "state"), "state");
+	if (state == NULL || strcmp(state, "ACTIVE") != 0) {
+		rc = tpu_error(err, TPU_E_PRECONDITION,
+		    "queued resource '%s' is %s, not ACTIVE: its nodes are "
+		    "not ready",
+		    sc->name, state != NULL ? state : "in no state");
+		goto out;
+	}
+	if ((rc = sshsel_qr_nodes(qr, &ids, &n, err)) != 0)
+		goto out;
+	*idsp = cJSON_CreateArray();
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(*idsp, cJSON_CreateString(ids[i]));
+	nodecache_qr_put(sc->tc.project, sc->tc.zone, sc->name, *idsp);
+out:
+	sshsel_ids_free(ids, n);
+	cJSON_Delete(qr);
+	return rc;
+}
+
+/* The slices of a queued resource that --node selects. */
+static int
+select_slices(struct sshcmd *sc, struct sshcmd_set *set, const cJSON *jids,
+    struct tpu_err *err)
+{
+	const char **ids;
+	const char *spec = sc->o.nodes != NULL ? sc->o.nodes
+	                   : sc->o.default_nodes != NULL ? sc->o.default_nodes
+	                                                 : "0";
+	unsigned char *sel;
+	int n = cJSON_GetArraySize(jids), i, rc, count = 0;
+
+	if (n <= 0 || n > SSHSEL_MAX)
+		return tpu_error(err, TPU_E_API,
+		    "queued resource '%s' has %d nodes", sc->name, n);
+	ids = xcalloc((size_t)n, sizeof *ids);
+	sel = xcalloc((size_t)n, 1);
+	for (i = 0; i < n; i++)
+		ids[i] = cJSON_GetStringValue(cJSON_GetArrayItem(jids, i));
+	rc = sshsel_nodes(spec, ids, n, sel, err);
+	for (i = 0; rc == 0 && i < n; i++)
+		count += sel[i];
+	if (rc == 0 && count > 1 && sc->o.one_slice != NULL)
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "--node '%s' selects %d slices of queued resource '%s': "
+		    "%s",
+		    spec, count, sc->name, sc->o.one_slice);
+	for (i = 0; rc == 0 && i < n; i++)
+		if (sel[i])
+			set_add_slice(set, ids[i], i);
+	free(ids);
+	free(sel);
+	return rc;
+}
+
+/*
+ * Is name a node or a queued resource?  A node is tried first (node
+ * cache, queued-resource cache, nodes.get, queuedResources.get); the
+ * slices selected are added to set.
+ */
+static int
+resolve_name(struct sshcmd *sc, struct sshcmd_set *set, int use_cache,
+    struct tpu_err *err)
+{
+	struct sshcmd_slice tmp;
+	cJSON *ids = NULL;
+	int rc;
+
+	memset(&tmp, 0, sizeof tmp);
+	tmp.name = (char *)sc->name;
+	if (use_cache && nodecache_get(sc->tc.project, sc->tc.zone, sc->name,
+	                     NODECACHE_TTL_MS, &tmp.node) == 0)
+		tmp.from_cache = 1;
+	else if (use_cache && nodecache_qr_get(sc->tc.project, sc->tc.zone,
+	                          sc->name, NODECACHE_TTL_MS, &ids) == 0)
+		set->from_cache = 1;
+	else if ((rc = get_node(sc, &tmp, 0, err)) == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		if ((rc = get_qr(sc, &ids, err)) != 0)
+			return rc;
+	} else if (rc != 0) {
+		cJSON_Delete(tmp.node);
+		return rc;
+	}
+	if (ids == NULL) {
+		if (sc->o.nodes != NULL) {
+			cJSON_Delete(tmp.node);
+			return tpu_error(err, TPU_E_USAGE,
+			    "--node %s: '%s' is a TPU node, not a queued "
+			    "resource (--node selects the slices of a queued "
+			    "resource)",
+			    sc->o.nodes, sc->name);
+		}
+		set_add_slice(set, sc->name, 0)->node = tmp.node;
+		set->slices[0].from_cache = tmp.from_cache;
+		return 0;
+	}
+	set->qr = 1;
+	rc = select_slices(sc, set, ids, err);
+	cJSON_Delete(ids);
+	return rc;
+}
+
+static int
+set_port(struct tpu_ctx *ctx, struct sshcmd_set *set, struct tpu_err *err)
 {
 	const char *v = config_get(ctx->cfg, "ssh/port");
 	const char *es = NULL;
@@ -542,26 +688,50 @@ set_port(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
 	if (es != NULL)
 		return tpu_error(
 		    err, TPU_E_USAGE, "ssh/port '%s': %s (1-65535)", v, es);
-	for (i = 0; i < sc->ntargets; i++)
-		sc->targets[i].port = (int)p;
+	for (i = 0; i < set->ntargets; i++)
+		set->targets[i].port = (int)p;
 	return 0;
 }
 
-int
-sshcmd_prepare(struct tpu_ctx *ctx, const char *node,
-    const struct sshcmd_opts *o, struct sshcmd *sc, struct tpu_err *err)
+/* Resolve the name, then every selected slice, into set. */
+static int
+resolve_all(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_set *set,
+    int use_cache, struct tpu_err *err)
 {
-	unsigned char *sel = NULL;
-	char *keypath = NULL;
-	const char *v, *errstr;
-	int rc, patched = 0, accept_new = 0;
+	size_t k;
+	int rc;
 
-	memset(sc, 0, sizeof *sc);
-	sc->name = node;
-	sc->o = *o;
-	if ((rc = catalog_node_name_validate(node, err)) != 0)
+	memset(set, 0, sizeof *set);
+	if ((rc = resolve_name(sc, set, use_cache, err)) != 0)
 		return rc;
-	/* The user and the key, before anything is sent. */
+	for (k = 0; k < set->nslices; k++)
+		if ((rc = resolve_slice(ctx, sc, set, k, use_cache, err)) != 0)
+			return rc;
+	return set_port(ctx, set, err);
+}
+
+/* Make set the current one. */
+static void
+commit(struct sshcmd *sc, struct sshcmd_set *set)
+{
+	set_free(&sc->set);
+	sc->set = *set;
+	memset(set, 0, sizeof *set);
+	sc->targets = sc->set.targets;
+	sc->ntargets = sc->set.ntargets;
+	sc->qr = sc->set.qr;
+	sc->nslices = sc->set.nslices;
+	sc->from_cache = sc->set.from_cache;
+}
+
+/* The remote user, the key and the known_hosts path. */
+static int
+load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
+{
+	const char *v;
+	char *keypath = NULL;
+	int rc;
+
 	v = config_get(ctx->cfg, "ssh/user");
 	if (v == NULL || *v == '\0')
 		v = getenv("USER");
@@ -577,44 +747,54 @@ sshcmd_prepare(struct tpu_ctx *ctx, const char *node,
 	if ((rc = sshkey_validate_user(v, err)) != 0)
 		return rc;
 	sc->user = xstrdup(v);
-	if (o->key_file != NULL)
-		keypath = xstrdup(o->key_file);
+	if (sc->o.key_file != NULL)
+		keypath = xstrdup(sc->o.key_file);
 	else if ((keypath = config_get_path(ctx->cfg, "ssh/key_file")) == NULL)
 		keypath = sshkey_default_path();
-	if (keypath == NULL) {
-		rc = tpu_error(err, TPU_E_USAGE,
+	if (keypath == NULL)
+		return tpu_error(err, TPU_E_USAGE,
 		    "no SSH key file: HOME is unset; use --ssh-key-file");
-		goto out;
-	}
 	rc = sshkey_load(&sc->key, keypath,
-	    o->key_file != NULL ? 0 : SSHKEY_F_GENERATE, err);
+	    sc->o.key_file != NULL ? 0 : SSHKEY_F_GENERATE, err);
+	free(keypath);
 	if (rc != 0)
-		goto out;
+		return rc;
 	sc->khpath = config_get_path(ctx->cfg, "ssh/known_hosts_file");
 	if (sc->khpath == NULL)
 		sc->khpath = knownhosts_default_path();
-	if (sc->khpath == NULL) {
-		rc = tpu_error(err, TPU_E_USAGE,
+	if (sc->khpath == NULL)
+		return tpu_error(err, TPU_E_USAGE,
 		    "no known_hosts file: HOME is unset; set "
 		    "ssh/known_hosts_file");
+	return 0;
+}
+
+int
+sshcmd_prepare(struct tpu_ctx *ctx, const char *name,
+    const struct sshcmd_opts *o, struct sshcmd *sc, struct tpu_err *err)
+{
+	struct sshcmd_set set;
+	const char *v, *errstr;
+	int rc;
+
+	memset(sc, 0, sizeof *sc);
+	memset(&set, 0, sizeof set);
+	sc->name = name;
+	sc->o = *o;
+	if ((rc = catalog_node_name_validate(name, err)) != 0)
+		return rc;
+	/* The user and the key, before anything is sent. */
+	if ((rc = load_identity(ctx, sc, err)) != 0)
 		goto out;
-	}
 	if ((rc = tpucmd_open(ctx, &sc->tc, TPUCMD_ZONE, err)) != 0)
 		goto out;
-	if ((rc = get_node(sc, 1, err)) != 0)
+	if ((rc = resolve_all(ctx, sc, &set, 1, err)) != 0)
 		goto out;
-	if ((rc = propagate_key(ctx, sc, &patched, err)) != 0)
-		goto out;
-	if ((rc = build_targets(sc, &sel, err)) != 0)
-		goto out;
-	if ((rc = set_port(ctx, sc, err)) != 0)
-		goto out;
-	if ((rc = pin_hostkeys(sc, sel, &accept_new, err)) != 0)
-		goto out;
+	commit(sc, &set);
 	sc->popts.keyfile = sc->key.path;
 	sc->popts.pubkeyfile = sc->key.pubpath;
 	sc->popts.passphrase = sc->key.passphrase;
-	sc->popts.flags = accept_new ? SSHPOOL_F_ACCEPT_NEW_HOSTKEY : 0;
+	sc->popts.flags = sc->set.accept_new ? SSHPOOL_F_ACCEPT_NEW_HOSTKEY : 0;
 	if (getenv("SSH_AUTH_SOCK") != NULL && o->key_file == NULL)
 		sc->popts.flags |= SSHPOOL_F_AGENT;
 	v = config_get(ctx->cfg, "ssh/fanout");
@@ -627,66 +807,90 @@ sshcmd_prepare(struct tpu_ctx *ctx, const char *node,
 		sc->popts.fanout = 64;
 	sc->popts.connect_timeout_ms = o->connect_timeout_ms;
 	/* A key just added takes a while to reach the workers' agents. */
-	sc->popts.auth_attempts = patched ? 40 : 3;
+	sc->popts.auth_attempts = sc->set.patched ? 40 : 3;
 	sc->popts.auth_retry_ms = 500;
 	sc->popts.auth_retry_max_ms = 3000;
 out:
-	free(sel);
-	free(keypath);
+	set_free(&set);
 	if (rc != 0)
 		sshcmd_release(sc);
 	return rc;
 }
 
+/* Do two sets name the same nodes and workers, in the same order? */
+static int
+same_layout(const struct sshcmd_set *a, const struct sshcmd_set *b)
+{
+	size_t i;
+
+	if (a->ntargets != b->ntargets || a->qr != b->qr)
+		return 0;
+	for (i = 0; i < a->ntargets; i++)
+		if (a->targets[i].worker != b->targets[i].worker ||
+		    strcmp(a->slices[a->tslice[i]].name,
+		        b->slices[b->tslice[i]].name) != 0)
+			return 0;
+	return 1;
+}
+
+/* Did addresses or node ids change between two sets of one layout? */
+static int
+endpoints_changed(const struct sshcmd_set *a, const struct sshcmd_set *b)
+{
+	size_t i;
+
+	for (i = 0; i < a->ntargets; i++) {
+		const char *ida = jstr(a->slices[a->tslice[i]].node, "id");
+		const char *idb = jstr(b->slices[b->tslice[i]].node, "id");
+
+		if (strcmp(a->hosts[i], b->hosts[i]) != 0 || ida == NULL ||
+		    idb == NULL || strcmp(ida, idb) != 0)
+			return 1;
+	}
+	return 0;
+}
+
 int
 sshcmd_refresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
 {
-	char **old;
-	size_t n = sc->ntargets, i;
-	unsigned char *sel = NULL;
-	int rc, changed = 0, accept_new = 0, patched = 0;
-	struct sshpool_opts keep = sc->popts;
+	struct sshcmd_set set;
+	size_t k;
+	int rc, changed;
 
-	old = xcalloc(n + 1, sizeof *old);
-	for (i = 0; i < n; i++)
-		old[i] = xstrdup(sc->hosts[i]);
-	nodecache_drop(sc->tc.project, sc->tc.zone, sc->name);
-	if ((rc = get_node(sc, 0, err)) != 0)
+	if (sc->set.qr)
+		nodecache_qr_drop(sc->tc.project, sc->tc.zone, sc->name);
+	for (k = 0; k < sc->set.nslices; k++)
+		nodecache_drop(
+		    sc->tc.project, sc->tc.zone, sc->set.slices[k].name);
+	if ((rc = resolve_all(ctx, sc, &set, 0, err)) != 0)
 		goto out;
+	if (!same_layout(&sc->set, &set)) {
+		rc = tpu_error(err, TPU_E_PRECONDITION,
+		    "'%s' changed while in use: other nodes or workers; run "
+		    "the command again",
+		    sc->name);
+		goto out;
+	}
+	changed = set.patched || endpoints_changed(&sc->set, &set);
 	/* A recreated node has lost the key from its metadata. */
-	if ((rc = propagate_key(ctx, sc, &patched, err)) != 0)
-		goto out;
-	if ((rc = build_targets(sc, &sel, err)) != 0)
-		goto out;
-	if ((rc = set_port(ctx, sc, err)) != 0)
-		goto out;
-	if ((rc = pin_hostkeys(sc, sel, &accept_new, err)) != 0)
-		goto out;
-	if (patched)
-		keep.auth_attempts = 40;
-	if (accept_new)
-		keep.flags |= SSHPOOL_F_ACCEPT_NEW_HOSTKEY;
-	sc->popts = keep;
-	changed = patched;
-	if (sc->ntargets != n)
-		changed = 1;
-	for (i = 0; !changed && i < n; i++)
-		changed = strcmp(old[i], sc->hosts[i]) != 0;
+	if (set.patched)
+		sc->popts.auth_attempts = 40;
+	if (set.accept_new)
+		sc->popts.flags |= SSHPOOL_F_ACCEPT_NEW_HOSTKEY;
+	commit(sc, &set);
 	rc = changed;
 out:
-	for (i = 0; i < n; i++)
-		free(old[i]);
-	free(old);
-	free(sel);
+	set_free(&set);
 	return rc;
 }
 
 void
 sshcmd_release(struct sshcmd *sc)
 {
-	free_targets(sc);
-	cJSON_Delete(sc->node);
-	sc->node = NULL;
+	set_free(&sc->set);
+	sc->targets = NULL;
+	sc->ntargets = 0;
+	sc->nslices = 0;
 	sshkey_release(&sc->key);
 	memset(&sc->key, 0, sizeof sc->key);
 	free(sc->user);

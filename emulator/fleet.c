@@ -82,6 +82,8 @@
 #define FLEET_KILL_WAIT_MS 3000
 #define FLEET_ENV_CAP 65536 /* bytes of /proc/PID/environ looked at */
 #define FLEET_DEFAULT_SSHD "/usr/sbin/sshd"
+#define FLEET_HOLE_CONNS 256 /* connections a silent black hole holds */
+#define FLEET_HOLE_FILL 8    /* connections tried to fill a drop queue */
 
 struct fleet_worker {
 	int idx;
@@ -95,6 +97,10 @@ struct fleet_worker {
 	int rekey;             /* a new host key is wanted */
 	int ready;             /* the port accepted a connection */
 	int down;              /* fault: kept stopped */
+	int hole;              /* fault: black hole, FLEET_HOLE_* */
+	int hole_fd;           /* the black hole's listener, or -1 */
+	int *hole_conns;       /* drop: our fillers; silent: accepted */
+	int nhole_conns;       /* entries in hole_conns */
 	int probe_fd;          /* in-flight non-blocking connect, or -1 */
 	int fails;             /* consecutive unexpected exits */
 	int64_t not_before_ms; /* backoff before the next spawn */
@@ -454,6 +460,7 @@ fleet_node_new(struct fleet *f, const char *key, const char *id,
 
 		w->idx = i;
 		w->probe_fd = -1;
+		w->hole_fd = -1;
 		fleet_worker_addr(subnet, i, w->addr, sizeof(w->addr));
 		w->dir = xasprintf("%s/w%d", n->dir, i);
 		w->home = xasprintf("%s/home", w->dir);
@@ -461,6 +468,23 @@ fleet_node_new(struct fleet *f, const char *key, const char *id,
 		    i > 0 ? "," : "", w->addr);
 	}
 	return n;
+}
+
+/* Close a worker's black hole: its listener and every connection. */
+static void
+fleet_hole_close(struct fleet_worker *w)
+{
+	int i;
+
+	for (i = 0; i < w->nhole_conns; i++)
+		close(w->hole_conns[i]);
+	free(w->hole_conns);
+	w->hole_conns = NULL;
+	w->nhole_conns = 0;
+	if (w->hole_fd != -1)
+		close(w->hole_fd);
+	w->hole_fd = -1;
+	w->hole = FLEET_HOLE_NONE;
 }
 
 static void
@@ -471,6 +495,7 @@ fleet_node_free(struct fleet_node *n)
 	if (n == NULL)
 		return;
 	for (i = 0; i < n->nworkers; i++) {
+		fleet_hole_close(&n->w[i]);
 		if (n->w[i].probe_fd != -1)
 			close(n->w[i].probe_fd);
 		free(n->w[i].dir);
@@ -1510,6 +1535,142 @@ fleet_child_exited(struct fleet *f, pid_t pid, int status)
 	return 0;
 }
 
+/* --- black holes ---------------------------------------------------- */
+
+/*
+ * A silent black hole: take the connections the kernel completed and
+ * hold them, reading and discarding what the client sends (its SSH
+ * banner) and never writing a byte; close those the client closed.
+ * Called by the monitor on every tick.
+ */
+static void
+fleet_hole_service(struct fleet_worker *w)
+{
+	char buf[4096];
+	int i, k, fd;
+
+	while (w->nhole_conns < FLEET_HOLE_CONNS &&
+	       (fd = accept4(w->hole_fd, NULL, NULL,
+	            SOCK_NONBLOCK | SOCK_CLOEXEC)) != -1) {
+		w->hole_conns = xreallocarray(w->hole_conns,
+		    (size_t)w->nhole_conns + 1, sizeof(*w->hole_conns));
+		w->hole_conns[w->nhole_conns++] = fd;
+	}
+	for (i = 0; i < w->nhole_conns;) {
+		ssize_t r = -1;
+
+		/* A bounded drain: a client that streams cannot hog us. */
+		for (k = 0; k < 16; k++)
+			if ((r = read(w->hole_conns[i], buf, sizeof(buf))) <= 0)
+				break;
+		if (r == 0 || (r == -1 && errno != EAGAIN && errno != EINTR)) {
+			close(w->hole_conns[i]);
+			w->hole_conns[i] = w->hole_conns[--w->nhole_conns];
+			continue;
+		}
+		i++;
+	}
+}
+
+/* Wait until no dying sshd holds addr any more. */
+static void
+fleet_wait_addr(struct fleet *f, const char *addr)
+{
+	size_t i;
+
+	for (;;) {
+		for (i = 0; i < f->ndying; i++)
+			if (strcmp(f->dying[i].addr, addr) == 0)
+				break;
+		if (i == f->ndying)
+			return;
+		fleet_wait_dying(f, f->dying[i].pid);
+	}
+}
+
+/*
+ * Drop mode: a listener with backlog 0 whose accept queue holds one of
+ * our own connections that is never accepted.  Linux then drops every
+ * further SYN, so clients hang in connect() as behind a firewall drop
+ * rule.  Connects until one SYN goes unanswered for 300 ms (the queue is
+ * full), keeping every socket: 0, or -1 with errno set.
+ */
+static int
+fleet_hole_fill(struct fleet_worker *w, const struct sockaddr_in *sin)
+{
+	int i, fd;
+
+	for (i = 0; i < FLEET_HOLE_FILL; i++) {
+		struct pollfd pfd;
+
+		fd = socket(
+		    AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd == -1)
+			return -1;
+		w->hole_conns = xreallocarray(w->hole_conns,
+		    (size_t)w->nhole_conns + 1, sizeof(*w->hole_conns));
+		w->hole_conns[w->nhole_conns++] = fd;
+		if (connect(fd, (const struct sockaddr *)sin, sizeof(*sin)) ==
+		        -1 &&
+		    errno != EINPROGRESS)
+			return -1;
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, i == 0 ? 2000 : 300) == 0 && i > 0)
+			return 0; /* unanswered: the queue is full */
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/*
+ * Bind the black hole's listener on the worker's address and port (its
+ * sshd is gone) and, in drop mode, fill its accept queue.
+ */
+static int
+fleet_hole_open(struct fleet *f, struct fleet_worker *w, int mode, char *errbuf,
+    size_t errlen)
+{
+	struct sockaddr_in sin;
+	const char *what = "bind";
+	int one = 1, tries;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)f->port);
+	if (inet_pton(AF_INET, w->addr, &sin.sin_addr) != 1) {
+		errno = EINVAL;
+		goto fail;
+	}
+	w->hole_fd =
+	    socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (w->hole_fd == -1)
+		goto fail;
+	setsockopt(w->hole_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* A session of the old sshd may hold the port for a moment. */
+	for (tries = 0;; tries++) {
+		if (bind(w->hole_fd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+			break;
+		if (errno != EADDRINUSE || tries == 200)
+			goto fail;
+		tpu_sleep_ms(10);
+	}
+	what = "listen";
+	if (listen(w->hole_fd, mode == FLEET_HOLE_DROP ? 0 : 128) == -1)
+		goto fail;
+	what = "fill the accept queue";
+	if (mode == FLEET_HOLE_DROP && fleet_hole_fill(w, &sin) == -1)
+		goto fail;
+	w->hole = mode;
+	return 0;
+fail:
+	fleet_seterr(errbuf, errlen, "cannot %s for a black hole on %s:%d: %s",
+	    what, w->addr, f->port, strerror(errno));
+	fleet_hole_close(w);
+	return -1;
+}
+
 /* One monitor pass over every worker; returns 1 while work is pending. */
 static int
 fleet_tick(struct fleet *f)
@@ -1537,6 +1698,9 @@ fleet_tick(struct fleet *f)
 	for (n = f->nodes; n != NULL; n = n->next) {
 		int i;
 
+		for (i = 0; i < n->nworkers; i++)
+			if (n->w[i].hole == FLEET_HOLE_SILENT)
+				fleet_hole_service(&n->w[i]);
 		if (n->keys != NULL) {
 			busy = 1;
 			if (now >= n->keys_due_ms)
@@ -2220,6 +2384,7 @@ fleet_worker_down(struct emu *e, const char *node_key, int worker, int down)
 	n = fleet_find(f, node_key);
 	if (n == NULL || worker < 0 || worker >= n->nworkers)
 		goto out;
+	fleet_hole_close(&n->w[worker]);
 	n->w[worker].down = down != 0;
 	if (down) {
 		pid_t pid = n->w[worker].pid;
@@ -2258,6 +2423,51 @@ fleet_worker_rekey(struct emu *e, const char *node_key, int worker)
 	n->w[worker].not_before_ms = 0;
 	pthread_cond_broadcast(&f->cv);
 	rc = 0;
+out:
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+int
+fleet_worker_blackhole(struct emu *e, const char *node_key, int worker,
+    int mode, char *errbuf, size_t errlen)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	struct fleet_worker *w;
+	int rc = -1;
+
+	if (f == NULL) {
+		fleet_seterr(errbuf, errlen, "the sshd fleet is not running");
+		return -1;
+	}
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n == NULL || worker < 0 || worker >= n->nworkers) {
+		fleet_seterr(errbuf, errlen, "node '%s' has no worker %d",
+		    node_key, worker);
+		goto out;
+	}
+	w = &n->w[worker];
+	fleet_hole_close(w);
+	if (mode != FLEET_HOLE_NONE) {
+		/* Stop its sshd for good, then take its address:port. */
+		w->down = 1;
+		fleet_kill_workers(f, n, worker);
+		fleet_wait_addr(f, w->addr);
+		if (fleet_hole_open(f, w, mode, errbuf, errlen) == 0) {
+			pthread_cond_broadcast(&f->cv);
+			rc = 0;
+			goto out;
+		}
+	}
+	/* Cleared, or the hole failed: the sshd comes back. */
+	w->down = 0;
+	w->fails = 0;
+	w->not_before_ms = 0;
+	pthread_cond_broadcast(&f->cv);
+	if (mode == FLEET_HOLE_NONE)
+		rc = 0;
 out:
 	pthread_mutex_unlock(&f->mu);
 	return rc;

@@ -32,6 +32,8 @@
  * - fleet_node_workers() returns the node's worker count (filling at most
  *   max entries; hostkey is "" until generated) or -1 for an unknown node.
  *   fleet_worker_down/rekey return 0, or -1 for an unknown node/worker.
+ * - A black hole (fleet_worker_blackhole) is kept in memory only, like
+ *   worker-down: an emulator restart brings the worker's sshd back.
  * - fleet_node_ready() is 0 while a worker is down, and may lag an
  *   unexpected sshd death by one monitor tick (<= 200 ms).
  */
@@ -67,5 +69,24 @@ void fleet_node_delete(struct emu *, const char *node_key);
 /* Faults: worker sshd down/up; new host key on one worker. */
 int fleet_worker_down(struct emu *, const char *node_key, int worker, int down);
 int fleet_worker_rekey(struct emu *, const char *node_key, int worker);
+
+/*
+ * Fault: black-hole a worker.  Its sshd is stopped (and kept stopped, as
+ * with fleet_worker_down, so the node's health is TIMEOUT) and the
+ * emulator binds its address:port itself:
+ *   FLEET_HOLE_DROP    backlog 0 and an accept queue filled with our own
+ *                      connection: SYNs go unanswered, connect() hangs
+ *   FLEET_HOLE_SILENT  connections are accepted and held, what the
+ *                      client sends is read and discarded, nothing is
+ *                      ever written (no SSH banner)
+ *   FLEET_HOLE_NONE    clear: close the hole, start the sshd again
+ * fleet_worker_down (worker-up or worker-down) also closes a hole, and so
+ * do node deletion and fleet_fini.  0, or -1 with errbuf set.
+ */
+#define FLEET_HOLE_NONE 0
+#define FLEET_HOLE_DROP 1
+#define FLEET_HOLE_SILENT 2
+int fleet_worker_blackhole(struct emu *, const char *node_key, int worker,
+    int mode, char *errbuf, size_t errlen);
 
 #endif

@@ -43,9 +43,9 @@ static const char usage_text[] =
     "       " PROG " inject --state-dir dir [--count n] [--method method]\n"
     "           [--path prefix] spec\n"
     "       " PROG " faults --state-dir dir [--clear]\n"
-    "       " PROG
-    " event --state-dir dir [--clear] [--node name] [--ongoing]\n"
-    "           [--type symptom] [--worker n] [--zone zone] event\n";
+    "       " PROG " event --state-dir dir [--clear] [--mode drop|silent]\n"
+    "           [--node name] [--ongoing] [--type symptom] [--worker n]\n"
+    "           [--zone zone] event\n";
 
 static int
 usage(void)
@@ -670,7 +670,7 @@ out:
  * one table and one parser; each subcommand names the options it takes.
  */
 struct client_args {
-	const char *dir, *method, *path, *node, *zone, *type;
+	const char *dir, *method, *path, *node, *zone, *type, *mode;
 	long long count, worker;
 	int clear, ongoing;
 };
@@ -690,6 +690,7 @@ client_parse(int argc, char **argv, const char *allowed, int nargs,
 		{ "count", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "method", required_argument, NULL, 'm' },
+		{ "mode", required_argument, NULL, 'M' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "ongoing", no_argument, NULL, 'o' },
 		{ "path", required_argument, NULL, 'p' },
@@ -730,6 +731,17 @@ client_parse(int argc, char **argv, const char *allowed, int nargs,
 			break;
 		case 'm':
 			a->method = optarg;
+			break;
+		case 'M':
+			if (strcmp(optarg, "drop") != 0 &&
+			    strcmp(optarg, "silent") != 0) {
+				errx_msg(
+				    "invalid --mode '%s': expected drop or "
+				    "silent",
+				    optarg);
+				return 2;
+			}
+			a->mode = optarg;
 			break;
 		case 'n':
 			a->node = optarg;
@@ -809,13 +821,13 @@ cmd_event(int argc, char **argv)
 {
 	static const char *const events[] = { "preempt", "terminate",
 		"stockout", "maintenance", "symptom", "worker-down",
-		"worker-up", "rekey" };
+		"worker-up", "rekey", "blackhole" };
 	struct client_args a;
 	size_t i;
 	cJSON *j;
 	int rc;
 
-	if ((rc = client_parse(argc, argv, "cnotwz", 1, &a)) >= 0)
+	if ((rc = client_parse(argc, argv, "cMnotwz", 1, &a)) >= 0)
 		return rc;
 	for (i = 0; i < nitems(events); i++)
 		if (strcmp(argv[optind], events[i]) == 0)
@@ -823,7 +835,7 @@ cmd_event(int argc, char **argv)
 	if (i == nitems(events)) {
 		errx_msg("invalid event '%s': expected preempt, terminate, "
 		         "stockout, maintenance, symptom, worker-down, "
-		         "worker-up or rekey",
+		         "worker-up, rekey or blackhole",
 		    argv[optind]);
 		return 2;
 	}
@@ -837,6 +849,8 @@ cmd_event(int argc, char **argv)
 		cJSON_AddNumberToObject(j, "worker", (double)a.worker);
 	if (a.type != NULL)
 		cJSON_AddStringToObject(j, "symptomType", a.type);
+	if (a.mode != NULL)
+		cJSON_AddStringToObject(j, "mode", a.mode);
 	if (a.clear)
 		cJSON_AddBoolToObject(j, "clear", 1);
 	if (a.ongoing)

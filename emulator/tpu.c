@@ -380,9 +380,9 @@ node_api(const cJSON *node)
  * The health of a READY node, from the emulator's view of it: an
  * ongoing maintenance event -> UNHEALTHY_MAINTENANCE ("under
  * maintenance ... will resume running once rescheduled"); a worker
- * whose sshd is down (worker-down event, or the sshd died) -> TIMEOUT
- * ("the resource is unresponsive"); else HEALTHY. Other states keep
- * what they have.
+ * whose sshd is down (worker-down or blackhole event, or the sshd
+ * died) -> TIMEOUT ("the resource is unresponsive"); else HEALTHY.
+ * Other states keep what they have.
  */
 static void
 node_health(struct emu *e, cJSON *node)
@@ -2012,6 +2012,48 @@ event_node(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	return NULL;
 }
 
+/*
+ * "blackhole": worker "worker" of node answers nothing on its ssh port
+ * ("mode" "drop", the default: SYNs unanswered) or accepts and stays
+ * silent ("mode" "silent"); "clear" (or a worker-up event) ends it.
+ */
+static int
+event_blackhole(
+    struct emu *e, cJSON *node, const cJSON *ev, char *errbuf, size_t errlen)
+{
+	const char *mode = jstr(ev, "mode");
+	long long worker;
+	int m;
+
+	if (cJSON_IsTrue(jget(ev, "clear")))
+		m = FLEET_HOLE_NONE;
+	else if (*mode == '\0' || strcmp(mode, "drop") == 0)
+		m = FLEET_HOLE_DROP;
+	else if (strcmp(mode, "silent") == 0)
+		m = FLEET_HOLE_SILENT;
+	else {
+		snprintf(errbuf, errlen,
+		    "invalid \"mode\" '%s' for event \"blackhole\": "
+		    "expected drop or silent",
+		    mode);
+		return -1;
+	}
+	if (json_as_int64(jget(ev, "worker"), &worker) != 0 || worker < 0 ||
+	    worker >= jnum(node, "_workers", 1)) {
+		snprintf(errbuf, errlen,
+		    "event \"blackhole\" needs \"worker\" from 0 to %lld",
+		    jnum(node, "_workers", 1) - 1);
+		return -1;
+	}
+	if (!cJSON_IsTrue(jget(node, "_fleet"))) {
+		snprintf(errbuf, errlen, "node '%s' has no workers",
+		    jstr(node, "name"));
+		return -1;
+	}
+	return fleet_worker_blackhole(
+	    e, jstr(node, "name"), (int)worker, m, errbuf, errlen);
+}
+
 int
 tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 {
@@ -2155,10 +2197,14 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 			    kind, worker);
 			return -1;
 		}
+	} else if (strcmp(kind, "blackhole") == 0) {
+		if (event_blackhole(e, node, ev, errbuf, errlen) != 0)
+			return -1;
 	} else {
 		snprintf(errbuf, errlen,
 		    "unknown event '%s' (preempt, terminate, stockout, "
-		    "maintenance, symptom, worker-down, worker-up, rekey)",
+		    "maintenance, symptom, worker-down, worker-up, rekey, "
+		    "blackhole)",
 		    kind);
 		return -1;
 	}

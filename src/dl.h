@@ -186,6 +186,7 @@ int tpu_dl_rand_bytes(unsigned char *p, int n);
 	X(libssh2_sftp_mkdir_ex)                                               \
 	X(libssh2_sftp_open_ex)                                                \
 	X(libssh2_sftp_read)                                                   \
+	X(libssh2_sftp_readdir_ex)                                             \
 	X(libssh2_sftp_rename_ex)                                              \
 	X(libssh2_sftp_seek64)                                                 \
 	X(libssh2_sftp_shutdown)                                               \
@@ -363,6 +364,7 @@ const struct tpu_dl_crypto *tpu_dl_crypto(void);
 #define libssh2_sftp_mkdir_ex TPU_DL_SSH2_(libssh2_sftp_mkdir_ex)
 #define libssh2_sftp_open_ex TPU_DL_SSH2_(libssh2_sftp_open_ex)
 #define libssh2_sftp_read TPU_DL_SSH2_(libssh2_sftp_read)
+#define libssh2_sftp_readdir_ex TPU_DL_SSH2_(libssh2_sftp_readdir_ex)
 #define libssh2_sftp_rename_ex TPU_DL_SSH2_(libssh2_sftp_rename_ex)
 #define libssh2_sftp_seek64 TPU_DL_SSH2_(libssh2_sftp_seek64)
 #define libssh2_sftp_shutdown TPU_DL_SSH2_(libssh2_sftp_shutdown)

@@ -68,10 +68,11 @@ base_dir(void)
 	return NULL;
 }
 
-/* The entry's directory and file, or -1 when the names are unsafe. */
+/* The entry's directory and file under kind ("nodes", "qrs"), or -1
+ * when the names are unsafe. */
 static int
-entry_paths(const char *project, const char *zone, const char *node, char **dir,
-    char **file)
+kind_paths(const char *kind, const char *project, const char *zone,
+    const char *node, char **dir, char **file)
 {
 	char *base;
 
@@ -83,10 +84,17 @@ entry_paths(const char *project, const char *zone, const char *node, char **dir,
 	}
 	if ((base = base_dir()) == NULL)
 		return -1;
-	*dir = xasprintf("%s/nodes/%s/%s", base, project, zone);
+	*dir = xasprintf("%s/%s/%s/%s", base, kind, project, zone);
 	*file = xasprintf("%s/%s.json", *dir, node);
 	free(base);
 	return 0;
+}
+
+static int
+entry_paths(const char *project, const char *zone, const char *node, char **dir,
+    char **file)
+{
+	return kind_paths("nodes", project, zone, node, dir, file);
 }
 
 static int64_t
@@ -221,6 +229,131 @@ nodecache_drop(const char *project, const char *zone, const char *node)
 	char *dir, *file;
 
 	if (entry_paths(project, zone, node, &dir, &file) != 0)
+		return;
+	tpu_err_init(&e);
+	if (fsutil_remove(file, &e) != 0)
+		log_info("node cache: %s", e.msg);
+	free(dir);
+	free(file);
+}
+
+/* The stored root of a queued resource's entry, or NULL on a miss. */
+static cJSON *
+qr_read(const char *file, const char *qr, int64_t max_age_ms)
+{
+	struct tpu_err e;
+	struct buf b;
+	cJSON *root = NULL;
+	const cJSON *ids, *id;
+	long long stored;
+	int64_t age;
+
+	tpu_err_init(&e);
+	buf_init(&b, NODECACHE_MAX_FILE);
+	if (fsutil_read_file(file, FSUTIL_F_NOFOLLOW | FSUTIL_F_PRIVATE, &b,
+	        NULL, &e) != 0) {
+		if (e.code != TPU_E_NOTFOUND)
+			log_info("node cache: %s", e.msg);
+		goto miss;
+	}
+	if ((root = json_parse(b.data, b.len, "node cache", &e)) == NULL ||
+	    json_req_int64(root, "storedAt", &stored, &e) != 0 ||
+	    strcmp(json_opt_string(root, "name", ""), qr) != 0 ||
+	    !cJSON_IsArray(
+	        ids = cJSON_GetObjectItemCaseSensitive(root, "nodes")) ||
+	    cJSON_GetArraySize(ids) == 0) {
+		log_info("node cache '%s': malformed entry", file);
+		goto miss;
+	}
+	cJSON_ArrayForEach(id, ids)
+	{
+		if (!cJSON_IsString(id) || !safe_component(id->valuestring)) {
+			log_info("node cache '%s': malformed entry", file);
+			goto miss;
+		}
+	}
+	age = wall_ms() - (int64_t)stored;
+	if (age < 0 || age >= max_age_ms) {
+		log_debug("node cache: entry for queued resource %s is %lld "
+		          "ms old",
+		    qr, (long long)age);
+		goto miss;
+	}
+	buf_release(&b);
+	log_debug("node cache: hit for queued resource %s (%lld ms old)", qr,
+	    (long long)age);
+	return root;
+miss:
+	cJSON_Delete(root);
+	buf_release(&b);
+	return NULL;
+}
+
+int
+nodecache_qr_get(const char *project, const char *zone, const char *qr,
+    int64_t max_age_ms, cJSON **ids)
+{
+	char *dir, *file;
+	cJSON *root;
+
+	*ids = NULL;
+	if (kind_paths("qrs", project, zone, qr, &dir, &file) != 0)
+		return -1;
+	root = qr_read(file, qr, max_age_ms);
+	free(dir);
+	free(file);
+	if (root == NULL)
+		return -1;
+	*ids = cJSON_DetachItemFromObjectCaseSensitive(root, "nodes");
+	cJSON_Delete(root);
+	return 0;
+}
+
+void
+nodecache_qr_put(
+    const char *project, const char *zone, const char *qr, const cJSON *ids)
+{
+	struct tpu_err e;
+	char *dir, *file, *text = NULL;
+	cJSON *root, *copy;
+
+	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) == 0 ||
+	    kind_paths("qrs", project, zone, qr, &dir, &file) != 0)
+		return;
+	tpu_err_init(&e);
+	root = cJSON_CreateObject();
+	copy = cJSON_Duplicate(ids, 1);
+	if (root == NULL || copy == NULL ||
+	    cJSON_AddNumberToObject(root, "storedAt", (double)wall_ms()) ==
+	        NULL ||
+	    cJSON_AddStringToObject(root, "name", qr) == NULL ||
+	    !cJSON_AddItemToObject(root, "nodes", copy)) {
+		cJSON_Delete(copy);
+		log_info("node cache: out of memory");
+		goto out;
+	}
+	if ((text = json_print(root, 0)) == NULL) {
+		log_info("node cache: cannot serialise %s", qr);
+		goto out;
+	}
+	if (fsutil_mkdir_private(dir, &e) != 0 ||
+	    fsutil_write_atomic(file, text, strlen(text), 0600, &e) != 0)
+		log_info("node cache not written: %s", e.msg);
+out:
+	if (text != NULL)
+		cJSON_free(text);
+	cJSON_Delete(root);
+	free(dir);
+	free(file);
+}
+
+void
+nodecache_qr_drop(const char *project, const char *zone, const char *qr)
+{
+	struct tpu_err e;
+	char *dir, *file;
+
+	if (kind_paths("qrs", project, zone, qr, &dir, &file) != 0)
 		return;
 	tpu_err_init(&e);
 	if (fsutil_remove(file, &e) != 0)

@@ -44,4 +44,19 @@ void nodecache_put(
 /* Forget a node (it changed or its cached use failed). */
 void nodecache_drop(const char *project, const char *zone, const char *node);
 
+/*
+ * The membership of a queued resource: its node ids in slice order, so
+ * that "tpuctl ssh QR" run again needs no queuedResources.get.  One file
+ * per queued resource under .../qrs/<project>/<zone>/<name>.json, with
+ * the same rules as the node entries (safe names, 0600, no symlinks,
+ * freshness on the wall clock); only an ACTIVE queued resource is stored.
+ * nodecache_qr_get: 0 with *ids (a JSON array of strings; the caller
+ * deletes it), -1 on a miss.
+ */
+int nodecache_qr_get(const char *project, const char *zone, const char *qr,
+    int64_t max_age_ms, cJSON **ids);
+void nodecache_qr_put(
+    const char *project, const char *zone, const char *qr, const cJSON *ids);
+void nodecache_qr_drop(const char *project, const char *zone, const char *qr);
+
 #endif

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <termios.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -870,17 +871,22 @@ validate(const struct sshpool_target *t, size_t n, const struct sshpool_opts *o,
 	return 0;
 }
 
+static pthread_once_t libssh2_once = PTHREAD_ONCE_INIT;
+static int libssh2_init_rc;
+
+static void
+libssh2_init_once(void)
+{
+	libssh2_init_rc = libssh2_init(0);
+}
+
+/* libssh2_init once per process, whatever the thread (never undone). */
 static int
 libssh2_ready(struct tpu_err *err)
 {
-	static int done;
-
-	if (!done) {
-		if (libssh2_init(0) != 0)
-			return tpu_error(
-			    err, TPU_E_INTERNAL, "libssh2_init failed");
-		done = 1;
-	}
+	pthread_once(&libssh2_once, libssh2_init_once);
+	if (libssh2_init_rc != 0)
+		return tpu_error(err, TPU_E_INTERNAL, "libssh2_init failed");
 	return 0;
 }
 
@@ -1103,6 +1109,7 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		conn->session = p.w[0].s;
 		conn->fd = p.w[0].fd;
 		conn->target = &targets[0];
+		conn->sftp = NULL;
 		p.w[0].s = NULL;
 		p.w[0].fd = -1;
 	}
@@ -1138,11 +1145,14 @@ sshpool_connect(const struct sshpool_target *t, const struct sshpool_opts *o,
 	return rc;
 }
 
+static void sftp_shutdown(struct sshpool_conn *);
+
 void
 sshpool_conn_close(struct sshpool_conn *conn)
 {
 	struct worker w;
 
+	sftp_shutdown(conn);
 	memset(&w, 0, sizeof w);
 	w.s = conn->session;
 	w.fd = conn->fd;
@@ -1219,6 +1229,7 @@ sshpool_shell(struct sshpool_conn *conn, const struct sshpool_shell_opts *so,
 	char *chunk = NULL, inbuf[4096];
 	size_t inlen = 0, inoff = 0;
 	int raw = 0, rc = 0, cols, rows, in_eof = 0, eof_sent = 0, i;
+	int resizing = 0;
 	int64_t deadline = tpu_now_ms() + 10000;
 	const char *term = so->term != NULL ? so->term : "xterm";
 	ssize_t n;
@@ -1277,11 +1288,16 @@ sshpool_shell(struct sshpool_conn *conn, const struct sshpool_shell_opts *so,
 			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
 			goto out;
 		}
-		if (so->winch != NULL && *so->winch) {
+		/* a new window size; a request that would block is
+		 * resumed with the same size (libssh2 needs that) */
+		if (!resizing && so->winch != NULL && *so->winch) {
 			*so->winch = 0;
 			window_size(so->out_fd, &cols, &rows);
-			libssh2_channel_request_pty_size(ch, cols, rows);
+			resizing = !so->no_pty;
 		}
+		if (resizing && libssh2_channel_request_pty_size(
+		                    ch, cols, rows) != LIBSSH2_ERROR_EAGAIN)
+			resizing = 0;
 		/* remote to local */
 		for (i = 0; i < 2; i++) {
 			while ((n = libssh2_channel_read_ex(
@@ -1586,13 +1602,16 @@ sftp_fail(LIBSSH2_SESSION *s, LIBSSH2_SFTP *sftp, const char *what,
 	    what, path, ssh_errmsg(s));
 }
 
-static int
-sftp_start(struct sshpool_conn *c, LIBSSH2_SFTP **sftp, struct tpu_err *err)
+int
+sshpool_sftp_open(struct sshpool_conn *c, struct tpu_err *err)
 {
 	int64_t deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+	LIBSSH2_SFTP *sftp;
 	int rc;
 
-	while ((*sftp = libssh2_sftp_init(c->session)) == NULL) {
+	if (c->sftp != NULL)
+		return 0;
+	while ((sftp = libssh2_sftp_init(c->session)) == NULL) {
 		if (libssh2_session_last_errno(c->session) !=
 		    LIBSSH2_ERROR_EAGAIN)
 			return tpu_error(err, TPU_E_UNREACHABLE,
@@ -1601,21 +1620,34 @@ sftp_start(struct sshpool_conn *c, LIBSSH2_SFTP **sftp, struct tpu_err *err)
 		if ((rc = sftp_wait(c, &deadline, "starting", err)) != 0)
 			return rc;
 	}
+	c->sftp = sftp;
 	return 0;
 }
 
+/* End the SFTP subsystem of c, if it was started (5 s at most). */
 static void
-sftp_end(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, LIBSSH2_SFTP_HANDLE *h)
+sftp_shutdown(struct sshpool_conn *c)
+{
+	int64_t deadline = tpu_now_ms() + 5000;
+	struct tpu_err ignored;
+
+	if (c->sftp == NULL)
+		return;
+	while (libssh2_sftp_shutdown(c->sftp) == LIBSSH2_ERROR_EAGAIN)
+		if (sftp_wait(c, &deadline, "closing", &ignored) != 0)
+			break;
+	c->sftp = NULL;
+}
+
+/* Close one file handle (the subsystem stays for the next file). */
+static void
+sftp_close(struct sshpool_conn *c, LIBSSH2_SFTP_HANDLE *h)
 {
 	int64_t deadline = tpu_now_ms() + 5000;
 	struct tpu_err ignored;
 
 	if (h != NULL)
 		while (libssh2_sftp_close_handle(h) == LIBSSH2_ERROR_EAGAIN)
-			if (sftp_wait(c, &deadline, "closing", &ignored) != 0)
-				break;
-	if (sftp != NULL)
-		while (libssh2_sftp_shutdown(sftp) == LIBSSH2_ERROR_EAGAIN)
 			if (sftp_wait(c, &deadline, "closing", &ignored) != 0)
 				break;
 }
@@ -1644,7 +1676,7 @@ int
 sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
     struct tpu_err *err)
 {
-	LIBSSH2_SFTP *sftp = NULL;
+	LIBSSH2_SFTP *sftp;
 	LIBSSH2_SFTP_HANDLE *h = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	struct stat st;
@@ -1663,8 +1695,9 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 		    err, TPU_E_INVALID, "'%s' is not a regular file", local);
 		goto out;
 	}
-	if ((rc = sftp_start(c, &sftp, err)) != 0)
+	if ((rc = sshpool_sftp_open(c, err)) != 0)
 		goto out;
+	sftp = c->sftp;
 	if ((h = sftp_open(c, sftp, remote,
 	         LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC,
 	         (long)(st.st_mode & 0777), err)) == NULL) {
@@ -1711,7 +1744,7 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 		goto out;
 	}
 out:
-	sftp_end(c, sftp, h);
+	sftp_close(c, h);
 	free(chunk);
 	close(fd);
 	return rc;
@@ -1721,7 +1754,7 @@ int
 sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
     struct tpu_err *err)
 {
-	LIBSSH2_SFTP *sftp = NULL;
+	LIBSSH2_SFTP *sftp;
 	LIBSSH2_SFTP_HANDLE *h = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	char *chunk = NULL, *tmp = NULL;
@@ -1729,8 +1762,9 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 	int64_t deadline;
 	ssize_t n;
 
-	if ((rc = sftp_start(c, &sftp, err)) != 0)
+	if ((rc = sshpool_sftp_open(c, err)) != 0)
 		goto out;
+	sftp = c->sftp;
 	if ((h = sftp_open(c, sftp, remote, LIBSSH2_FXF_READ, 0, err)) ==
 	    NULL) {
 		rc = err->code != TPU_OK ? err->code : TPU_E_IO;
@@ -1795,7 +1829,7 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 		goto out;
 	}
 out:
-	sftp_end(c, sftp, h);
+	sftp_close(c, h);
 	if (fd != -1)
 		close(fd);
 	if (rc != 0 && tmp != NULL)

@@ -129,6 +129,7 @@ struct sshpool_conn {
 	void *session; /* LIBSSH2_SESSION *, non-blocking */
 	int fd;
 	const struct sshpool_target *target;
+	void *sftp; /* LIBSSH2_SFTP *: sshpool_sftp_open(), else NULL */
 };
 
 /*
@@ -193,8 +194,18 @@ int sshpool_forward(struct sshpool_conn *, const struct sshpool_forward_opts *,
     struct tpu_err *);
 
 /*
- * SFTP copy of one regular file over conn.  put: local to remote, the
- * remote file created or truncated and given the local mode exactly.
+ * Start the SFTP subsystem on conn (conn->sftp), unless it runs already:
+ * one channel and one SFTP session serve every later SFTP call on conn,
+ * until sshpool_conn_close ends it.  Returns 0 or TPU_E_UNREACHABLE /
+ * TPU_E_TRANSIENT (30 s without progress).
+ */
+int sshpool_sftp_open(struct sshpool_conn *, struct tpu_err *);
+
+/*
+ * SFTP copy of one regular file over conn, on its SFTP subsystem
+ * (started by the first call, kept for the next files).  put: local to
+ * remote, the remote file created or truncated and given the local mode
+ * exactly.
  * get: remote to "<local>.tpuctl-tmp", the remote mode applied, fsync,
  * then renamed to local (nothing is left at local on failure).  30 s
  * without progress is an error (TPU_E_TRANSIENT).  Errors name the path:

@@ -14,13 +14,14 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
-#include "shquote.h"
 #include "sshxfer.h"
 #include "util.h"
 #include "xmalloc.h"
 
 #define XFER_IO_TIMEOUT_MS 30000
-#define XFER_LIST_MAX (64u << 20) /* bytes of remote listing */
+#define XFER_LIST_MAX (1u << 20) /* remote files and directories */
+#define XFER_DEPTH_MAX 256       /* directory levels */
+#define XFER_NAME_MAX 4095       /* bytes of one remote name */
 
 static int
 node_name_ok(const char *s, size_t len)
@@ -152,7 +153,7 @@ walk_dir(const char *dir, const char *rel, struct sshxfer_list *l, int depth,
     struct tpu_err *err)
 {
 	struct dirent **ents = NULL;
-	struct stat st;
+	struct stat st, tst;
 	int n, i, rc = 0;
 
 	if (depth > 256)
@@ -165,9 +166,7 @@ walk_dir(const char *dir, const char *rel, struct sshxfer_list *l, int depth,
 		char *src, *r;
 
 		if (rc != 0 || strcmp(name, ".") == 0 ||
-		    strcmp(name, "..") == 0 || strchr(name, '\n') != NULL) {
-			if (rc == 0 && strchr(name, '\n') != NULL)
-				l->skipped++;
+		    strcmp(name, "..") == 0) {
 			free(ents[i]);
 			continue;
 		}
@@ -176,7 +175,13 @@ walk_dir(const char *dir, const char *rel, struct sshxfer_list *l, int depth,
 		if (lstat(src, &st) != 0)
 			rc = tpu_error(err, TPU_E_IO, "cannot stat '%s': %s",
 			    src, strerror(errno));
-		else if (S_ISREG(st.st_mode))
+		else if (S_ISLNK(st.st_mode)) {
+			/* a link to a file is copied as the file */
+			if (stat(src, &tst) == 0 && S_ISREG(tst.st_mode))
+				sshxfer_list_add(l, r, src, 0, tst.st_mode);
+			else
+				l->skipped++;
+		} else if (S_ISREG(st.st_mode))
 			sshxfer_list_add(l, r, src, 0, st.st_mode);
 		else if (S_ISDIR(st.st_mode)) {
 			sshxfer_list_add(l, r, src, 1, st.st_mode);
@@ -228,51 +233,33 @@ sshxfer_list_local(const char *const *srcs, size_t nsrc, int recurse,
 }
 
 int
-sshxfer_parse_listing(const char *data, size_t len, const char *rel_prefix,
-    const char *src_prefix, struct sshxfer_list *l, struct tpu_err *err)
+sshxfer_remote_entry(struct sshxfer_list *l, const char *rel_dir,
+    const char *src_dir, const char *name, size_t len, unsigned long perms,
+    struct tpu_err *err)
 {
-	size_t off = 0;
+	char *nm, *rel, *src;
 
-	while (off < len) {
-		const char *rec = data + off, *nul, *sp;
-		char *rel, *src, *path, *end;
-		unsigned long mode;
-		size_t rl;
-
-		nul = memchr(rec, '\0', len - off);
-		if (nul == NULL)
-			return tpu_error(err, TPU_E_API,
-			    "remote listing: unterminated record");
-		rl = (size_t)(nul - rec);
-		off += rl + 1;
-		if (rl < 5 || rec[1] != ' ')
-			return tpu_error(
-			    err, TPU_E_API, "remote listing: malformed record");
-		errno = 0;
-		mode = strtoul(rec + 2, &end, 8);
-		if (end == rec + 2 || *end != ' ' || errno != 0 || mode > 07777)
-			return tpu_error(
-			    err, TPU_E_API, "remote listing: malformed mode");
-		sp = end + 1;
-		if (rec[0] != 'f' && rec[0] != 'd') {
-			l->skipped++;
-			continue;
-		}
-		path = xstrndup(sp, (size_t)(nul - sp));
-		if (!sshxfer_relpath_safe(path)) {
-			int rc = tpu_error(err, TPU_E_API,
-			    "remote listing: unsafe name '%.200s' refused",
-			    path);
-			free(path);
-			return rc;
-		}
-		rel = sshxfer_join(rel_prefix, path);
-		src = sshxfer_join(src_prefix, path);
-		sshxfer_list_add(l, rel, src, rec[0] == 'd', (mode_t)mode);
-		free(rel);
-		free(src);
-		free(path);
+	if ((len == 1 && name[0] == '.') ||
+	    (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	if (len == 0 || memchr(name, '/', len) != NULL ||
+	    memchr(name, '\0', len) != NULL)
+		return tpu_error(err, TPU_E_API,
+		    "unsafe name '%.*s' in '%s' on the worker refused (a "
+		    "name must be one path component)",
+		    (int)(len > 200 ? 200 : len), name, src_dir);
+	if (!LIBSSH2_SFTP_S_ISDIR(perms) && !LIBSSH2_SFTP_S_ISREG(perms)) {
+		l->skipped++;
+		return 0;
 	}
+	nm = xstrndup(name, len);
+	rel = sshxfer_join(rel_dir, nm);
+	src = sshxfer_join(src_dir, nm);
+	sshxfer_list_add(
+	    l, rel, src, LIBSSH2_SFTP_S_ISDIR(perms), (mode_t)(perms & 07777));
+	free(nm);
+	free(rel);
+	free(src);
 	return 0;
 }
 
@@ -304,13 +291,13 @@ xtimeout(int64_t deadline, const char *what, struct tpu_err *err)
 }
 
 static int
-xfail(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *what,
-    const char *path, struct tpu_err *err)
+xfail(struct sshpool_conn *c, const char *what, const char *path,
+    struct tpu_err *err)
 {
 	LIBSSH2_SESSION *s = c->session;
 	unsigned long e =
 	    libssh2_session_last_errno(s) == LIBSSH2_ERROR_SFTP_PROTOCOL
-	        ? libssh2_sftp_last_error(sftp)
+	        ? libssh2_sftp_last_error(c->sftp)
 	        : 0;
 
 	if (e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH)
@@ -328,65 +315,37 @@ xfail(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *what,
 	    what, path);
 }
 
+/* stat, lstat (no link followed) or setstat; 0 or an error */
 static int
-xsftp_start(struct sshpool_conn *c, LIBSSH2_SFTP **sftp, struct tpu_err *err)
-{
-	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
-	int rc;
-
-	while ((*sftp = libssh2_sftp_init(c->session)) == NULL) {
-		if (libssh2_session_last_errno(c->session) !=
-		    LIBSSH2_ERROR_EAGAIN)
-			return tpu_error(err, TPU_E_UNREACHABLE,
-			    "sftp: cannot start the subsystem");
-		if ((rc = xtimeout(deadline, "starting", err)) != 0)
-			return rc;
-		xwait(c);
-	}
-	return 0;
-}
-
-static void
-xsftp_end(struct sshpool_conn *c, LIBSSH2_SFTP *sftp)
-{
-	int64_t deadline = tpu_now_ms() + 5000;
-
-	if (sftp != NULL)
-		while (libssh2_sftp_shutdown(sftp) == LIBSSH2_ERROR_EAGAIN &&
-		       tpu_now_ms() < deadline)
-			xwait(c);
-}
-
-/* stat (following links) or setstat; 0 or an error */
-static int
-xstat(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path, int type,
+xstat(struct sshpool_conn *c, const char *path, int type,
     LIBSSH2_SFTP_ATTRIBUTES *a, struct tpu_err *err)
 {
 	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
 	int rc;
 
-	while ((rc = libssh2_sftp_stat_ex(sftp, path, (unsigned)strlen(path),
+	while ((rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path),
 	            type, a)) == LIBSSH2_ERROR_EAGAIN) {
 		if ((rc = xtimeout(deadline, "stat", err)) != 0)
 			return rc;
 		xwait(c);
 	}
 	if (rc != 0)
-		return xfail(c, sftp,
-		    type == LIBSSH2_SFTP_SETSTAT ? "chmod" : "stat", path, err);
+		return xfail(c, type == LIBSSH2_SFTP_SETSTAT ? "chmod" : "stat",
+		    path, err);
 	return 0;
 }
 
 static int
-xmkdir(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
-    mode_t mode, struct tpu_err *err)
+xmkdir(
+    struct sshpool_conn *c, const char *path, mode_t mode, struct tpu_err *err)
 {
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
 	int rc;
 
-	while ((rc = libssh2_sftp_mkdir_ex(sftp, path, (unsigned)strlen(path),
-	            (long)(mode | 0700))) == LIBSSH2_ERROR_EAGAIN) {
+	while (
+	    (rc = libssh2_sftp_mkdir_ex(c->sftp, path, (unsigned)strlen(path),
+	         (long)(mode | 0700))) == LIBSSH2_ERROR_EAGAIN) {
 		if ((rc = xtimeout(deadline, "mkdir", err)) != 0)
 			return rc;
 		xwait(c);
@@ -395,8 +354,8 @@ xmkdir(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
 		struct tpu_err e2;
 
 		tpu_err_init(&e2);
-		/* an existing directory is fine */
-		if (xstat(c, sftp, path, LIBSSH2_SFTP_STAT, &a, &e2) == 0 &&
+		/* an existing directory is fine (not a link to one) */
+		if (xstat(c, path, LIBSSH2_SFTP_LSTAT, &a, &e2) == 0 &&
 		    (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
 		    LIBSSH2_SFTP_S_ISDIR(a.permissions))
 			return 0;
@@ -409,121 +368,182 @@ xmkdir(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
 }
 
 static int
-xchmod(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
-    mode_t mode, struct tpu_err *err)
+xchmod(
+    struct sshpool_conn *c, const char *path, mode_t mode, struct tpu_err *err)
 {
 	LIBSSH2_SFTP_ATTRIBUTES a;
 
 	memset(&a, 0, sizeof a);
 	a.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS;
 	a.permissions = mode & 07777;
-	return xstat(c, sftp, path, LIBSSH2_SFTP_SETSTAT, &a, err);
+	return xstat(c, path, LIBSSH2_SFTP_SETSTAT, &a, err);
 }
 
-/* Run cmd on the worker, collecting stdout (bounded); exit status. */
-static int
-xexec(struct sshpool_conn *c, const char *cmd, char **out, size_t *outlen,
-    int *status, struct tpu_err *err)
-{
-	LIBSSH2_CHANNEL *ch;
-	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
-	size_t len = 0, cap = 65536;
-	char *buf = xmalloc(cap), junk[4096];
-	ssize_t n;
-	int rc = 0;
+/* One name read from a remote directory. */
+struct xent {
+	char *name;
+	size_t len;
+	LIBSSH2_SFTP_ATTRIBUTES a;
+};
 
-	while ((ch = libssh2_channel_open_session(c->session)) == NULL) {
+static int
+xent_cmp(const void *a, const void *b)
+{
+	const struct xent *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int d = memcmp(x->name, y->name, n);
+
+	if (d != 0)
+		return d;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static void
+xents_free(struct xent *e, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(e[i].name);
+	free(e);
+}
+
+/* Every entry of remote directory dir (with "." and ".."), sorted. */
+static int
+xreaddir(struct sshpool_conn *c, const char *dir, struct xent **out,
+    size_t *nout, struct tpu_err *err)
+{
+	LIBSSH2_SFTP_HANDLE *h;
+	int64_t deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
+	struct xent *e = NULL;
+	size_t n = 0, cap = 0;
+	char name[XFER_NAME_MAX + 1];
+	int rc = 0, len;
+
+	while ((h = libssh2_sftp_open_ex(c->sftp, dir, (unsigned)strlen(dir), 0,
+	            0, LIBSSH2_SFTP_OPENDIR)) == NULL) {
 		if (libssh2_session_last_errno(c->session) !=
-		        LIBSSH2_ERROR_EAGAIN ||
-		    xtimeout(deadline, "opening a channel", err) != 0) {
-			free(buf);
-			return tpu_error(err, TPU_E_UNREACHABLE,
-			    "cannot open a channel to list files");
-		}
+		    LIBSSH2_ERROR_EAGAIN)
+			return xfail(c, "read directory", dir, err);
+		if ((rc = xtimeout(deadline, "opening a directory", err)) != 0)
+			return rc;
 		xwait(c);
-	}
-	while ((rc = libssh2_channel_exec(ch, cmd)) == LIBSSH2_ERROR_EAGAIN) {
-		if ((rc = xtimeout(deadline, "starting the listing", err)) != 0)
-			goto out;
-		xwait(c);
-	}
-	if (rc != 0) {
-		rc = tpu_error(
-		    err, TPU_E_UNREACHABLE, "cannot run the remote listing");
-		goto out;
 	}
 	for (;;) {
-		if (len == cap) {
-			if (cap >= XFER_LIST_MAX) {
-				rc = tpu_error(err, TPU_E_IO,
-				    "remote listing larger than %u MiB",
-				    XFER_LIST_MAX >> 20);
-				goto out;
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap);
+		if (n == cap) {
+			cap = cap != 0 ? cap * 2 : 64;
+			e = xreallocarray(e, cap, sizeof *e);
 		}
-		n = libssh2_channel_read(ch, buf + len, cap - len);
-		while (libssh2_channel_read_stderr(ch, junk, sizeof junk) > 0)
-			;
-		if (n == LIBSSH2_ERROR_EAGAIN) {
-			if ((rc = xtimeout(deadline, "listing", err)) != 0)
-				goto out;
+		memset(&e[n], 0, sizeof e[n]);
+		len = libssh2_sftp_readdir_ex(
+		    h, name, sizeof name, NULL, 0, &e[n].a);
+		if (len == LIBSSH2_ERROR_EAGAIN) {
+			if ((rc = xtimeout(
+			         deadline, "reading a directory", err)) != 0)
+				break;
 			xwait(c);
 			continue;
 		}
-		if (n < 0) {
-			rc = tpu_error(err, TPU_E_UNREACHABLE,
-			    "connection lost while listing");
-			goto out;
-		}
-		if (n == 0 && libssh2_channel_eof(ch))
+		if (len == LIBSSH2_ERROR_BUFFER_TOO_SMALL) {
+			rc = tpu_error(err, TPU_E_API,
+			    "'%s' on the worker holds a name longer than %d "
+			    "bytes",
+			    dir, XFER_NAME_MAX);
 			break;
-		len += (size_t)n;
+		}
+		if (len < 0) {
+			rc = xfail(c, "read directory", dir, err);
+			break;
+		}
+		if (len == 0)
+			break;
+		if (n >= XFER_LIST_MAX) {
+			rc = tpu_error(err, TPU_E_IO,
+			    "'%s' on the worker: more than %u entries", dir,
+			    XFER_LIST_MAX);
+			break;
+		}
+		/* every byte kept: a NUL in a name is refused later */
+		e[n].name = xmalloc((size_t)len + 1);
+		memcpy(e[n].name, name, (size_t)len);
+		e[n].name[len] = '\0';
+		e[n++].len = (size_t)len;
 		deadline = tpu_now_ms() + XFER_IO_TIMEOUT_MS;
 	}
-	while (libssh2_channel_close(ch) == LIBSSH2_ERROR_EAGAIN &&
+	deadline = tpu_now_ms() + 5000;
+	while (libssh2_sftp_close_handle(h) == LIBSSH2_ERROR_EAGAIN &&
 	       tpu_now_ms() < deadline)
 		xwait(c);
-	while (libssh2_channel_wait_closed(ch) == LIBSSH2_ERROR_EAGAIN &&
-	       tpu_now_ms() < deadline)
-		xwait(c);
-	*status = libssh2_channel_get_exit_status(ch);
-out:
-	libssh2_channel_free(ch);
 	if (rc != 0) {
-		free(buf);
+		xents_free(e, n);
 		return rc;
 	}
-	*out = buf;
-	*outlen = len;
+	if (n > 1)
+		qsort(e, n, sizeof *e, xent_cmp);
+	*out = e;
+	*nout = n;
 	return 0;
 }
 
-/* The list of a remote tree at src (a directory): find on the worker. */
+/*
+ * The list of the remote tree under directory src (named rel locally),
+ * read over SFTP: directories are walked, never followed through a link.
+ */
 static int
-remote_tree(struct sshpool_conn *c, const char *src, const char *rel,
+remote_tree(struct sshpool_conn *c, const char *src, const char *rel, int depth,
     struct sshxfer_list *l, struct tpu_err *err)
 {
-	char *dir = src[0] == '-' ? xasprintf("./%s", src) : xstrdup(src);
-	char *q = shquote(dir), *cmd, *out = NULL;
-	size_t outlen = 0;
-	int status = -1, rc;
+	LIBSSH2_SFTP_ATTRIBUTES t;
+	struct xent *e = NULL;
+	struct tpu_err e2;
+	size_t n = 0, i, first;
+	unsigned long perms;
+	int rc;
 
-	cmd = xasprintf("find %s -mindepth 1 -printf '%%y %%m %%P\\0' | "
-	                "sort -z",
-	    q);
-	rc = xexec(c, cmd, &out, &outlen, &status, err);
-	if (rc == 0 && status != 0)
-		rc = tpu_error(err, TPU_E_IO,
-		    "cannot list '%s' on the worker (find exit status %d)", src,
-		    status);
-	if (rc == 0)
-		rc = sshxfer_parse_listing(out, outlen, rel, src, l, err);
-	free(out);
-	free(cmd);
-	free(q);
-	free(dir);
+	if (depth > XFER_DEPTH_MAX)
+		return tpu_error(err, TPU_E_IO,
+		    "'%s' on the worker: more than %d directory levels", src,
+		    XFER_DEPTH_MAX);
+	if ((rc = xreaddir(c, src, &e, &n, err)) != 0)
+		return rc;
+	for (i = 0; i < n && rc == 0; i++) {
+		perms = (e[i].a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS)
+		            ? e[i].a.permissions
+		            : 0;
+		/* a link to a regular file is copied as that file */
+		if (perms == 0 || LIBSSH2_SFTP_S_ISLNK(perms)) {
+			char *p =
+			    xasprintf("%s/%.*s", src, (int)e[i].len, e[i].name);
+
+			tpu_err_init(&e2);
+			if (memchr(e[i].name, '/', e[i].len) == NULL &&
+			    xstat(c, p,
+			        perms == 0 ? LIBSSH2_SFTP_LSTAT
+			                   : LIBSSH2_SFTP_STAT,
+			        &t, &e2) == 0 &&
+			    (t.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
+			    (perms == 0 || LIBSSH2_SFTP_S_ISREG(t.permissions)))
+				perms = t.permissions;
+			free(p);
+		}
+		first = l->n;
+		rc = sshxfer_remote_entry(
+		    l, rel, src, e[i].name, e[i].len, perms, err);
+		if (rc == 0 && l->n > first && l->items[first].is_dir) {
+			char *s = xstrdup(l->items[first].src);
+			char *r = xstrdup(l->items[first].rel);
+
+			rc = remote_tree(c, s, r, depth + 1, l, err);
+			free(s);
+			free(r);
+		}
+		if (rc == 0 && l->n > XFER_LIST_MAX)
+			rc = tpu_error(err, TPU_E_IO,
+			    "'%s' on the worker: more than %u files and "
+			    "directories",
+			    src, XFER_LIST_MAX);
+	}
+	xents_free(e, n);
 	return rc;
 }
 
@@ -541,21 +561,19 @@ static int
 do_upload(const struct sshxfer_spec *sp, struct sshpool_conn *c,
     const struct sshxfer_list *l, struct sshxfer_result *r)
 {
-	LIBSSH2_SFTP *sftp = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	struct tpu_err e2;
 	int dst_dir, rc;
 	size_t i;
 
-	if ((rc = xsftp_start(c, &sftp, &r->err)) != 0)
+	if ((rc = sshpool_sftp_open(c, &r->err)) != 0)
 		return rc;
 	tpu_err_init(&e2);
 	dst_dir = sp->dst[0] == '\0' ||
-	          (xstat(c, sftp, sp->dst, LIBSSH2_SFTP_STAT, &a, &e2) == 0 &&
+	          (xstat(c, sp->dst, LIBSSH2_SFTP_STAT, &a, &e2) == 0 &&
 	              (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
 	              LIBSSH2_SFTP_S_ISDIR(a.permissions));
 	if (!dst_dir && sp->nsrc > 1) {
-		xsftp_end(c, sftp);
 		return tpu_error(&r->err, TPU_E_INVALID,
 		    "'%s' is not a directory on the worker (needed for "
 		    "several sources)",
@@ -569,9 +587,7 @@ do_upload(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 			rc = tpu_error(
 			    &r->err, TPU_E_INTERRUPTED, "interrupted");
 		else if (it->is_dir) {
-			rc = xmkdir(c, sftp, dst, it->mode, &r->err);
-			if (rc == 0)
-				rc = xchmod(c, sftp, dst, it->mode, &r->err);
+			rc = xmkdir(c, dst, it->mode, &r->err);
 			r->dirs += rc == 0;
 		} else {
 			rc = sshpool_sftp_put(c, it->src, dst, &r->err);
@@ -579,7 +595,17 @@ do_upload(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 		}
 		free(dst);
 	}
-	xsftp_end(c, sftp);
+	/* directory modes last, deepest first (read-only dirs) */
+	for (i = l->n; i > 0 && rc == 0; i--) {
+		const struct sshxfer_item *it = &l->items[i - 1];
+		char *dst;
+
+		if (!it->is_dir)
+			continue;
+		dst = dest_of(it, l->items[0].rel, sp->dst, dst_dir);
+		rc = xchmod(c, dst, it->mode, &r->err);
+		free(dst);
+	}
 	return rc;
 }
 
@@ -602,7 +628,6 @@ static int
 do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
     const struct sshpool_target *t, struct sshxfer_result *r)
 {
-	LIBSSH2_SFTP *sftp = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	struct sshxfer_list l;
 	struct stat st;
@@ -626,7 +651,7 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 		    base);
 		goto out;
 	}
-	if ((rc = xsftp_start(c, &sftp, &r->err)) != 0)
+	if ((rc = sshpool_sftp_open(c, &r->err)) != 0)
 		goto out;
 	for (i = 0; i < sp->nsrc && rc == 0; i++) {
 		const char *src = sp->srcs[i];
@@ -637,8 +662,8 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 			rc = tpu_error(&r->err, TPU_E_USAGE,
 			    "remote path '%s' has no file name to copy to",
 			    src);
-		else if ((rc = xstat(c, sftp, src, LIBSSH2_SFTP_STAT, &a,
-		              &r->err)) != 0)
+		else if ((rc = xstat(c, src, LIBSSH2_SFTP_STAT, &a, &r->err)) !=
+		         0)
 			;
 		else if (LIBSSH2_SFTP_S_ISDIR(a.permissions)) {
 			if (!sp->recurse)
@@ -649,10 +674,15 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 			else {
 				sshxfer_list_add(
 				    &l, top, src, 1, a.permissions);
-				rc = remote_tree(c, src, top, &l, &r->err);
+				rc = remote_tree(c, src, top, 0, &l, &r->err);
 			}
-		} else
+		} else if (LIBSSH2_SFTP_S_ISREG(a.permissions))
 			sshxfer_list_add(&l, top, src, 0, a.permissions);
+		else
+			rc = tpu_error(&r->err, TPU_E_INVALID,
+			    "'%s' on the worker is not a regular file or "
+			    "directory",
+			    src);
 		for (j = first; j < l.n && rc == 0; j++) {
 			struct sshxfer_item *it = &l.items[j];
 			char *dst = dest_of(it, top, base, dst_dir);
@@ -686,7 +716,6 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 		free(top);
 	}
 	r->skipped = l.skipped;
-	xsftp_end(c, sftp);
 out:
 	sshxfer_list_release(&l);
 	free(base);
@@ -701,6 +730,15 @@ struct pool {
 	struct sshxfer_result *results;
 	pthread_mutex_t mu;
 };
+
+/* Control characters (a newline in a file name) out of a message. */
+static void
+one_line(char *msg)
+{
+	for (; *msg != '\0'; msg++)
+		if ((unsigned char)*msg < 0x20 || *msg == 0x7f)
+			*msg = '?';
+}
 
 static void
 one_worker(struct pool *p, size_t idx)
@@ -729,6 +767,7 @@ one_worker(struct pool *p, size_t idx)
 		            : do_download(p->sp, &c, &p->targets[idx], r);
 		sshpool_conn_close(&c);
 	}
+	one_line(r->err.msg);
 	r->duration_ms = tpu_now_ms() - t0;
 }
 
@@ -766,17 +805,14 @@ sshxfer_run(const struct sshxfer_spec *sp, const struct sshpool_target *targets,
 	if (n == 0)
 		return tpu_error(err, TPU_E_USAGE, "no worker selected");
 	if (sp->upload && (rc = sshxfer_list_local(sp->srcs, sp->nsrc,
-	                       sp->recurse, &local, err)) != 0)
+	                       sp->recurse, &local, err)) != 0) {
+		one_line(err->msg);
+		sshxfer_list_release(&local);
 		return rc;
+	}
 	if (!sp->upload && sp->per_worker_dirs &&
 	    (rc = local_dir(sp->dst, err)) != 0)
 		return rc;
-	/* libssh2_init is not thread-safe: once here, before the threads
-	 * (never undone: sshpool keeps its own reference) */
-	if (libssh2_init(0) != 0) {
-		sshxfer_list_release(&local);
-		return tpu_error(err, TPU_E_INTERNAL, "libssh2_init failed");
-	}
 	memset(&p, 0, sizeof p);
 	p.sp = sp;
 	p.targets = targets;
@@ -786,9 +822,6 @@ sshxfer_run(const struct sshxfer_spec *sp, const struct sshpool_target *targets,
 	pthread_mutex_init(&p.mu, NULL);
 	nth = n < (size_t)fanout ? n : (size_t)fanout;
 	th = xcalloc(nth, sizeof *th);
-	/* the first worker alone: sshpool's own one-time set-up */
-	one_worker(&p, 0);
-	p.next = 1;
 	for (i = 0; i < nth && n > 1; i++) {
 		if (pthread_create(&th[i], NULL, pool_thread, &p) != 0)
 			break;

@@ -3,13 +3,26 @@
  * parsing (NODE:path), path safety for downloads, the local walk of
  * upload sources, and the per-worker transfers, run in parallel with one
  * thread and one SSH connection per worker (at most `fanout` at once) on
- * top of sshpool_connect() and sshpool_sftp_put/get.
+ * top of sshpool_connect() and sshpool_sftp_put/get.  Every SFTP request
+ * of a worker goes through one SFTP subsystem on its connection
+ * (sshpool_sftp_open), started once per transfer, not once per file.
+ *
+ * Remote trees are read over SFTP (opendir/readdir), not with a remote
+ * command, so nothing depends on the worker's userland and any byte but
+ * '/' and NUL may appear in a name (spaces, newlines, UTF-8).
+ *
+ * Symbolic links inside a tree, both ways, are treated as scp -r treats
+ * links to files and as sftp treats links to directories: a link to a
+ * regular file is copied as a regular file (the target's content and
+ * mode); a link to a directory, a dangling link and special files are
+ * skipped and counted, so a walk never leaves the tree and never loops.
+ * No link is ever created at the destination.
  *
  * Downloads write each file to a temporary name beside its destination
  * and rename it when complete (sshpool_sftp_get), so a failed copy never
  * leaves a partial file.  Remote names that could escape the destination
- * (absolute, "..", empty components) are refused; remote symbolic links
- * are skipped, never recreated locally.
+ * (holding a '/', empty, or a remote operand without a file name) are
+ * refused; an existing local link is never written through.
  *
  * Nothing is printed: per-worker results go to the caller's array.
  */
@@ -80,8 +93,9 @@ void sshxfer_list_release(struct sshxfer_list *);
  * The upload list for local sources: a regular file is one item named
  * by its basename; a directory needs recurse, and gives the directory
  * then everything under it (depth first, parents before children,
- * sorted by name).  Symbolic links inside a tree and special files are
- * skipped (counted in skipped).  Returns 0, TPU_E_NOTFOUND for a missing
+ * sorted by name).  Inside a tree, a symbolic link to a regular file is
+ * one file item (with the target's mode); other links and special files
+ * are skipped (counted in skipped).  Returns 0, TPU_E_NOTFOUND for a missing
  * source, TPU_E_USAGE for a directory without recurse or a source with
  * no usable name ("/", "."), TPU_E_IO otherwise.
  */
@@ -89,15 +103,17 @@ int sshxfer_list_local(const char *const *srcs, size_t nsrc, int recurse,
     struct sshxfer_list *, struct tpu_err *);
 
 /*
- * Parse the output of the remote listing command (records
- * "<type> <octal mode> <relative path>\0", type f, d, l or other, as
- * GNU find -printf '%y %m %P\0' writes them) into list, with rel and src
- * under the given prefixes.  Symbolic links and other types are skipped
- * (counted).  Returns 0, or TPU_E_API for a malformed record or an
- * unsafe relative path (nothing may land outside the destination).
+ * One entry read from the remote directory src_dir (SFTP readdir):
+ * name is len bytes as the server sent it, perms its mode with the file
+ * type (a link already resolved by the caller when it is to be copied).
+ * "." and ".." are ignored; a directory or regular file is added to l
+ * as rel_dir/name (source src_dir/name); other types are counted in
+ * skipped.  Returns 0, or TPU_E_API for a name that is empty or holds a
+ * '/' or a NUL (nothing may land outside the destination).
  */
-int sshxfer_parse_listing(const char *data, size_t len, const char *rel_prefix,
-    const char *src_prefix, struct sshxfer_list *, struct tpu_err *);
+int sshxfer_remote_entry(struct sshxfer_list *, const char *rel_dir,
+    const char *src_dir, const char *name, size_t len, unsigned long perms,
+    struct tpu_err *);
 
 /* One worker's outcome. */
 struct sshxfer_result {

@@ -9,6 +9,7 @@
 # and print wall time, client CPU per host and peak RSS of the client
 # (from /usr/bin/time -v; the driver also reports its own getrusage).
 #   SSH_BENCH_SIZES="16 64"   target counts
+#   B=build/default           the build directory of libtpuctl.a
 # Nothing leaves loopback.  Numbers only: it fails only when it cannot run.
 set -eu
 
@@ -20,7 +21,8 @@ for n in $sizes; do
 	[ "$n" -gt "$max" ] && max=$n
 done
 
-make -s build/default/libtpuctl.a
+B=${B:-build/default}
+make -s B="$B" "$B/libtpuctl.a"
 T=$(mktemp -d /tmp/bench_ssh_fanout.XXXXXX)
 pids=
 cleanup() {
@@ -33,7 +35,7 @@ trap cleanup EXIT INT TERM
 
 # shellcheck disable=SC2046 # pkg-config output is a list of flags
 cc -O2 -D_GNU_SOURCE -std=c11 -Isrc -o "$T/driver" \
-	tests/bench/ssh_fanout_driver.c build/default/libtpuctl.a \
+	tests/bench/ssh_fanout_driver.c "$B/libtpuctl.a" \
 	$(pkg-config --libs libcurl libcjson libssh2 libcrypto inih yaml-0.1) \
 	-lpthread
 

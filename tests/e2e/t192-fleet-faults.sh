@@ -3,7 +3,8 @@
 # (POST /_emulator/events) and the node lifecycle: "rekey" gives worker 1
 # a new host key while getGuestAttributes keeps publishing the old one
 # (a man in the middle: pinning must fail there, only there);
-# "worker-down" refuses connections until "worker-up"; nodes.stop stops
+# "worker-down" refuses connections until "worker-up"; "blackhole" drops
+# SYNs or accepts and stays silent until worker-up; nodes.stop stops
 # every sshd, nodes.start brings them back with the same host keys.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +71,39 @@ assert_grep 'Connection refused' "$T/err"
 fleet_event "{\"event\":\"worker-up\",\"node\":\"$full\",\"worker\":0}"
 fleet_wait_key "$w0"
 
+# blackhole on worker 0: "drop" (no TCP connection), then "silent" (no
+# SSH banner); health TIMEOUT meanwhile; a bad mode is a 400; worker-down
+# turns the hole into a refusal; worker-up brings the sshd back.
+hole_ssh() {
+	ssh -F /dev/null -i "$KEY" -o BatchMode=yes -o IdentitiesOnly=yes \
+	    -o StrictHostKeyChecking=yes \
+	    -o UserKnownHostsFile="$T/known_hosts" \
+	    -o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=2 \
+	    -p "$SSH_PORT" "$SSH_USER@$1" "$2"
+}
+fleet_event "{\"event\":\"blackhole\",\"node\":\"$full\",\"worker\":0}"
+expect_rc 255 hole_ssh "$w0" true
+assert_grep 'Connection timed out' "$T/err"
+assert_no_grep 'banner' "$T/err"
+[ "$(fleet_api GET "$NODES/t192" | jq -r .health)" = TIMEOUT ] ||
+    fail "health is not TIMEOUT with a black-holed worker"
+fleet_event "{\"event\":\"blackhole\",\"node\":\"$full\",\"worker\":0,\"mode\":\"silent\"}"
+expect_rc 255 hole_ssh "$w0" true
+assert_grep 'timed out during banner exchange' "$T/err"
+if fleet_api POST /_emulator/events \
+    "{\"event\":\"blackhole\",\"node\":\"$full\",\"worker\":0,\"mode\":\"deaf\"}" \
+    >/dev/null 2>&1; then
+	fail "blackhole with mode 'deaf' accepted"
+fi
+fleet_event "{\"event\":\"worker-down\",\"node\":\"$full\",\"worker\":0}"
+expect_rc 255 hole_ssh "$w0" true
+assert_grep 'Connection refused' "$T/err"
+fleet_event "{\"event\":\"blackhole\",\"node\":\"$full\",\"worker\":0}"
+fleet_event "{\"event\":\"worker-up\",\"node\":\"$full\",\"worker\":0}"
+fleet_wait_key "$w0"
+[ "$(fleet_api GET "$NODES/t192" | jq -r .health)" = HEALTHY ] ||
+    fail "health is not HEALTHY after worker-up"
+
 # stop / start: refused while STOPPED; the same host keys afterwards.
 fleet_api POST "$NODES/t192:stop" '{}' >/dev/null || fail "nodes.stop failed"
 fleet_state t192 STOPPED 60
@@ -81,4 +115,14 @@ fleet_wait_key "$w0"
 # shellcheck disable=SC2016 # expanded by the remote shell
 expect_rc 0 fleet_ssh "$w0" 'echo $TPU_WORKER_ID'
 assert_grep '^0$' "$T/out"
+# A hole left open when the node is deleted is closed with it.
+fleet_event "{\"event\":\"blackhole\",\"node\":\"$full\",\"worker\":1,\"mode\":\"silent\"}"
 fleet_api DELETE "$NODES/t192" >/dev/null
+n=0
+until hole_ssh "$w1" true >"$T/out" 2>"$T/err" ||
+    grep -q 'Connection refused' "$T/err"; do
+	n=$((n + 1))
+	[ $n -lt 15 ] || fail "worker 1's hole outlived the node: $(cat "$T/err")"
+	sleep 0.2
+done
+assert_grep 'Connection refused' "$T/err"

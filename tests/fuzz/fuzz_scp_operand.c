@@ -1,11 +1,14 @@
 /*
  * Fuzz the scp operand parser (NODE:path), the download path-safety rule
- * and the remote listing parser: no crash, a node name is always valid,
- * and every listed name stays under the destination.
+ * and the check of names read from a remote directory: no crash, a node
+ * name is always valid, and every name kept stays one component under
+ * the destination directory.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <libssh2_sftp.h>
 
 #include "sshxfer.h"
 #include "xmalloc.h"
@@ -40,16 +43,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (s[0] == '/' || strncmp(s, "../", 3) == 0 || strcmp(s, "..") == 0 ||
 	        strstr(s, "/../") || strstr(s, "//")))
 		abort();
-	memset(&l, 0, sizeof l);
-	sshxfer_parse_listing((const char *)data, size, "top", "src", &l, &err);
-	for (i = 0; i < l.n; i++)
-		if (strncmp(l.items[i].rel, "top/", 4) != 0 ||
-		    strstr(l.items[i].rel, "/../") != NULL ||
-		    strstr(l.items[i].rel, "//") != NULL ||
-		    (l.items[i].rel[strlen(l.items[i].rel) - 1] == '.' &&
-		        l.items[i].rel[strlen(l.items[i].rel) - 2] == '/'))
-			abort();
-	sshxfer_list_release(&l);
+	for (i = 0; i < 2; i++) {
+		unsigned long type =
+		    i == 0 ? LIBSSH2_SFTP_S_IFREG : LIBSSH2_SFTP_S_IFDIR;
+		size_t j;
+
+		memset(&l, 0, sizeof l);
+		tpu_err_init(&err);
+		(void)sshxfer_remote_entry(&l, "top", "src", (const char *)data,
+		    size, type | 0644, &err);
+		for (j = 0; j < l.n; j++)
+			if (strncmp(l.items[j].rel, "top/", 4) != 0 ||
+			    strchr(l.items[j].rel + 4, '/') != NULL ||
+			    strcmp(l.items[j].rel, "top/.") == 0 ||
+			    strcmp(l.items[j].rel, "top/..") == 0 ||
+			    l.items[j].rel[4] == '\0')
+				abort();
+		sshxfer_list_release(&l);
+	}
 	free(s);
 	return 0;
 }

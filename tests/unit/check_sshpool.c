@@ -18,6 +18,7 @@
 #include <termios.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -952,7 +953,8 @@ START_TEST(test_forward)
 END_TEST
 
 /* SFTP put and get: content and mode preserved, temp file renamed,
- * missing files named in the error. */
+ * missing files named in the error, one SFTP subsystem for every call
+ * on the connection (ended by sshpool_conn_close). */
 START_TEST(test_sftp)
 {
 	struct sshpool_opts o;
@@ -964,6 +966,7 @@ START_TEST(test_sftp)
 	size_t alen, blen;
 	const char *argv[] = { "sh", "-c", NULL, NULL };
 	char *sh;
+	void *sftp;
 
 	src = xasprintf("%s/sftp-src", base);
 	dst = xasprintf("%s/sftp-dst", srv[4].home);
@@ -975,8 +978,12 @@ START_TEST(test_sftp)
 	ck_assert_int_eq(harness_run(argv), 0);
 	opts_init(&o, NULL);
 	ck_assert_int_eq(sshpool_connect(&tg[4], &o, &conn, &r, &err), 0);
+	ck_assert_ptr_null(conn.sftp);
 	ck_assert_msg(
 	    sshpool_sftp_put(&conn, src, dst, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(sftp = conn.sftp);
+	ck_assert_int_eq(sshpool_sftp_open(&conn, &err), 0);
+	ck_assert_ptr_eq(conn.sftp, sftp);
 	ck_assert_int_eq(stat(dst, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0751);
 	ck_assert_int_eq(chmod(dst, 0640), 0);
@@ -1000,9 +1007,11 @@ START_TEST(test_sftp)
 	    sshpool_sftp_put(&conn, src, missing, &err), TPU_E_NOTFOUND);
 	ck_assert_int_eq(
 	    sshpool_sftp_put(&conn, missing, dst, &err), TPU_E_NOTFOUND);
-	/* the session still works after the errors */
+	/* the session still works after the errors, on the same subsystem */
 	ck_assert_int_eq(sshpool_sftp_get(&conn, dst, back, &err), 0);
+	ck_assert_ptr_eq(conn.sftp, sftp);
 	sshpool_conn_close(&conn);
+	ck_assert_ptr_null(conn.sftp);
 	sshpool_result_release(&r);
 	free(src);
 	free(dst);
@@ -1107,6 +1116,78 @@ START_TEST(test_agent)
 }
 END_TEST
 
+/* One thread of test_sftp_threads: connect, put, get, compare. */
+struct sftp_job {
+	int n;
+	int rc;
+	struct tpu_err err;
+};
+
+static void *
+sftp_job(void *arg)
+{
+	struct sftp_job *j = arg;
+	struct sshpool_opts o;
+	struct sshpool_result r;
+	struct sshpool_conn conn;
+	struct tpu_err err;
+	char *src, *dst, *back, *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	FILE *f;
+
+	tpu_err_init(&err);
+	src = xasprintf("%s/thr-src-%d", base, j->n);
+	dst = xasprintf("%s/thr-dst-%d", srv[4].home, j->n);
+	back = xasprintf("%s/thr-back-%d", base, j->n);
+	if ((f = fopen(src, "w")) != NULL) {
+		fprintf(f, "thread %d\n", j->n);
+		fclose(f);
+	}
+	opts_init(&o, NULL);
+	j->rc = sshpool_connect(&tg[4], &o, &conn, &r, &err);
+	if (j->rc == 0) {
+		if ((j->rc = sshpool_sftp_put(&conn, src, dst, &err)) == 0)
+			j->rc = sshpool_sftp_get(&conn, dst, back, &err);
+		sshpool_conn_close(&conn);
+	}
+	sshpool_result_release(&r);
+	if (j->rc == 0) {
+		a = harness_slurp(src, &alen);
+		b = harness_slurp(back, &blen);
+		if (a == NULL || b == NULL || alen != blen ||
+		    memcmp(a, b, alen) != 0)
+			j->rc = tpu_error(&err, TPU_E_IO, "%s differs", back);
+	}
+	j->err = err;
+	free(a);
+	free(b);
+	free(src);
+	free(dst);
+	free(back);
+	return NULL;
+}
+
+/* Connections and SFTP from several threads at once, the first libssh2
+ * use of the process among them (libssh2_init under pthread_once). */
+START_TEST(test_sftp_threads)
+{
+	struct sftp_job j[8];
+	pthread_t th[8];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		memset(&j[i], 0, sizeof j[i]);
+		j[i].n = i;
+		ck_assert_int_eq(
+		    pthread_create(&th[i], NULL, sftp_job, &j[i]), 0);
+	}
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	for (i = 0; i < 8; i++)
+		ck_assert_msg(j[i].rc == 0, "thread %d: %s", i, j[i].err.msg);
+}
+END_TEST
+
 static Suite *
 sshpool_suite(void)
 {
@@ -1135,6 +1216,7 @@ sshpool_suite(void)
 	tcase_add_test(tc, test_shell_command_signal);
 	tcase_add_test(tc, test_forward);
 	tcase_add_test(tc, test_sftp);
+	tcase_add_test(tc, test_sftp_threads);
 	tcase_add_test(tc, test_pinned_type_not_offered);
 	tcase_add_test(tc, test_agent);
 	suite_add_tcase(s, tc);

@@ -1,6 +1,7 @@
 /*
  * Unit tests for src/sshxfer.c: NODE:path operands, the path-safety rule
- * for downloads, the remote listing parser and the local walk.
+ * for downloads, the check of entries read from a remote directory
+ * (SFTP readdir) and the local walk.
  */
 #include <sys/stat.h>
 
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <libssh2_sftp.h>
 
 #include "sshxfer.h"
 #include "util.h"
@@ -120,56 +122,66 @@ START_TEST(basename_join)
 }
 END_TEST
 
-START_TEST(listing_ok)
+/* Entries as SFTP readdir gives them: kept, skipped or refused. */
+START_TEST(remote_entry)
 {
-	static const char data[] = "d 755 sub\0f 644 sub/a\0l 777 link\0"
-	                           "f 600 b c\0p 644 fifo\0";
-	struct sshxfer_list l;
-	struct tpu_err err;
-
-	memset(&l, 0, sizeof l);
-	tpu_err_init(&err);
-	ck_assert_int_eq(sshxfer_parse_listing(
-	                     data, sizeof data - 1, "top", "/r/top", &l, &err),
-	    0);
-	ck_assert_uint_eq(l.n, 3);
-	ck_assert_uint_eq(l.skipped, 2);
-	ck_assert_str_eq(l.items[0].rel, "top/sub");
-	ck_assert_int_eq(l.items[0].is_dir, 1);
-	ck_assert_uint_eq(l.items[0].mode, 0755);
-	ck_assert_str_eq(l.items[1].src, "/r/top/sub/a");
-	ck_assert_str_eq(l.items[2].rel, "top/b c");
-	ck_assert_uint_eq(l.items[2].mode, 0600);
-	sshxfer_list_release(&l);
-}
-END_TEST
-
-START_TEST(listing_reject)
-{
+	static const char odd[] = "new\nline \xc3\xa9t\xc3\xa9";
 	static const struct {
-		const char *d;
-		size_t n;
+		const char *name;
+		size_t len;
+		unsigned long perms;
+		int rc;
+		const char *rel; /* NULL: not listed */
 	} rows[] = {
-		{ "f 644 ../evil", 14 }, { "f 644 /etc/passwd", 18 },
-		{ "f 644 a/../../b", 16 }, { "f 644 a//b", 11 },
-		{ "f 644 x", 7 },                  /* no NUL */
-		{ "f 9z9 x", 8 },                  /* bad mode */
-		{ "f 77777 x", 10 },               /* mode too big */
-		{ "fx644 x", 8 }, { "f 644 ", 7 }, /* empty name */
+		{ ".", 1, LIBSSH2_SFTP_S_IFDIR | 0755, 0, NULL },
+		{ "..", 2, LIBSSH2_SFTP_S_IFDIR | 0755, 0, NULL },
+		{ "sub", 3, LIBSSH2_SFTP_S_IFDIR | 0750, 0, "top/sub" },
+		{ "a b", 3, LIBSSH2_SFTP_S_IFREG | 0640, 0, "top/a b" },
+		{ odd, sizeof odd - 1, LIBSSH2_SFTP_S_IFREG | 0600, 0,
+		    "top/new\nline \xc3\xa9t\xc3\xa9" },
+		{ "...", 3, LIBSSH2_SFTP_S_IFREG | 0644, 0, "top/..." },
+		{ "link", 4, LIBSSH2_SFTP_S_IFLNK | 0777, 0, NULL },
+		{ "fifo", 4, LIBSSH2_SFTP_S_IFIFO | 0644, 0, NULL },
+		{ "notype", 6, 0644, 0, NULL },
+		{ "../evil", 7, LIBSSH2_SFTP_S_IFREG | 0644, TPU_E_API, NULL },
+		{ "/etc/passwd", 11, LIBSSH2_SFTP_S_IFREG | 0644, TPU_E_API,
+		    NULL },
+		{ "a/b", 3, LIBSSH2_SFTP_S_IFDIR | 0755, TPU_E_API, NULL },
+		{ "", 0, LIBSSH2_SFTP_S_IFREG | 0644, TPU_E_API, NULL },
+		{ "x\0y", 3, LIBSSH2_SFTP_S_IFREG | 0644, TPU_E_API, NULL },
 	};
 	struct sshxfer_list l;
 	struct tpu_err err;
-	size_t i;
+	char src[64];
+	size_t i, n;
 
+	memset(&l, 0, sizeof l);
 	for (i = 0; i < nitems(rows); i++) {
-		memset(&l, 0, sizeof l);
 		tpu_err_init(&err);
-		ck_assert_msg(sshxfer_parse_listing(rows[i].d, rows[i].n, "t",
-		                  "t", &l, &err) == TPU_E_API,
-		    "row %zu accepted", i);
-		ck_assert_uint_eq(l.n, 0);
-		sshxfer_list_release(&l);
+		n = l.n;
+		ck_assert_msg(
+		    sshxfer_remote_entry(&l, "top", "/r/top", rows[i].name,
+		        rows[i].len, rows[i].perms, &err) == rows[i].rc,
+		    "row %zu: %s", i, err.msg);
+		if (rows[i].rc != 0)
+			ck_assert_ptr_nonnull(strstr(err.msg, "refused"));
+		if (rows[i].rel == NULL) {
+			ck_assert_uint_eq(l.n, n);
+			continue;
+		}
+		ck_assert_uint_eq(l.n, n + 1);
+		ck_assert_str_eq(l.items[n].rel, rows[i].rel);
+		snprintf(src, sizeof src, "/r/%s", rows[i].rel);
+		ck_assert_str_eq(l.items[n].src, src);
+		ck_assert_int_eq(l.items[n].is_dir,
+		    LIBSSH2_SFTP_S_ISDIR(rows[i].perms) ? 1 : 0);
+		ck_assert_uint_eq(l.items[n].mode, rows[i].perms & 07777);
 	}
+	ck_assert_uint_eq(l.n, 4);
+	ck_assert_uint_eq(l.skipped, 3);
+	ck_assert_str_eq(l.items[0].src, "/r/top/sub");
+	ck_assert_str_eq(l.items[1].src, "/r/top/a b");
+	sshxfer_list_release(&l);
 }
 END_TEST
 
@@ -193,8 +205,13 @@ START_TEST(local_walk)
 	snprintf(p, sizeof p, "%s/tree/a", dir);
 	ck_assert_ptr_nonnull(f = fopen(p, "w"));
 	fclose(f);
+	ck_assert_int_eq(chmod(p, 0604), 0);
 	snprintf(p, sizeof p, "%s/tree/link", dir);
 	ck_assert_int_eq(symlink("/etc", p), 0);
+	snprintf(p, sizeof p, "%s/tree/flink", dir);
+	ck_assert_int_eq(symlink("a", p), 0);
+	snprintf(p, sizeof p, "%s/tree/dangling", dir);
+	ck_assert_int_eq(symlink("no-such-file", p), 0);
 
 	snprintf(p, sizeof p, "%s/tree", dir);
 	srcs[0] = p;
@@ -205,8 +222,8 @@ START_TEST(local_walk)
 	sshxfer_list_release(&l);
 
 	ck_assert_int_eq(sshxfer_list_local(srcs, 1, 1, &l, &err), 0);
-	ck_assert_uint_eq(l.n, 4);
-	ck_assert_uint_eq(l.skipped, 1);
+	ck_assert_uint_eq(l.n, 5);
+	ck_assert_uint_eq(l.skipped, 2); /* link to a directory, dangling */
 	ck_assert_str_eq(l.items[0].rel, "tree");
 	ck_assert_uint_eq(l.items[0].mode, 0750);
 	ck_assert_str_eq(l.items[1].rel, "tree/a");
@@ -214,6 +231,10 @@ START_TEST(local_walk)
 	ck_assert_int_eq(l.items[2].is_dir, 1);
 	ck_assert_str_eq(l.items[3].rel, "tree/b/x");
 	ck_assert_uint_eq(l.items[3].mode, 0640);
+	/* a link to a file: the file, with the target's mode */
+	ck_assert_str_eq(l.items[4].rel, "tree/flink");
+	ck_assert_int_eq(l.items[4].is_dir, 0);
+	ck_assert_uint_eq(l.items[4].mode, 0604);
 	sshxfer_list_release(&l);
 
 	snprintf(p, sizeof p, "%s/missing", dir);
@@ -240,8 +261,7 @@ sshxfer_suite(void)
 	tcase_add_test(tc, operand_reject);
 	tcase_add_test(tc, relpath);
 	tcase_add_test(tc, basename_join);
-	tcase_add_test(tc, listing_ok);
-	tcase_add_test(tc, listing_reject);
+	tcase_add_test(tc, remote_entry);
 	tcase_add_test(tc, local_walk);
 	suite_add_tcase(s, tc);
 	return s;
