@@ -85,6 +85,19 @@ cleanup_node(struct tpucmd *tc, const char *zone, const char *name,
 	free(path);
 }
 
+struct create_run {
+	struct tpucmd *tc;
+	const char *zone, *name, *run_id;
+};
+
+static int
+create_ours(void *arg, int *rcp, struct tpu_err *err)
+{
+	struct create_run *cr = arg;
+
+	return node_is_ours(cr->tc, cr->zone, cr->name, cr->run_id, rcp, err);
+}
+
 /*
  * Create in one zone.  Returns 0 (node ready in *nodep, or *opp with
  * --async), or an errc; a stockout sets *stockout.
@@ -95,10 +108,23 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
     const struct create_opts *o, int64_t deadline, cJSON **resultp,
     int *stockout, struct tpu_err *err)
 {
+	struct create_run cr = {
+		.tc = tc,
+		.zone = zone,
+		.name = name,
+		.run_id = run_id,
+	};
+	struct tpucmd_create c = {
+		.kind = "node",
+		.id = name,
+		.zone = zone,
+		.ours = create_ours,
+		.arg = &cr,
+	};
 	struct tpuapi_wait w;
 	cJSON *op = NULL;
 	char *parent, *query, *what;
-	int rc, attempt, ours;
+	int rc;
 
 	*stockout = 0;
 	*resultp = NULL;
@@ -107,53 +133,16 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	what = xasprintf("creating node '%s' in %s", name, zone);
 	tpucmd_wait_opts(ctx, tc, &w, deadline, what);
 	w.zone = zone;
-	for (attempt = 1;; attempt++) {
-		rc = tpuapi_call(
-		    &tc->api, "POST", parent, query, body, 0, &op, err);
-		if (rc == 0)
-			break;
-		if (rc != TPU_E_CONFLICT && rc != TPU_E_TRANSIENT &&
-		    rc != TPU_E_API)
-			goto out;
-		/* Ambiguous, or the node exists: was it us (R4)? */
-		ours = node_is_ours(tc, zone, name, run_id, &rc, err);
-		if (rc != 0)
-			goto out;
-		if (ours == 1) {
-			log_info("node '%s' exists with this run's id: the "
-			         "creation went through",
-			    name);
-			break;
-		}
-		if (ours == 0) {
-			rc = tpu_error(err, TPU_E_CONFLICT,
-			    "node '%s' already exists in zone %s and was not "
-			    "created by this run",
-			    name, zone);
-			goto out;
-		}
-		if (attempt >= 3) {
-			rc = tpu_error(err, TPU_E_TRANSIENT,
-			    "could not create node '%s' in %s after %d "
-			    "attempts",
-			    name, zone, attempt);
-			goto out;
-		}
-	}
+	if ((rc = tpucmd_create_post(tc, &c, parent, query, body, &op, err)) !=
+	    0)
+		goto out;
 	if (ctx->dry_run)
 		goto out;
 	if (o->async) {
-		if (op == NULL) {
-			/* Resolved through R4: report the node instead. */
-			char *path = tpuapi_node_path(&tc->api, zone, name);
+		char *path = tpuapi_node_path(&tc->api, zone, name);
 
-			rc = tpuapi_call(
-			    &tc->api, "GET", path, NULL, NULL, 1, resultp, err);
-			free(path);
-		} else {
-			*resultp = op;
-			op = NULL;
-		}
+		rc = tpucmd_create_async(tc, path, &op, resultp, err);
+		free(path);
 		goto out;
 	}
 	if (op != NULL) {
@@ -241,18 +230,10 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return rc;
 	if ((body = tpucmd_node_body(&o.node, run_id, err)) == NULL)
 		return err->code;
-	if (o.zones != NULL &&
-	    (rc = tpucmd_zones_parse(ctx, o.zones, &zones, err)) != 0)
+	if ((rc = tpucmd_create_zones(
+	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
-		goto out;
-	if (zones == NULL) {
-		zones = cJSON_CreateArray();
-		cJSON_AddItemToArray(zones, cJSON_CreateString(tc.zone));
-	}
 	nzones = cJSON_GetArraySize(zones);
-	if ((rc = tpucmd_zones_offer(zones, &o.node.acc, err)) != 0)
-		goto close;
 	cJSON_ArrayForEach(z, zones)
 	{
 		zone = z->valuestring;
@@ -275,7 +256,6 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		else
 			rc = tpucmd_emit_result(ctx, result, err);
 	}
-close:
 	tpucmd_close(&tc);
 out:
 	cJSON_Delete(result);

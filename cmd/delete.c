@@ -5,19 +5,13 @@
  * the first failure's.  Deliberately no alias: hard to hit by accident.
  * The node cache entry (nodecache.h) is dropped before the request.
  */
-#include <getopt.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "buf.h"
 #include "catalog.h"
 #include "cmd.h"
 #include "json.h"
-#include "log.h"
-#include "nodecache.h"
 #include "tpucmd.h"
-#include "xmalloc.h"
 
 /* "n1 (v4-32, 16 chips)" lines for the prompt; GETs only on a terminal. */
 static int
@@ -62,36 +56,18 @@ describe_for_prompt(
 static int
 delete_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
-	static const struct option opts[] = {
-		{ "async", no_argument, NULL, 'a' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 },
+	static const struct tpucmd_delete d = {
+		.kind = "node",
+		.collection = "nodes",
+		.node_cache = 1,
 	};
 	struct tpucmd tc;
 	struct buf q;
-	cJSON *ops = NULL;
-	const char *timeout = NULL;
 	int64_t deadline;
-	int ch, rc, i, async = 0, first = 0;
+	int rc, async;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch == 'a')
-			async = 1;
-		else if (ch == 't')
-			timeout = optarg;
-		else
-			return cmd_bad_option(argv, ch, err);
-	}
-	argc -= optind;
-	argv += optind;
-	if ((rc = cmd_check_operands(&cmd_delete_entry, argc, argv, err)) != 0)
-		return rc;
-	for (i = 0; i < argc; i++)
-		if ((rc = catalog_node_name_validate(argv[i], err)) != 0)
-			return rc;
-	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)
-		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_node_verb_open(ctx, &cmd_delete_entry, &argc, &argv,
+	         &async, &deadline, &tc, err)) != 0)
 		return rc;
 	buf_init(&q, 1 << 20);
 	if (!ctx->quiet && ctx->interactive && !ctx->dry_run) {
@@ -99,56 +75,8 @@ delete_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    (rc = tpucmd_confirm(ctx, q.data, err)) != 0)
 			goto out;
 	}
-	ops = cJSON_CreateArray();
-	for (i = 0; i < argc; i++) {
-		struct tpuapi_wait w;
-		struct tpu_err e2;
-		cJSON *op = NULL;
-		char *path = tpuapi_node_path(&tc.api, tc.zone, argv[i]);
-		char *what = xasprintf("deleting node '%s'", argv[i]);
-
-		tpu_err_init(&e2);
-		if (!ctx->dry_run)
-			nodecache_drop(tc.project, tc.zone, argv[i]);
-		rc = tpuapi_call(
-		    &tc.api, "DELETE", path, NULL, NULL, 1, &op, &e2);
-		if (rc == TPU_E_NOTFOUND)
-			tpu_error(&e2, rc, "node '%s' not found in zone %s",
-			    argv[i], tc.zone);
-		if (rc == 0 && op != NULL && !async) {
-			tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
-			rc = tpuapi_op_wait(&tc.api,
-			    json_opt_string(op, "name", ""), &w, NULL, &e2);
-			if (rc == 0 && !ctx->quiet)
-				fprintf(stderr, "tpuctl: deleted node '%s'\n",
-				    argv[i]);
-		}
-		if (rc == 0 && op != NULL && async) {
-			cJSON_AddItemToArray(ops, op);
-			op = NULL;
-		}
-		if (rc != 0) {
-			if (first == 0) {
-				first = rc;
-				*err = e2;
-			} else
-				log_warn("%s", e2.msg);
-		}
-		cJSON_Delete(op);
-		free(path);
-		free(what);
-		if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
-			break;
-	}
-	rc = first;
-	if (async && cJSON_GetArraySize(ops) > 0) {
-		int orc = output_emit(&ctx->out, ops, "OPERATION=name", err);
-
-		if (rc == 0)
-			rc = orc;
-	}
+	rc = tpucmd_delete_each(ctx, &tc, &d, argc, argv, async, deadline, err);
 out:
-	cJSON_Delete(ops);
 	buf_release(&q);
 	tpucmd_close(&tc);
 	return rc;

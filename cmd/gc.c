@@ -81,11 +81,11 @@ qr_type(const cJSON *qr)
 	return t;
 }
 
-/* Add the candidates of one zone to items. */
+/* Add the candidates of one zone to items (arg). */
 static int
-gc_zone(struct tpucmd *tc, const char *zone, cJSON *items, struct tpu_err *err)
+gc_zone(struct tpucmd *tc, const char *zone, void *arg, struct tpu_err *err)
 {
-	cJSON *nodes = NULL, *qrs = NULL;
+	cJSON *items = arg, *nodes = NULL, *qrs = NULL;
 	const cJSON *it;
 	char *parent;
 	int rc;
@@ -136,6 +136,32 @@ set_result(cJSON *it, const char *result)
 	cJSON_AddStringToObject(it, "result", result);
 }
 
+/* How the deletions went. */
+struct gc_tally {
+	struct tpu_err first; /* the first failure */
+	int ok, failed;
+	int stop, stop_rc; /* Ctrl-C, SIGTERM or --timeout: no more waits */
+};
+
+/* Item it could not be deleted (rc, e2): record, report, maybe stop. */
+static void
+gc_failed(struct gc_tally *t, cJSON *it, int rc, const struct tpu_err *e2,
+    int timeout_stops)
+{
+	set_result(it, e2->msg);
+	log_warn("could not delete %s '%s' in %s: %s",
+	    json_opt_string(it, "kind", ""), json_opt_string(it, "name", ""),
+	    json_opt_string(it, "zone", ""), e2->msg);
+	if (t->failed++ == 0)
+		t->first = *e2;
+	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED ||
+	    (timeout_stops && rc == TPU_E_TIMEOUT)) {
+		if (!t->stop)
+			t->stop_rc = rc;
+		t->stop = 1;
+	}
+}
+
 /* Send the DELETE of one item; the operation (or NULL) into "_op". */
 static int
 gc_send(struct tpucmd *tc, cJSON *it, struct tpu_err *err)
@@ -167,14 +193,13 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "timeout", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct gc_tally t;
 	struct tpucmd tc;
-	struct tpu_err first;
-	cJSON *items = NULL, *zones = NULL, *it;
-	const cJSON *z;
+	cJSON *items = NULL, *it;
 	const char *timeout = NULL;
 	char q[128];
 	int64_t deadline;
-	int ch, rc, n, ok = 0, failed = 0, stop = 0, stop_rc = 0;
+	int ch, rc, n;
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (ch == 't')
@@ -191,17 +216,7 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    0)
 		return rc;
 	items = cJSON_CreateArray();
-	if (strcmp(tc.zone, "-") != 0)
-		rc = gc_zone(&tc, tc.zone, items, err);
-	else if ((rc = tpuapi_zones(&tc.api, &zones, err)) == 0) {
-		cJSON_ArrayForEach(z, zones)
-		{
-			if ((rc = gc_zone(&tc, z->valuestring, items, err)) !=
-			    0)
-				break;
-		}
-	}
-	if (rc != 0)
+	if ((rc = tpucmd_each_zone(&tc, gc_zone, items, err)) != 0)
 		goto out;
 	n = cJSON_GetArraySize(items);
 	if (n == 0) {
@@ -231,31 +246,20 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    n == 1 ? "" : "s");
 	if ((rc = tpucmd_confirm(ctx, q, err)) != 0)
 		goto out;
-	tpu_err_init(&first);
+	memset(&t, 0, sizeof t);
+	tpu_err_init(&t.first);
 	/* Every DELETE first, then the waits. */
 	cJSON_ArrayForEach(it, items)
 	{
 		struct tpu_err e2;
 
 		tpu_err_init(&e2);
-		if (stop) {
+		if (t.stop) {
 			set_result(it, "not attempted");
 			continue;
 		}
-		if ((rc = gc_send(&tc, it, &e2)) == 0)
-			continue;
-		set_result(it, e2.msg);
-		log_warn("could not delete %s '%s' in %s: %s",
-		    json_opt_string(it, "kind", ""),
-		    json_opt_string(it, "name", ""),
-		    json_opt_string(it, "zone", ""), e2.msg);
-		if (failed++ == 0)
-			first = e2;
-		if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED) {
-			if (!stop)
-				stop_rc = rc;
-			stop = 1;
-		}
+		if ((rc = gc_send(&tc, it, &e2)) != 0)
+			gc_failed(&t, it, rc, &e2, 0);
 	}
 	cJSON_ArrayForEach(it, items)
 	{
@@ -269,7 +273,7 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		op = cJSON_GetObjectItemCaseSensitive(it, "_op");
 		tpu_err_init(&e2);
 		rc = 0;
-		if (op != NULL && !stop) {
+		if (op != NULL && !t.stop) {
 			what = xasprintf("deleting %s '%s'",
 			    json_opt_string(it, "kind", ""),
 			    json_opt_string(it, "name", ""));
@@ -278,18 +282,22 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			rc = tpuapi_op_wait(&tc.api,
 			    json_opt_string(op, "name", ""), &w, NULL, &e2);
 			free(what);
-		} else if (stop)
-			rc = tpu_error(&e2, (enum tpu_errc)stop_rc,
+		} else if (t.stop)
+			rc = tpu_error(&e2, (enum tpu_errc)t.stop_rc,
 			    "deletion requested, not awaited; check with "
 			    "'tpuctl gc --dry-run --zone %s'",
 			    json_opt_string(it, "zone", ""));
 		cJSON_DeleteItemFromObjectCaseSensitive(it, "_op");
 		if (rc == 0) {
-			ok++;
+			t.ok++;
 			set_result(it, "deleted");
 			if (strcmp(json_opt_string(it, "kind", ""), "node") ==
 			    0)
 				nodecache_drop(tc.project,
+				    json_opt_string(it, "zone", ""),
+				    json_opt_string(it, "name", ""));
+			else
+				tpucmd_drop_qr_cache(tc.project,
 				    json_opt_string(it, "zone", ""),
 				    json_opt_string(it, "name", ""));
 			if (!ctx->quiet)
@@ -301,36 +309,24 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				    json_opt_string(it, "state", ""));
 			continue;
 		}
-		set_result(it, e2.msg);
-		log_warn("could not delete %s '%s' in %s: %s",
-		    json_opt_string(it, "kind", ""),
-		    json_opt_string(it, "name", ""),
-		    json_opt_string(it, "zone", ""), e2.msg);
-		if (failed++ == 0)
-			first = e2;
 		/* --timeout is one deadline for all: the rest is not
 		 * awaited either. */
-		if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED ||
-		    rc == TPU_E_TIMEOUT) {
-			if (!stop)
-				stop_rc = rc;
-			stop = 1;
-		}
+		gc_failed(&t, it, rc, &e2, 1);
 	}
 	rc = 0;
-	if (stop)
-		rc = tpu_error(err, (enum tpu_errc)stop_rc,
+	if (t.stop)
+		rc = tpu_error(err, (enum tpu_errc)t.stop_rc,
 		    "%s after deleting %d of %d resources (%s): nothing was "
 		    "cancelled; run 'tpuctl gc' again to finish",
-		    stop_rc == TPU_E_TIMEOUT ? "timed out" : "interrupted", ok,
-		    n, first.msg);
-	else if (failed > 0 && ok > 0)
+		    t.stop_rc == TPU_E_TIMEOUT ? "timed out" : "interrupted",
+		    t.ok, n, t.first.msg);
+	else if (t.failed > 0 && t.ok > 0)
 		rc = tpu_error(err, TPU_E_PARTIAL,
-		    "deleted %d of %d resources; %d failed (first: %s)", ok,
-		    ok + failed, failed, first.msg);
-	else if (failed > 0) {
-		*err = first;
-		rc = first.code;
+		    "deleted %d of %d resources; %d failed (first: %s)", t.ok,
+		    t.ok + t.failed, t.failed, t.first.msg);
+	else if (t.failed > 0) {
+		*err = t.first;
+		rc = t.first.code;
 	}
 emit:
 	if (ctx->out.fmt != OUTPUT_TABLE) {
@@ -340,7 +336,6 @@ emit:
 			rc = orc;
 	}
 out:
-	cJSON_Delete(zones);
 	cJSON_Delete(items);
 	tpucmd_close(&tc);
 	return rc;

@@ -81,45 +81,36 @@ ops_describe(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	return rc;
 }
 
+/* Table rows: an operation still running has no "done" yet. */
+static cJSON *
+ops_view(const cJSON *ops)
+{
+	cJSON *view = tpucmd_table_view(ops), *it;
+
+	cJSON_ArrayForEach(it, view)
+	{
+		if (!cJSON_HasObjectItem(it, "done"))
+			cJSON_AddBoolToObject(it, "done", 0);
+	}
+	return view;
+}
+
 static int
 ops_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	extern const struct cmd_entry operations_children[];
-	struct tpucmd tc;
-	cJSON *ops = NULL, *view = NULL, *it;
-	char *parent;
-	int rc;
+	static const struct tpucmd_list l = {
+		.collection = "operations",
+		.field = "operations",
+		.columns = "NAME=name,VERB=metadata.verb,"
+		           "TARGET=metadata.target,DONE=done",
+		.flags = TPUCMD_ZONE,
+		.view = ops_view,
+		.no_filter = 1,
+	};
 
-	if ((rc = no_options(argc, argv, err)) != 0)
-		return rc;
-	if ((rc = cmd_check_operands(&operations_children[1], argc - optind,
-	         argv + optind, err)) != 0)
-		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
-		return rc;
-	parent = xasprintf("projects/%s/locations/%s", tc.project, tc.zone);
-	rc =
-	    tpuapi_list(&tc.api, parent, "operations", "operations", &ops, err);
-	free(parent);
-	if (rc == 0) {
-		if (ctx->out.fmt == OUTPUT_TABLE) {
-			view = tpucmd_table_view(ops);
-			cJSON_ArrayForEach(it, view)
-			{
-				if (!cJSON_HasObjectItem(it, "done"))
-					cJSON_AddBoolToObject(it, "done", 0);
-			}
-			rc = output_emit(&ctx->out, view,
-			    "NAME=name,VERB=metadata.verb,"
-			    "TARGET=metadata.target,DONE=done",
-			    err);
-		} else
-			rc = output_emit(&ctx->out, ops, NULL, err);
-	}
-	cJSON_Delete(view);
-	cJSON_Delete(ops);
-	tpucmd_close(&tc);
-	return rc;
+	return tpucmd_list_run(
+	    ctx, &operations_children[1], &l, argc, argv, err);
 }
 
 static int

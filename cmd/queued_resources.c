@@ -458,13 +458,6 @@ qr_stopped(struct qr_run *r, int rc, struct tpu_err *err)
 	    why, r->id, r->zone);
 }
 
-static int
-is_stop(int rc)
-{
-	return rc == TPU_E_TIMEOUT || rc == TPU_E_INTERRUPTED ||
-	       rc == TPU_E_TERMINATED;
-}
-
 /* Sleep until the next poll within the deadline. */
 static int
 qr_sleep(struct qr_run *r, int64_t *interval, struct tpu_err *err)
@@ -610,15 +603,47 @@ out:
 	return rc;
 }
 
+static int
+qr_ours(void *arg, int *rcp, struct tpu_err *err)
+{
+	return qr_is_ours(arg, rcp, err);
+}
+
+/* The POST was ended by Ctrl-C, SIGTERM or --timeout: did it get
+ * through before?  Then qr_stopped() deletes it. */
+static int
+qr_post_stopped(void *arg, int rc, struct tpu_err *err)
+{
+	struct qr_run *r = arg;
+	sig_atomic_t sig = retry_interrupted;
+	struct tpu_err e2;
+	int rc2;
+
+	retry_interrupted = 0;
+	tpu_err_init(&e2);
+	r->created = qr_is_ours(r, &rc2, &e2) == 1;
+	if (retry_interrupted == 0)
+		retry_interrupted = sig;
+	return qr_stopped(r, rc, err);
+}
+
 /* Create in one zone and wait; *resultp the QR (or op with --async). */
 static int
 qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
     int *stockout, struct tpu_err *err)
 {
+	struct tpucmd_create c = {
+		.kind = "queued resource",
+		.id = r->id,
+		.zone = r->zone,
+		.ours = qr_ours,
+		.stopped = qr_post_stopped,
+		.arg = r,
+	};
 	struct tpuapi_wait w;
 	cJSON *op = NULL, *nodes = NULL;
 	char *parent, *query, *what;
-	int rc, attempt, ours;
+	int rc, rc2;
 
 	*stockout = 0;
 	*resultp = NULL;
@@ -627,64 +652,14 @@ qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
 	    r->tc->project, r->zone);
 	query = xasprintf("queuedResourceId=%s", r->id);
 	what = xasprintf("creating queued resource '%s' in %s", r->id, r->zone);
-	for (attempt = 1;; attempt++) {
-		rc = tpuapi_call(
-		    &r->tc->api, "POST", parent, query, body, 0, &op, err);
-		if (rc == 0)
-			break;
-		if (is_stop(rc)) {
-			/* Did the request get through before Ctrl-C? */
-			sig_atomic_t sig = retry_interrupted;
-			struct tpu_err e2;
-			int rc2;
-
-			retry_interrupted = 0;
-			tpu_err_init(&e2);
-			r->created = qr_is_ours(r, &rc2, &e2) == 1;
-			if (retry_interrupted == 0)
-				retry_interrupted = sig;
-			rc = qr_stopped(r, rc, err);
-			goto out;
-		}
-		if (rc != TPU_E_CONFLICT && rc != TPU_E_TRANSIENT &&
-		    rc != TPU_E_API)
-			goto out;
-		/* Ambiguous, or the name is taken: was it us (R4)? */
-		ours = qr_is_ours(r, &rc, err);
-		if (rc != 0)
-			goto out;
-		if (ours == 1) {
-			log_info("queued resource '%s' exists with this run's "
-			         "id: the creation went through",
-			    r->id);
-			break;
-		}
-		if (ours == 0) {
-			rc = tpu_error(err, TPU_E_CONFLICT,
-			    "queued resource '%s' already exists in zone %s "
-			    "and was not created by this run",
-			    r->id, r->zone);
-			goto out;
-		}
-		if (attempt >= 3) {
-			rc = tpu_error(err, TPU_E_TRANSIENT,
-			    "could not create queued resource '%s' in %s "
-			    "after %d attempts",
-			    r->id, r->zone, attempt);
-			goto out;
-		}
-	}
+	if ((rc = tpucmd_create_post(
+	         r->tc, &c, parent, query, body, &op, err)) != 0)
+		goto out;
 	if (r->ctx->dry_run)
 		goto out;
 	r->created = 1;
 	if (r->o->async) {
-		if (op == NULL)
-			rc = tpuapi_call(&r->tc->api, "GET", r->path, NULL,
-			    NULL, 1, resultp, err);
-		else {
-			*resultp = op;
-			op = NULL;
-		}
+		rc = tpucmd_create_async(r->tc, r->path, &op, resultp, err);
 		goto out;
 	}
 	if (op != NULL) {
@@ -697,14 +672,14 @@ qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
 
 			*stockout = strstr(err->msg, "(code 8)") != NULL;
 			tpu_err_init(&e2);
-			if (qr_is_ours(r, &attempt, &e2) == 1 &&
+			if (qr_is_ours(r, &rc2, &e2) == 1 &&
 			    qr_cancel(r, &e2) == 0)
 				log_warn("deleted queued resource '%s' in %s "
 				         "left by the failed creation",
 				    r->id, r->zone);
 			goto out;
 		}
-		if (is_stop(rc)) {
+		if (tpucmd_is_stop(rc)) {
 			rc = qr_stopped(r, rc, err);
 			goto out;
 		}
@@ -714,7 +689,7 @@ qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
 	rc = qr_wait_active(r, stockout, err);
 	if (rc == 0)
 		rc = qr_wait_nodes(r, &nodes, err);
-	if (is_stop(rc)) {
+	if (tpucmd_is_stop(rc)) {
 		rc = qr_stopped(r, rc, err);
 		goto out;
 	}
@@ -843,16 +818,8 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	o.node.reserved = o.reserved;
 	if ((node = tpucmd_node_body(&o.node, run_id, err)) == NULL)
 		return err->code;
-	if (o.zones != NULL &&
-	    (rc = tpucmd_zones_parse(ctx, o.zones, &zones, err)) != 0)
-		goto out;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
-		goto out;
-	if (zones == NULL) {
-		zones = cJSON_CreateArray();
-		cJSON_AddItemToArray(zones, cJSON_CreateString(tc.zone));
-	}
-	if ((rc = tpucmd_zones_offer(zones, &o.node.acc, err)) != 0)
+	if ((rc = tpucmd_create_zones(
+	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
 	nzones = cJSON_GetArraySize(zones);
 	r.ctx = ctx;
@@ -967,74 +934,17 @@ qr_view(const cJSON *list)
 }
 
 static int
-list_zone(struct tpucmd *tc, const char *zone, const char *filter, cJSON *all,
-    struct tpu_err *err)
-{
-	cJSON *items = NULL, *it;
-	char *parent;
-	int rc;
-
-	parent = xasprintf("projects/%s/locations/%s", tc->project, zone);
-	rc = tpuapi_list(&tc->api, parent, "queuedResources", "queuedResources",
-	    &items, err);
-	free(parent);
-	if (rc != 0)
-		return rc;
-	cJSON_ArrayForEach(it, items) if (tpucmd_filter_match(it, filter))
-	    cJSON_AddItemToArray(all, cJSON_Duplicate(it, 1));
-	cJSON_Delete(items);
-	return 0;
-}
-
-static int
 qr_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
-	static const struct option opts[] = {
-		{ "filter", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
+	static const struct tpucmd_list l = {
+		.collection = "queuedResources",
+		.field = "queuedResources",
+		.columns = QR_COLUMNS,
+		.flags = TPUCMD_ZONE_ANY,
+		.view = qr_view,
 	};
-	struct tpucmd tc;
-	cJSON *all = NULL, *zones = NULL, *view = NULL;
-	const cJSON *z;
-	const char *filter = NULL;
-	int ch, rc;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch == 'f')
-			filter = optarg;
-		else
-			return cmd_bad_option(argv, ch, err);
-	}
-	if ((rc = cmd_check_operands(
-	         &qr_children[1], argc - optind, argv + optind, err)) != 0)
-		return rc;
-	if ((rc = tpucmd_filter_check(filter, err)) != 0)
-		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE_ANY, err)) != 0)
-		return rc;
-	all = cJSON_CreateArray();
-	if (strcmp(tc.zone, "-") != 0)
-		rc = list_zone(&tc, tc.zone, filter, all, err);
-	else if ((rc = tpuapi_zones(&tc.api, &zones, err)) == 0) {
-		cJSON_ArrayForEach(z, zones)
-		{
-			if ((rc = list_zone(
-			         &tc, z->valuestring, filter, all, err)) != 0)
-				break;
-		}
-	}
-	if (rc == 0) {
-		if (ctx->out.fmt == OUTPUT_TABLE) {
-			view = qr_view(all);
-			rc = output_emit(&ctx->out, view, QR_COLUMNS, err);
-		} else
-			rc = output_emit(&ctx->out, all, QR_COLUMNS, err);
-	}
-	cJSON_Delete(view);
-	cJSON_Delete(zones);
-	cJSON_Delete(all);
-	tpucmd_close(&tc);
-	return rc;
+	return tpucmd_list_run(ctx, &qr_children[1], &l, argc, argv, err);
 }
 
 /* describe, delete, reset */
@@ -1158,11 +1068,15 @@ delete_prompt(struct tpu_ctx *ctx, struct tpucmd *tc, int argc, char **argv,
 static int
 qr_delete(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
+	struct tpucmd_delete d = {
+		.kind = "queued resource",
+		.collection = "queuedResources",
+		.timeout_stops = 1,
+	};
 	struct tpucmd tc;
-	cJSON *ops = NULL;
 	const char *timeout = NULL;
 	int64_t deadline;
-	int rc, i, async = 0, force = 0, first = 0;
+	int rc, async = 0, force = 0;
 
 	if ((rc = verb_opts(&qr_children[3], argc, argv, &async, &force,
 	         &timeout, err)) != 0)
@@ -1176,62 +1090,10 @@ qr_delete(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (!ctx->quiet && ctx->interactive && !ctx->dry_run &&
 	    (rc = delete_prompt(ctx, &tc, argc, argv, force, err)) != 0)
 		goto out;
-	ops = cJSON_CreateArray();
-	for (i = 0; i < argc; i++) {
-		struct tpuapi_wait w;
-		struct tpu_err e2;
-		cJSON *op = NULL;
-		char *path = qr_path(&tc, tc.zone, argv[i]);
-		char *what =
-		    xasprintf("deleting queued resource '%s'", argv[i]);
-
-		tpu_err_init(&e2);
-		rc = tpuapi_call(&tc.api, "DELETE", path,
-		    force ? "force=true" : NULL, NULL, 1, &op, &e2);
-		not_found(rc, argv[i], tc.zone, &e2);
-		if (rc != 0 && rc != TPU_E_NOTFOUND && !force &&
-		    strstr(e2.msg, "node") != NULL) {
-			char *m = xstrdup(e2.msg);
-
-			tpu_error(&e2, (enum tpu_errc)rc,
-			    "%s; pass --force to delete its nodes too", m);
-			free(m);
-		}
-		if (rc == 0 && op != NULL && !async) {
-			tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
-			rc = tpuapi_op_wait(&tc.api,
-			    json_opt_string(op, "name", ""), &w, NULL, &e2);
-			if (rc == 0 && !ctx->quiet)
-				fprintf(stderr,
-				    "tpuctl: deleted queued resource '%s'\n",
-				    argv[i]);
-		}
-		if (rc == 0 && op != NULL && async) {
-			cJSON_AddItemToArray(ops, op);
-			op = NULL;
-		}
-		if (rc != 0) {
-			if (first == 0) {
-				first = rc;
-				*err = e2;
-			} else
-				log_warn("%s", e2.msg);
-		}
-		cJSON_Delete(op);
-		free(path);
-		free(what);
-		if (is_stop(rc))
-			break;
-	}
-	rc = first;
-	if (async && cJSON_GetArraySize(ops) > 0) {
-		int orc = output_emit(&ctx->out, ops, "OPERATION=name", err);
-
-		if (rc == 0)
-			rc = orc;
-	}
+	d.query = force ? "force=true" : NULL;
+	d.force_hint = !force;
+	rc = tpucmd_delete_each(ctx, &tc, &d, argc, argv, async, deadline, err);
 out:
-	cJSON_Delete(ops);
 	tpucmd_close(&tc);
 	return rc;
 }

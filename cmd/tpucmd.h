@@ -72,7 +72,26 @@ int tpucmd_emit_result(struct tpu_ctx *, const cJSON *, struct tpu_err *);
 int tpucmd_filter_check(const char *, struct tpu_err *);
 int tpucmd_filter_match(const cJSON *, const char *);
 
+/* 1 when rc ended a wait: --timeout, Ctrl-C or SIGTERM. */
+int tpucmd_is_stop(int);
+
+/*
+ * Forget what the cache holds of queued resource qr: its membership and
+ * the descriptions of its nodes (they go with it).
+ */
+void tpucmd_drop_qr_cache(
+    const char *project, const char *zone, const char *qr);
+
 struct cmd_entry;
+/*
+ * The start of "start", "stop" and "delete": --async and --timeout, the
+ * operands (*argcp and *argvp moved past the options) checked as node
+ * names, the deadline, then tpucmd_open() with a zone.
+ */
+int tpucmd_node_verb_open(struct tpu_ctx *, const struct cmd_entry *,
+    int *argcp, char ***argvp, int *async, int64_t *deadline, struct tpucmd *,
+    struct tpu_err *);
+
 /*
  * "start"/"stop" NODE [--async] [--timeout d]: POST node:verb, wait for
  * the operation (and, for start, readiness).  e gives the usage.
@@ -80,13 +99,79 @@ struct cmd_entry;
 int tpucmd_node_verb(struct tpu_ctx *, const struct cmd_entry *,
     const char *verb, int argc, char **argv, struct tpu_err *);
 
+/* What "delete" and "queued-resources delete" delete. */
+struct tpucmd_delete {
+	const char *kind;       /* "node": for the messages */
+	const char *collection; /* "nodes": for the path */
+	const char *query;      /* "force=true" or NULL */
+	int node_cache;         /* drop the node cache entry first */
+	int force_hint;         /* an error naming nodes suggests --force */
+	int timeout_stops;      /* --timeout ends the loop, not only Ctrl-C */
+};
+
 /*
- * "X list [--filter f=v]": list a collection of the zone (zonal) or of
- * the project, following pages; table columns as output_emit takes them.
+ * DELETE each resource of the zone in turn and, unless async, wait for
+ * it and report it.  Every one is attempted until Ctrl-C or SIGTERM;
+ * the exit status is the first failure's, the others are logged.  With
+ * async the operations are printed.
  */
+int tpucmd_delete_each(struct tpu_ctx *, struct tpucmd *,
+    const struct tpucmd_delete *, int argc, char **argv, int async,
+    int64_t deadline, struct tpu_err *);
+
+/*
+ * Call fn for the zone of tc (NULL when it has none), or, when that is
+ * "-", for every zone of the project in turn (one request to list them);
+ * stop at the first error.
+ */
+typedef int (*tpucmd_zone_fn)(
+    struct tpucmd *, const char *zone, void *, struct tpu_err *);
+int tpucmd_each_zone(struct tpucmd *, tpucmd_zone_fn, void *, struct tpu_err *);
+
+/* A list command: what it lists and how a table shows it. */
+struct tpucmd_list {
+	const char *collection, *field; /* as tpuapi_list() takes them */
+	const char *columns;            /* as output_emit() takes them */
+	int flags; /* 0 (of the project), TPUCMD_ZONE or TPUCMD_ZONE_ANY */
+	cJSON *(*view)(const cJSON *); /* table rows; NULL: table_view */
+	int no_filter;                 /* no --filter option */
+};
+
+/*
+ * "X list [--filter f=v]": list the collection in the zone, in every zone
+ * (TPUCMD_ZONE_ANY and --zone -) or in the project, following pages, and
+ * print the items that match the filter (all without no_filter).
+ */
+int tpucmd_list_run(struct tpu_ctx *, const struct cmd_entry *,
+    const struct tpucmd_list *, int argc, char **argv, struct tpu_err *);
+
+/* tpucmd_list_run() of a zone (zonal) or of the project. */
 int tpucmd_list_collection(struct tpu_ctx *, const struct cmd_entry *,
     const char *collection, const char *field, const char *columns, int zonal,
     int argc, char **argv, struct tpu_err *);
+
+/*
+ * POST a creation; an ambiguous failure or a 409 is resolved by reading
+ * the resource back (RELIABILITY.md R4), at most three attempts.  ours
+ * returns 1 when it exists with this run's id, 0 when it is someone
+ * else's, -1 when absent (other errors in *rcp).  stopped, when not NULL,
+ * handles a POST ended by Ctrl-C, SIGTERM or --timeout.  *opp gets the
+ * operation (NULL when the resource was found through R4 or --dry-run).
+ */
+struct tpucmd_create {
+	const char *kind, *id, *zone; /* for the messages */
+	int (*ours)(void *, int *rcp, struct tpu_err *);
+	int (*stopped)(void *, int rc, struct tpu_err *);
+	void *arg;
+};
+int tpucmd_create_post(struct tpucmd *, const struct tpucmd_create *,
+    const char *parent, const char *query, const cJSON *body, cJSON **opp,
+    struct tpu_err *);
+
+/* The result of a creation with --async: the operation (*opp, taken), or
+ * the resource at path when tpucmd_create_post() found it through R4. */
+int tpucmd_create_async(struct tpucmd *, const char *path, cJSON **opp,
+    cJSON **resultp, struct tpu_err *);
 
 /*
  * The node flags "create" and "queued-resources create" share.  Options
@@ -183,5 +268,13 @@ int tpucmd_zones_parse(
  * zones are left to the server. */
 int tpucmd_zones_offer(
     const cJSON *zones, const struct catalog_accel *, struct tpu_err *);
+
+/*
+ * The zones a creation tries in turn: --zones (arg, may be NULL), else
+ * the configured zone.  Opens tc (closed again on error); every zone
+ * must offer acc's generation.  The caller deletes *zonesp.
+ */
+int tpucmd_create_zones(struct tpu_ctx *, struct tpucmd *, const char *arg,
+    const struct catalog_accel *acc, cJSON **zonesp, struct tpu_err *);
 
 #endif

@@ -224,25 +224,30 @@ tpucmd_filter_check(const char *filter, struct tpu_err *err)
 }
 
 int
-tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
-    const char *verb, int argc, char **argv, struct tpu_err *err)
+tpucmd_is_stop(int rc)
+{
+	return rc == TPU_E_TIMEOUT || rc == TPU_E_INTERRUPTED ||
+	       rc == TPU_E_TERMINATED;
+}
+
+int
+tpucmd_node_verb_open(struct tpu_ctx *ctx, const struct cmd_entry *e,
+    int *argcp, char ***argvp, int *async, int64_t *deadline, struct tpucmd *tc,
+    struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		{ "async", no_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tpuapi_wait w;
-	struct tpucmd tc;
-	cJSON *op = NULL, *node = NULL, *empty = NULL;
 	const char *timeout = NULL;
-	char *path = NULL, *what = NULL;
-	int64_t deadline;
-	int ch, rc, async = 0;
+	char **argv = *argvp;
+	int ch, i, rc, argc = *argcp;
 
+	*async = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (ch == 'a')
-			async = 1;
+			*async = 1;
 		else if (ch == 't')
 			timeout = optarg;
 		else
@@ -250,13 +255,31 @@ tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	}
 	argc -= optind;
 	argv += optind;
+	*argcp = argc;
+	*argvp = argv;
 	if ((rc = cmd_check_operands(e, argc, argv, err)) != 0)
 		return rc;
-	if ((rc = catalog_node_name_validate(argv[0], err)) != 0)
+	for (i = 0; i < argc; i++)
+		if ((rc = catalog_node_name_validate(argv[i], err)) != 0)
+			return rc;
+	if ((rc = tpucmd_deadline(timeout, deadline, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)
-		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	return tpucmd_open(ctx, tc, TPUCMD_ZONE, err);
+}
+
+int
+tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
+    const char *verb, int argc, char **argv, struct tpu_err *err)
+{
+	struct tpuapi_wait w;
+	struct tpucmd tc;
+	cJSON *op = NULL, *node = NULL, *empty = NULL;
+	char *path = NULL, *what = NULL;
+	int64_t deadline;
+	int rc, async;
+
+	if ((rc = tpucmd_node_verb_open(
+	         ctx, e, &argc, &argv, &async, &deadline, &tc, err)) != 0)
 		return rc;
 	path = xasprintf("projects/%s/locations/%s/nodes/%s:%s", tc.project,
 	    tc.zone, argv[0], verb);
@@ -305,54 +328,296 @@ out:
 	return rc;
 }
 
+void
+tpucmd_drop_qr_cache(const char *project, const char *zone, const char *qr)
+{
+	cJSON *ids = NULL, *id;
+
+	if (nodecache_qr_get(project, zone, qr, INT64_MAX, &ids) == 0) {
+		cJSON_ArrayForEach(id, ids)
+		{
+			if (cJSON_IsString(id))
+				nodecache_drop(project, zone, id->valuestring);
+		}
+		cJSON_Delete(ids);
+	}
+	nodecache_qr_drop(project, zone, qr);
+}
+
+/* DELETE one resource and, unless async, wait for it; *opp keeps the
+ * operation for --async.  The error, if any, in err. */
+static int
+delete_one(struct tpu_ctx *ctx, struct tpucmd *tc,
+    const struct tpucmd_delete *d, const char *id, int async, int64_t deadline,
+    cJSON **opp, struct tpu_err *err)
+{
+	struct tpuapi_wait w;
+	char *path, *what;
+	int rc;
+
+	path = xasprintf("projects/%s/locations/%s/%s/%s", tc->project,
+	    tc->zone, d->collection, id);
+	what = xasprintf("deleting %s '%s'", d->kind, id);
+	if (!ctx->dry_run) {
+		if (d->node_cache)
+			nodecache_drop(tc->project, tc->zone, id);
+		else
+			tpucmd_drop_qr_cache(tc->project, tc->zone, id);
+	}
+	rc = tpuapi_call(&tc->api, "DELETE", path, d->query, NULL, 1, opp, err);
+	if (rc == TPU_E_NOTFOUND)
+		tpu_error(err, rc, "%s '%s' not found in zone %s", d->kind, id,
+		    tc->zone);
+	if (rc != 0 && rc != TPU_E_NOTFOUND && d->force_hint &&
+	    strstr(err->msg, "node") != NULL) {
+		char *m = xstrdup(err->msg);
+
+		tpu_error(err, (enum tpu_errc)rc,
+		    "%s; pass --force to delete its nodes too", m);
+		free(m);
+	}
+	if (rc == 0 && *opp != NULL && !async) {
+		tpucmd_wait_opts(ctx, tc, &w, deadline, what);
+		rc = tpuapi_op_wait(
+		    &tc->api, json_opt_string(*opp, "name", ""), &w, NULL, err);
+		if (rc == 0 && !ctx->quiet)
+			fprintf(
+			    stderr, "tpuctl: deleted %s '%s'\n", d->kind, id);
+	}
+	free(path);
+	free(what);
+	return rc;
+}
+
 int
-tpucmd_list_collection(struct tpu_ctx *ctx, const struct cmd_entry *e,
-    const char *collection, const char *field, const char *columns, int zonal,
-    int argc, char **argv, struct tpu_err *err)
+tpucmd_delete_each(struct tpu_ctx *ctx, struct tpucmd *tc,
+    const struct tpucmd_delete *d, int argc, char **argv, int async,
+    int64_t deadline, struct tpu_err *err)
+{
+	cJSON *ops = cJSON_CreateArray();
+	int i, rc, first = 0;
+
+	for (i = 0; i < argc; i++) {
+		struct tpu_err e2;
+		cJSON *op = NULL;
+
+		tpu_err_init(&e2);
+		rc = delete_one(ctx, tc, d, argv[i], async, deadline, &op, &e2);
+		if (rc == 0 && op != NULL && async) {
+			cJSON_AddItemToArray(ops, op);
+			op = NULL;
+		}
+		if (rc != 0) {
+			if (first == 0) {
+				first = rc;
+				*err = e2;
+			} else
+				log_warn("%s", e2.msg);
+		}
+		cJSON_Delete(op);
+		if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED ||
+		    (d->timeout_stops && rc == TPU_E_TIMEOUT))
+			break;
+	}
+	rc = first;
+	if (async && cJSON_GetArraySize(ops) > 0) {
+		int orc = output_emit(&ctx->out, ops, "OPERATION=name", err);
+
+		if (rc == 0)
+			rc = orc;
+	}
+	cJSON_Delete(ops);
+	return rc;
+}
+
+int
+tpucmd_each_zone(
+    struct tpucmd *tc, tpucmd_zone_fn fn, void *arg, struct tpu_err *err)
+{
+	cJSON *zones = NULL;
+	const cJSON *z;
+	int rc;
+
+	if (tc->zone == NULL || strcmp(tc->zone, "-") != 0)
+		return fn(tc, tc->zone, arg, err);
+	if ((rc = tpuapi_zones(&tc->api, &zones, err)) != 0)
+		return rc;
+	cJSON_ArrayForEach(z, zones)
+	{
+		if ((rc = fn(tc, z->valuestring, arg, err)) != 0)
+			break;
+	}
+	cJSON_Delete(zones);
+	return rc;
+}
+
+struct list_arg {
+	const struct tpucmd_list *l;
+	const char *filter;
+	cJSON *kept;
+};
+
+/* Add the matching items of one zone (NULL: of the project) to kept. */
+static int
+list_zone(struct tpucmd *tc, const char *zone, void *arg, struct tpu_err *err)
+{
+	struct list_arg *a = arg;
+	cJSON *items = NULL, *it;
+	char *parent;
+	int rc;
+
+	parent = zone != NULL
+	             ? xasprintf("projects/%s/locations/%s", tc->project, zone)
+	             : xasprintf("projects/%s", tc->project);
+	rc = tpuapi_list(
+	    &tc->api, parent, a->l->collection, a->l->field, &items, err);
+	free(parent);
+	if (rc == 0) {
+		cJSON_ArrayForEach(it, items)
+		{
+			if (tpucmd_filter_match(it, a->filter))
+				cJSON_AddItemToArray(
+				    a->kept, cJSON_Duplicate(it, 1));
+		}
+	}
+	cJSON_Delete(items);
+	return rc;
+}
+
+int
+tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
+    const struct tpucmd_list *l, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		{ "filter", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct option *o = l->no_filter ? &opts[1] : opts;
+	struct list_arg a;
 	struct tpucmd tc;
-	cJSON *items = NULL, *kept = NULL, *view = NULL, *it;
-	const char *filter = NULL;
-	char *parent;
+	cJSON *view = NULL;
 	int ch, rc;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	memset(&a, 0, sizeof a);
+	a.l = l;
+	while ((ch = getopt_long(argc, argv, "", o, NULL)) != -1) {
 		if (ch == 'f')
-			filter = optarg;
+			a.filter = optarg;
 		else
 			return cmd_bad_option(argv, ch, err);
 	}
 	if ((rc = cmd_check_operands(e, argc - optind, argv + optind, err)) !=
 	    0)
 		return rc;
-	if ((rc = tpucmd_filter_check(filter, err)) != 0)
+	if ((rc = tpucmd_filter_check(a.filter, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, zonal ? TPUCMD_ZONE : 0, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, l->flags, err)) != 0)
 		return rc;
-	parent =
-	    zonal ? xasprintf("projects/%s/locations/%s", tc.project, tc.zone)
-	          : xasprintf("projects/%s", tc.project);
-	rc = tpuapi_list(&tc.api, parent, collection, field, &items, err);
-	free(parent);
-	if (rc != 0)
+	a.kept = cJSON_CreateArray();
+	if ((rc = tpucmd_each_zone(&tc, list_zone, &a, err)) != 0)
 		goto out;
-	kept = cJSON_CreateArray();
-	cJSON_ArrayForEach(it, items) if (tpucmd_filter_match(it, filter))
-	    cJSON_AddItemToArray(kept, cJSON_Duplicate(it, 1));
 	if (ctx->out.fmt == OUTPUT_TABLE) {
-		view = tpucmd_table_view(kept);
-		rc = output_emit(&ctx->out, view, columns, err);
+		view = l->view != NULL ? l->view(a.kept)
+		                       : tpucmd_table_view(a.kept);
+		rc = output_emit(&ctx->out, view, l->columns, err);
 	} else
-		rc = output_emit(&ctx->out, kept, columns, err);
+		rc = output_emit(&ctx->out, a.kept, l->columns, err);
 out:
 	cJSON_Delete(view);
-	cJSON_Delete(kept);
-	cJSON_Delete(items);
+	cJSON_Delete(a.kept);
 	tpucmd_close(&tc);
+	return rc;
+}
+
+int
+tpucmd_list_collection(struct tpu_ctx *ctx, const struct cmd_entry *e,
+    const char *collection, const char *field, const char *columns, int zonal,
+    int argc, char **argv, struct tpu_err *err)
+{
+	struct tpucmd_list l;
+
+	memset(&l, 0, sizeof l);
+	l.collection = collection;
+	l.field = field;
+	l.columns = columns;
+	l.flags = zonal ? TPUCMD_ZONE : 0;
+	return tpucmd_list_run(ctx, e, &l, argc, argv, err);
+}
+
+int
+tpucmd_create_post(struct tpucmd *tc, const struct tpucmd_create *c,
+    const char *parent, const char *query, const cJSON *body, cJSON **opp,
+    struct tpu_err *err)
+{
+	int rc, attempt, ours;
+
+	for (attempt = 1;; attempt++) {
+		rc = tpuapi_call(
+		    &tc->api, "POST", parent, query, body, 0, opp, err);
+		if (rc == 0)
+			return 0;
+		if (c->stopped != NULL && tpucmd_is_stop(rc))
+			return c->stopped(c->arg, rc, err);
+		if (rc != TPU_E_CONFLICT && rc != TPU_E_TRANSIENT &&
+		    rc != TPU_E_API)
+			return rc;
+		/* Ambiguous, or the name is taken: was it us (R4)? */
+		ours = c->ours(c->arg, &rc, err);
+		if (rc != 0)
+			return rc;
+		if (ours == 1) {
+			log_info("%s '%s' exists with this run's id: the "
+			         "creation went through",
+			    c->kind, c->id);
+			return 0;
+		}
+		if (ours == 0)
+			return tpu_error(err, TPU_E_CONFLICT,
+			    "%s '%s' already exists in zone %s and was not "
+			    "created by this run",
+			    c->kind, c->id, c->zone);
+		if (attempt >= 3)
+			return tpu_error(err, TPU_E_TRANSIENT,
+			    "could not create %s '%s' in %s after %d attempts",
+			    c->kind, c->id, c->zone, attempt);
+	}
+}
+
+int
+tpucmd_create_async(struct tpucmd *tc, const char *path, cJSON **opp,
+    cJSON **resultp, struct tpu_err *err)
+{
+	if (*opp == NULL) /* resolved through R4: the resource instead */
+		return tpuapi_call(
+		    &tc->api, "GET", path, NULL, NULL, 1, resultp, err);
+	*resultp = *opp;
+	*opp = NULL;
+	return 0;
+}
+
+int
+tpucmd_create_zones(struct tpu_ctx *ctx, struct tpucmd *tc, const char *arg,
+    const struct catalog_accel *acc, cJSON **zonesp, struct tpu_err *err)
+{
+	int rc;
+
+	memset(tc, 0, sizeof *tc);
+	*zonesp = NULL;
+	if (arg != NULL &&
+	    (rc = tpucmd_zones_parse(ctx, arg, zonesp, err)) != 0)
+		return rc;
+	if ((rc = tpucmd_open(ctx, tc, TPUCMD_ZONE, err)) != 0)
+		goto fail;
+	if (*zonesp == NULL) {
+		*zonesp = cJSON_CreateArray();
+		cJSON_AddItemToArray(*zonesp, cJSON_CreateString(tc->zone));
+	}
+	if ((rc = tpucmd_zones_offer(*zonesp, acc, err)) == 0)
+		return 0;
+	tpucmd_close(tc);
+fail:
+	cJSON_Delete(*zonesp);
+	*zonesp = NULL;
 	return rc;
 }
 

@@ -153,4 +153,15 @@ expect_rc 0 "$TPUCTL" ssh t076 --node all --worker all -- echo again
 	fail "after recreate: $(cat "$T/out") $(cat "$T/err")"
 assert_grep '^8 of 8 workers succeeded' "$T/err"
 assert_grep "^tpu\\.$new-3 ssh-ed25519 " "$XDG_CONFIG_HOME/tpuctl/known_hosts"
+
+# Deleting the queued resource forgets its membership and its nodes'
+# descriptions: the next ssh asks the API and says it is gone.
+cache=${TPUCTL_CACHE_DIR:-$XDG_CACHE_HOME/tpuctl}
+[ "$(find "$cache" -name 't076.json' -o -name 'ms-[01].json' | wc -l)" -eq 3 ] ||
+	fail "want the membership and 2 nodes cached: $(find "$cache" -type f)"
+expect_rc 0 "$TPUCTL" --quiet queued-resources delete t076 --force
+[ "$(find "$cache" -name 't076.json' -o -name 'ms-[01].json' | wc -l)" -eq 0 ] ||
+	fail "cache entries left after the delete: $(find "$cache" -type f)"
+expect_rc 4 "$TPUCTL" ssh t076 --connect-timeout 2 -- true
+assert_grep "not found" "$T/err"
 exit 0
