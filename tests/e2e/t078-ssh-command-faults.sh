@@ -63,7 +63,12 @@ if [ -x /usr/bin/time ]; then
 	[ "$(wc -c <"$T/big")" -eq 200000000 ] ||
 	    fail "D11: got $(wc -c <"$T/big") bytes, want 200000000"
 	rss=$(tail -1 "$T/rss")
-	[ "$rss" -lt 65536 ] || fail "D11: peak RSS ${rss} KiB for 200 MB of output"
+	# AddressSanitizer's quarantine keeps freed memory: the bound holds
+	# for the plain build only.
+	if ! ldd "$TPUCTL" 2>/dev/null | grep -q libasan; then
+		[ "$rss" -lt 65536 ] ||
+		    fail "D11: peak RSS ${rss} KiB for 200 MB of output"
+	fi
 	rm -f "$T/big"
 fi
 expect_rc 0 "$TPUCTL" ssh t078 --worker=2 --output raw \
