@@ -554,8 +554,9 @@ gcs_rewrite(struct gcs *g, const char *sbucket, const char *sname, int64_t sgen,
 
 int
 gcs_compose(struct gcs *g, const char *bucket, const char *const *names,
-    size_t n, const char *dst, const char *content_type, int64_t ifgen,
-    struct gcs_object *out, struct tpu_err *err)
+    const int64_t *generations, size_t n, const char *dst,
+    const char *content_type, int64_t ifgen, struct gcs_object *out,
+    struct tpu_err *err)
 {
 	cJSON *body, *arr, *dest, *j = NULL;
 	char *u, *url;
@@ -573,6 +574,13 @@ gcs_compose(struct gcs *g, const char *bucket, const char *const *names,
 		cJSON *s = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(s, "name", names[i]);
+		if (generations != NULL && generations[i] > 0) {
+			char gen[32];
+
+			snprintf(
+			    gen, sizeof gen, "%lld", (long long)generations[i]);
+			cJSON_AddStringToObject(s, "generation", gen);
+		}
 		cJSON_AddItemToArray(arr, s);
 	}
 	dest = cJSON_AddObjectToObject(body, "destination");

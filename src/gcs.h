@@ -84,10 +84,14 @@ int gcs_rewrite(struct gcs *, const char *sbucket, const char *sname,
     int64_t sgeneration, const char *dbucket, const char *dname,
     int64_t if_generation_match /* -1 none, 0 no-clobber */,
     struct gcs_object *out, struct tpu_err *);
-/* compose sources (<= 32) into dst; out gets the result. */
+/*
+ * compose sources (<= 32) into dst, each pinned to generations[i] when
+ * that is > 0 (generations may be NULL); out gets the result.
+ */
 int gcs_compose(struct gcs *, const char *bucket, const char *const *names,
-    size_t n, const char *dst, const char *content_type,
-    int64_t if_generation_match, struct gcs_object *out, struct tpu_err *);
+    const int64_t *generations, size_t n, const char *dst,
+    const char *content_type, int64_t if_generation_match,
+    struct gcs_object *out, struct tpu_err *);
 /*
  * The media URL of an object ("BASE/storage/v1/b/B/o/NAME?alt=media"),
  * pinned to a generation when it is > 0.  Caller frees.

@@ -36,6 +36,25 @@
 /* 0666 less the umask, read once by gcsx_opts_init on the main thread. */
 static mode_t file_mode_bits = 0644;
 
+/* TPUCTL_GCS_CHUNK_SIZE (bytes): tests and benchmarks; 0 otherwise. */
+static int64_t
+env_chunk(void)
+{
+	const char *v = getenv("TPUCTL_GCS_CHUNK_SIZE"), *errstr;
+	long long n;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	n = tpu_strtonum(v, GCSX_QUANTUM, INT64_MAX / 2, &errstr);
+	if (errstr != NULL) {
+		log_warn("ignoring TPUCTL_GCS_CHUNK_SIZE '%.40s': %s (at least "
+		         "%d bytes)",
+		    v, errstr, GCSX_QUANTUM);
+		return 0;
+	}
+	return n;
+}
+
 void
 gcsx_opts_init(struct gcsx_opts *o)
 {
@@ -51,6 +70,7 @@ gcsx_opts_init(struct gcsx_opts *o)
 	memset(o, 0, sizeof *o);
 	o->if_generation_match = -1;
 	o->parallel = 1;
+	o->chunk = env_chunk();
 }
 
 /* --- separable logic ---------------------------------------------------- */
@@ -457,6 +477,13 @@ struct src {
 	int64_t off, len; /* file range */
 	int64_t pos;      /* position in pre + data + post */
 	int err;          /* errno of a failed read; -1: short file */
+	/* progress while sending: *shown is what was reported so far,
+	   shown_base the session offset of data byte 0 (NULL: none) */
+	const struct gcsx_opts *o;
+	int64_t *shown, shown_base;
+	/* a session chunk: libcurl may not re-send bytes on its own, the
+	   session query re-sends fewer (C6) */
+	int no_resend;
 };
 
 static size_t
@@ -491,6 +518,12 @@ src_read(char *p, size_t size, size_t nmemb, void *arg)
 			}
 			done += (size_t)r;
 			s->pos += r;
+			if (s->shown != NULL &&
+			    s->shown_base + in + r > *s->shown) {
+				progress(
+				    s->o, s->shown_base + in + r - *s->shown);
+				*s->shown = s->shown_base + in + r;
+			}
 		} else {
 			int64_t in = s->pos - (int64_t)s->prelen - s->len;
 			size_t n = s->postlen - (size_t)in;
@@ -503,6 +536,20 @@ src_read(char *p, size_t size, size_t nmemb, void *arg)
 		}
 	}
 	return done;
+}
+
+/* libcurl rewinds the body (http.h seek_cb) */
+static int
+src_seek(void *arg, int64_t off)
+{
+	struct src *s = arg;
+
+	if (off < 0 || off > (int64_t)s->prelen + s->len + (int64_t)s->postlen)
+		return -1;
+	if (s->no_resend && off != s->pos)
+		return -1;
+	s->pos = off;
+	return 0;
 }
 
 static int
@@ -567,8 +614,9 @@ is_transient(int rc, const struct tpu_err *err)
 /*
  * Inside a resumable session every connection-level failure is followed
  * by a status query (R1, C6): also those libcurl does not class as
- * retryable, such as a reset while sending (curl 65, it cannot rewind a
- * streamed body).
+ * retryable, such as a reset while sending (curl 65: a chunk refuses
+ * libcurl's own rewind, since the query re-sends only what the server
+ * lacks).
  */
 static int
 chunk_transient(int rc, const struct tpu_err *err)
@@ -686,6 +734,7 @@ upload_multipart(struct gcs *g, int fd, const char *path, int64_t size,
 	req.read_cb = src_read;
 	req.read_arg = &s;
 	req.upload_size = (int64_t)s.prelen + size + (int64_t)s.postlen;
+	req.seek_cb = src_seek;
 	req.before_retry = src_rewind;
 	req.retry_arg = &s;
 	/* R1: an upload is retried only under a generation precondition */
@@ -715,11 +764,29 @@ struct session {
 	const char *path;
 	int fd;
 	char *url;
-	int64_t base; /* file offset of byte 0 of this upload */
-	int64_t size; /* bytes in this upload */
-	int64_t chunk;
+	int64_t base;  /* file offset of byte 0 of this upload */
+	int64_t size;  /* bytes in this upload */
+	int64_t chunk; /* bytes per PUT, a multiple of 256 KiB */
+	int64_t shown; /* bytes reported to the progress callback */
 	const struct gcsx_opts *o;
 };
+
+/* Report progress up to byte at of the session (may go back). */
+static void
+session_shown(struct session *ss, int64_t at)
+{
+	progress(ss->o, at - ss->shown);
+	ss->shown = at;
+}
+
+/* The bytes per PUT of o: a multiple of 256 KiB. */
+static int64_t
+chunk_size(const struct gcsx_opts *o)
+{
+	int64_t c = opt_or(o->chunk, GCSX_CHUNK);
+
+	return (c + GCSX_QUANTUM - 1) / GCSX_QUANTUM * GCSX_QUANTUM;
+}
 
 static int
 session_start(struct gcs *g, const char *bucket, const char *name,
@@ -852,6 +919,10 @@ session_put(struct session *ss, int64_t off, int64_t *next,
 	s.path = ss->path;
 	s.off = ss->base + off;
 	s.len = len;
+	s.o = ss->o;
+	s.shown = &ss->shown;
+	s.shown_base = off;
+	s.no_resend = 1;
 	memset(&req, 0, sizeof req);
 	req.method = "PUT";
 	req.url = ss->url;
@@ -859,6 +930,7 @@ session_put(struct session *ss, int64_t off, int64_t *next,
 	req.read_cb = src_read;
 	req.read_arg = &s;
 	req.upload_size = len;
+	req.seek_cb = src_seek;
 	req.headers = hdrs;
 	req.accept_status = ok308;
 	req.max_attempts = 1; /* we query and resume ourselves (C6) */
@@ -900,7 +972,7 @@ session_run(struct session *ss, int64_t start, struct gcs_object *out,
 
 	retry_policy_default(&pol);
 	retry_state_init(&rs, &pol, 0, tpu_now_ms());
-	progress(ss->o, off);
+	session_shown(ss, off);
 	for (;;) {
 		if (off == ss->size && ss->size > 0) {
 			/* all persisted but not finalised: ask */
@@ -910,8 +982,8 @@ session_run(struct session *ss, int64_t start, struct gcs_object *out,
 		if (rc == 1)
 			break;
 		if (rc == 0) {
+			session_shown(ss, next);
 			if (next != off) {
-				progress(ss->o, next - off);
 				retry_state_progress(&rs);
 			} else if (retry_next(&rs, -1, tpu_now_ms(), &wait) !=
 			           0) {
@@ -946,11 +1018,10 @@ session_run(struct session *ss, int64_t start, struct gcs_object *out,
 			return rc;
 		if (next > off)
 			retry_state_progress(&rs);
-		progress(ss->o, next - off);
+		session_shown(ss, next);
 		off = next;
 	}
-	if (off < ss->size)
-		progress(ss->o, ss->size - off);
+	session_shown(ss, ss->size);
 	return 0;
 }
 
@@ -968,6 +1039,45 @@ stat_mtime(int fd, const char *path, int64_t *size, int64_t *mtime_ns,
 	return 0;
 }
 
+/*
+ * The tracker of path -> dst: 0 with *dir, *tpath and *abs set, or -1
+ * when none applies (no_tracker, a dry run, no absolute path).
+ */
+static int
+tracker_where(struct gcs *g, const char *path, const char *dst,
+    const struct gcsx_opts *o, char **dir, char **tpath, char **abs)
+{
+	*dir = *tpath = *abs = NULL;
+	if (o->no_tracker || http_dry_run(gcs_http(g)) ||
+	    (*abs = realpath(path, NULL)) == NULL)
+		return -1;
+	*dir = o->tracker_dir != NULL ? xstrdup(o->tracker_dir)
+	                              : gcsx_tracker_dir();
+	*tpath = gcsx_tracker_path(*dir, *abs, dst);
+	return 0;
+}
+
+/* Write a tracker (0600, atomically); a failure is only a warning. */
+static void
+tracker_write(
+    const char *dir, const char *tpath, const struct buf *b, const char *path)
+{
+	struct tpu_err e;
+
+	tpu_err_init(&e);
+	if (fsutil_mkdir_private(dir, &e) != 0 ||
+	    fsutil_write_atomic(tpath, b->data, b->len, 0600, &e) != 0)
+		log_warn("%s: no resume tracker: %s", path, e.msg);
+}
+
+/* A rerun can finish what failed with rc: keep its tracker (and parts). */
+static int
+rerun_helps(int rc, const struct tpu_err *err)
+{
+	return is_transient(rc, err) || rc == TPU_E_INTERRUPTED ||
+	       rc == TPU_E_TERMINATED;
+}
+
 static int
 upload_resumable(struct gcs *g, int fd, const char *path, int64_t size,
     int64_t mtime_ns, const char *bucket, const char *name, const char *ctype,
@@ -976,27 +1086,24 @@ upload_resumable(struct gcs *g, int fd, const char *path, int64_t size,
 	struct session ss;
 	struct gcsx_tracker t;
 	struct buf b;
-	char md5[MD5_B64LEN], *dir = NULL, *tpath = NULL, *abs = NULL, *dst;
+	char *dir = NULL, *tpath = NULL, *abs = NULL, *dst;
 	uint32_t crc;
 	int64_t start = 0;
 	int rc, q, restarted = 0;
 
-	if ((rc = hash_range(fd, path, 0, size, &crc, md5, err)) != 0)
+	/* crc32c only: md5 would cost a pass at a third of the link speed,
+	   and the server checks the crc32c of the session metadata */
+	if ((rc = hash_range(fd, path, 0, size, &crc, NULL, err)) != 0)
 		return rc;
 	memset(&ss, 0, sizeof ss);
 	ss.g = g;
 	ss.path = path;
 	ss.fd = fd;
 	ss.size = size;
-	ss.chunk = opt_or(o->chunk, GCSX_CHUNK);
-	ss.chunk = (ss.chunk + GCSX_QUANTUM - 1) / GCSX_QUANTUM * GCSX_QUANTUM;
+	ss.chunk = chunk_size(o);
 	ss.o = o;
 	dst = xasprintf("gs://%s/%s", bucket, name);
-	if (!o->no_tracker && !http_dry_run(gcs_http(g)) &&
-	    (abs = realpath(path, NULL)) != NULL) {
-		dir = o->tracker_dir != NULL ? xstrdup(o->tracker_dir)
-		                             : gcsx_tracker_dir();
-		tpath = gcsx_tracker_path(dir, abs, dst);
+	if (tracker_where(g, path, dst, o, &dir, &tpath, &abs) == 0) {
 		buf_init(&b, 64 * 1024);
 		if (fsutil_read_file(tpath,
 		        FSUTIL_F_NOFOLLOW | FSUTIL_F_PRIVATE, &b, NULL,
@@ -1037,7 +1144,7 @@ upload_resumable(struct gcs *g, int fd, const char *path, int64_t size,
 	}
 again:
 	if (ss.url == NULL) {
-		if ((rc = session_start(g, bucket, name, ctype, size, crc, md5,
+		if ((rc = session_start(g, bucket, name, ctype, size, crc, NULL,
 		         o->if_generation_match, &ss.url, err)) != 0)
 			goto out;
 		if (ss.url == NULL) { /* dry run */
@@ -1053,14 +1160,8 @@ again:
 			t.mtime_ns = mtime_ns;
 			t.crc32c = crc;
 			buf_init(&b, BUF_NOCAP);
-			if (gcsx_tracker_format(&t, &b) != 0 ||
-			    fsutil_mkdir_private(dir, err) != 0 ||
-			    fsutil_write_atomic(
-			        tpath, b.data, b.len, 0600, err) != 0) {
-				log_warn("%s: no resume tracker: %s", path,
-				    err->msg);
-				tpu_err_init(err);
-			}
+			if (gcsx_tracker_format(&t, &b) == 0)
+				tracker_write(dir, tpath, &b, path);
 			buf_release(&b);
 		}
 	}
@@ -1081,8 +1182,7 @@ again:
 	}
 	if (rc != 0) {
 		/* keep the tracker for a rerun unless resuming cannot help */
-		if (tpath != NULL && !is_transient(rc, err) &&
-		    rc != TPU_E_INTERRUPTED && rc != TPU_E_TERMINATED)
+		if (tpath != NULL && !rerun_helps(rc, err))
 			fsutil_remove(tpath, NULL);
 		goto out;
 	}
@@ -1099,17 +1199,16 @@ out:
 	return rc;
 }
 
-/* --- parallel composite -------------------------------------------------- */
+/* --- parallel work ---------------------------------------------------------
+ */
 
-struct pjob {
+/* One item of a parallel loop, on the worker's own handle. */
+typedef int (*work_fn)(void *arg, struct gcs *, size_t i, struct tpu_err *);
+
+struct workq {
 	struct gcs *g;
-	int fd;
-	const char *path, *bucket, *ctype;
-	const struct gcsx_opts *o;
-	struct gcsx_part *parts;
-	uint32_t *crcs;
-	char **names;
-	int *done;
+	work_fn fn;
+	void *arg;
 	size_t n, next;
 	int rc;
 	struct tpu_err err;
@@ -1117,139 +1216,605 @@ struct pjob {
 };
 
 static void *
-part_worker(void *arg)
+workq_thread(void *p)
 {
-	struct pjob *j = arg;
+	struct workq *q = p;
 	struct gcs *g = NULL;
 	struct tpu_err err;
 	size_t i;
 	int rc;
 
 	tpu_err_init(&err);
-	if ((rc = gcs_clone(j->g, &g, &err)) != 0)
+	if ((rc = gcs_clone(q->g, &g, &err)) != 0)
 		goto fail;
 	for (;;) {
-		struct session ss;
-		struct gcs_object obj;
-
-		pthread_mutex_lock(&j->mu);
-		i = j->next++;
-		if (j->rc != 0 || retry_interrupted)
-			i = j->n;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n)
+		pthread_mutex_lock(&q->mu);
+		i = q->next++;
+		if (q->rc != 0 || retry_interrupted)
+			i = q->n;
+		pthread_mutex_unlock(&q->mu);
+		if (i >= q->n)
 			break;
-		memset(&ss, 0, sizeof ss);
-		memset(&obj, 0, sizeof obj);
-		ss.g = g;
-		ss.path = j->path;
-		ss.fd = j->fd;
-		ss.base = j->parts[i].off;
-		ss.size = j->parts[i].len;
-		ss.chunk = opt_or(j->o->chunk, GCSX_CHUNK);
-		ss.o = j->o;
-		if ((rc = session_start(g, j->bucket, j->names[i], j->ctype,
-		         ss.size, j->crcs[i], NULL, 0, &ss.url, &err)) != 0)
-			goto fail;
-		rc = session_run(&ss, 0, &obj, &err);
-		free(ss.url);
-		if (rc == 0) {
-			pthread_mutex_lock(&j->mu);
-			j->done[i] = 1;
-			pthread_mutex_unlock(&j->mu);
-			rc =
-			    verify_uploaded(g, &obj, j->crcs[i], j->path, &err);
-		}
-		gcs_object_release(&obj);
-		if (rc != 0)
+		if ((rc = q->fn(q->arg, g, i, &err)) != 0)
 			goto fail;
 	}
 	gcs_close(g);
 	return NULL;
 fail:
-	pthread_mutex_lock(&j->mu);
-	if (j->rc == 0) {
-		j->rc = rc;
-		j->err = err;
+	pthread_mutex_lock(&q->mu);
+	if (q->rc == 0) {
+		q->rc = rc;
+		q->err = err;
 	}
-	pthread_mutex_unlock(&j->mu);
+	pthread_mutex_unlock(&q->mu);
 	gcs_close(g);
 	return NULL;
 }
 
+/*
+ * fn(arg, handle, i) for every i < n on nth threads, each with a clone of
+ * g; the first failure stops the others from taking more items and is
+ * returned (with err).
+ */
 static int
-upload_composite(struct gcs *g, int fd, const char *path, int64_t size,
-    const char *bucket, const char *name, const char *ctype,
-    const struct gcsx_opts *o, struct gcs_object *out, struct tpu_err *err)
+workq_run(struct gcs *g, size_t n, size_t nth, work_fn fn, void *arg,
+    struct tpu_err *err)
 {
-	struct gcsx_part parts[GCSX_MAX_PARTS];
-	uint32_t crcs[GCSX_MAX_PARTS], crc;
-	char *names[GCSX_MAX_PARTS], id[17];
-	int done[GCSX_MAX_PARTS];
 	pthread_t th[GCSX_MAX_PARTS];
-	struct pjob j;
-	size_t n, i, nth;
-	int rc = 0;
+	struct workq q;
+	size_t i;
+
+	if (nth > n)
+		nth = n;
+	if (nth > GCSX_MAX_PARTS)
+		nth = GCSX_MAX_PARTS;
+	memset(&q, 0, sizeof q);
+	q.g = g;
+	q.fn = fn;
+	q.arg = arg;
+	q.n = n;
+	tpu_err_init(&q.err);
+	pthread_mutex_init(&q.mu, NULL);
+	for (i = 0; i < nth; i++)
+		if (pthread_create(&th[i], NULL, workq_thread, &q) != 0)
+			TPU_BUG("pthread_create");
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&q.mu);
+	if (q.rc != 0)
+		*err = q.err;
+	return q.rc;
+}
+
+/* --- parallel composite -------------------------------------------------- */
+
+void
+gcsx_ctracker_release(struct gcsx_ctracker *t)
+{
+	size_t i;
+
+	free(t->src);
+	free(t->dst);
+	for (i = 0; i < GCSX_MAX_PARTS; i++)
+		free(t->sessions[i]);
+	memset(t, 0, sizeof *t);
+}
+
+int
+gcsx_ctracker_format(const struct gcsx_ctracker *t, struct buf *out)
+{
+	cJSON *o = cJSON_CreateObject(), *arr, *p;
+	char crc[CRC32C_B64LEN], n[32];
+	size_t i;
+	char *s;
+	int rc;
+
+	crc32c_base64(t->crc32c, crc);
+	cJSON_AddNumberToObject(o, "version", 2);
+	cJSON_AddStringToObject(o, "src", t->src);
+	cJSON_AddStringToObject(o, "dst", t->dst);
+	cJSON_AddStringToObject(o, "crc32c", crc);
+	snprintf(n, sizeof n, "%" PRId64, t->size);
+	cJSON_AddStringToObject(o, "size", n);
+	snprintf(n, sizeof n, "%" PRId64, t->mtime_ns);
+	cJSON_AddStringToObject(o, "mtime_ns", n);
+	cJSON_AddStringToObject(o, "id", t->id);
+	arr = cJSON_AddArrayToObject(o, "parts");
+	for (i = 0; i < t->n; i++) {
+		p = cJSON_CreateObject();
+		snprintf(n, sizeof n, "%" PRId64, t->parts[i].off);
+		cJSON_AddStringToObject(p, "off", n);
+		snprintf(n, sizeof n, "%" PRId64, t->parts[i].len);
+		cJSON_AddStringToObject(p, "len", n);
+		crc32c_base64(t->crcs[i], crc);
+		cJSON_AddStringToObject(p, "crc32c", crc);
+		if (t->gens[i] > 0) {
+			snprintf(n, sizeof n, "%" PRId64, t->gens[i]);
+			cJSON_AddStringToObject(p, "generation", n);
+		}
+		if (t->sessions[i] != NULL)
+			cJSON_AddStringToObject(p, "session", t->sessions[i]);
+		cJSON_AddItemToArray(arr, p);
+	}
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (s == NULL)
+		TPU_BUG("cJSON_PrintUnformatted");
+	rc = buf_puts(out, s) == 0 && buf_puts(out, "\n") == 0 ? 0 : -1;
+	cJSON_free(s);
+	return rc;
+}
+
+/* One part of a v2 tracker: 0 or -1. */
+static int
+ctracker_part(
+    const cJSON *p, const char *want, struct gcsx_ctracker *t, size_t i)
+{
+	const char *crc = jstr(p, "crc32c"), *ses = jstr(p, "session");
+
+	if (!cJSON_IsObject(p) || jint(p, "off", &t->parts[i].off) != 0 ||
+	    jint(p, "len", &t->parts[i].len) != 0 || crc == NULL ||
+	    crc32c_parse_base64(crc, &t->crcs[i]) != 0)
+		return -1;
+	if (cJSON_GetObjectItemCaseSensitive(p, "generation") != NULL &&
+	    (jint(p, "generation", &t->gens[i]) != 0 || t->gens[i] == 0))
+		return -1;
+	if (cJSON_GetObjectItemCaseSensitive(p, "session") != NULL) {
+		if (ses == NULL || strncmp(ses, want, strlen(want)) != 0 ||
+		    strpbrk(ses, " \t\r\n") != NULL)
+			return -1;
+		t->sessions[i] = xstrdup(ses);
+	}
+	return 0;
+}
+
+/* The parts tile [0, size): in order, 256 KiB multiples but the last. */
+static int
+ctracker_plan_ok(const struct gcsx_ctracker *t)
+{
+	int64_t off = 0;
+	size_t i;
+
+	if (t->n == 0 || t->n > GCSX_MAX_PARTS || t->size <= 0)
+		return 0;
+	for (i = 0; i < t->n; i++) {
+		if (t->parts[i].off != off || t->parts[i].len <= 0 ||
+		    t->parts[i].len > t->size - off)
+			return 0;
+		if (i + 1 < t->n && t->parts[i].len % GCSX_QUANTUM != 0)
+			return 0;
+		off += t->parts[i].len;
+	}
+	return off == t->size;
+}
+
+int
+gcsx_ctracker_parse(const char *text, size_t len, const char *base,
+    struct gcsx_ctracker *t, struct tpu_err *err)
+{
+	cJSON *o = cJSON_ParseWithLength(text, len);
+	const cJSON *v, *arr, *p;
+	const char *src, *dst, *crc, *id;
+	char *want;
+	size_t n, i;
+	int bad = 0;
+
+	memset(t, 0, sizeof *t);
+	if (o == NULL || !cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return tpu_error(err, TPU_E_INVALID, "tracker: not JSON");
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "version");
+	src = jstr(o, "src");
+	dst = jstr(o, "dst");
+	crc = jstr(o, "crc32c");
+	id = jstr(o, "id");
+	arr = cJSON_GetObjectItemCaseSensitive(o, "parts");
+	if (!cJSON_IsNumber(v) || v->valuedouble != 2 || src == NULL ||
+	    dst == NULL || crc == NULL || id == NULL ||
+	    strlen(id) != sizeof t->id - 1 ||
+	    strspn(id, "0123456789abcdef") != sizeof t->id - 1 ||
+	    jint(o, "size", &t->size) != 0 ||
+	    jint(o, "mtime_ns", &t->mtime_ns) != 0 ||
+	    crc32c_parse_base64(crc, &t->crc32c) != 0 || !cJSON_IsArray(arr) ||
+	    (n = (size_t)cJSON_GetArraySize(arr)) == 0 || n > GCSX_MAX_PARTS) {
+		cJSON_Delete(o);
+		return tpu_error(
+		    err, TPU_E_INVALID, "tracker: missing or bad fields");
+	}
+	{
+		size_t bl = strlen(base);
+
+		while (bl > 0 && base[bl - 1] == '/')
+			bl--;
+		want = xasprintf("%.*s/upload/storage/v1/b/", (int)bl, base);
+	}
+	t->n = n;
+	i = 0;
+	cJSON_ArrayForEach(p, arr)
+	{
+		if (ctracker_part(p, want, t, i++) != 0)
+			bad = 1;
+	}
+	free(want);
+	if (bad || !ctracker_plan_ok(t)) {
+		cJSON_Delete(o);
+		gcsx_ctracker_release(t);
+		return tpu_error(err, TPU_E_INVALID,
+		    "tracker: a part is malformed, does not tile the file or "
+		    "has a session URL elsewhere");
+	}
+	snprintf(t->id, sizeof t->id, "%s", id);
+	t->src = xstrdup(src);
+	t->dst = xstrdup(dst);
+	cJSON_Delete(o);
+	return 0;
+}
+
+char *
+gcsx_part_name(const char *name, const char *id, size_t i)
+{
+	return xasprintf("%s.tpuctl-part-%s-%zu", name, id, i);
+}
+
+struct cjob {
+	int fd;
+	const char *path, *bucket, *ctype;
+	const struct gcsx_opts *o;
+	struct gcsx_ctracker t; /* the plan, the parts' state */
+	char *names[GCSX_MAX_PARTS];
+	size_t todo[GCSX_MAX_PARTS]; /* part indices still to upload */
+	const char *dir, *tpath;     /* NULL: no tracker */
+	pthread_mutex_t mu;          /* t, the tracker file */
+};
+
+/* Record the tracker (mu held). */
+static void
+cjob_save(struct cjob *j)
+{
+	struct buf b;
+
+	if (j->tpath == NULL)
+		return;
+	buf_init(&b, BUF_NOCAP);
+	if (gcsx_ctracker_format(&j->t, &b) == 0)
+		tracker_write(j->dir, j->tpath, &b, j->path);
+	buf_release(&b);
+}
+
+static int
+part_upload(void *arg, struct gcs *g, size_t k, struct tpu_err *err)
+{
+	struct cjob *j = arg;
+	size_t i = j->todo[k];
+	struct session ss;
+	struct gcs_object obj;
+	int64_t start = 0;
+	int rc = 0, q;
+
+	memset(&ss, 0, sizeof ss);
+	memset(&obj, 0, sizeof obj);
+	ss.g = g;
+	ss.path = j->path;
+	ss.fd = j->fd;
+	ss.base = j->t.parts[i].off;
+	ss.size = j->t.parts[i].len;
+	ss.chunk = chunk_size(j->o);
+	ss.o = j->o;
+	pthread_mutex_lock(&j->mu);
+	if (j->t.sessions[i] != NULL)
+		ss.url = xstrdup(j->t.sessions[i]);
+	pthread_mutex_unlock(&j->mu);
+	if (ss.url != NULL) {
+		/* a session of the interrupted run: where does it stand? */
+		q = session_query(&ss, &start, &obj, err);
+		if (q == 1)
+			goto uploaded;
+		if (q == 0)
+			log_info("%s: part %zu: resuming its session at byte "
+			         "%" PRId64,
+			    j->path, i, start);
+		if (q != 0) {
+			log_info("%s: part %zu: the recorded session is "
+			         "unusable (%s); a new one",
+			    j->path, i, err->msg);
+			tpu_err_init(err);
+			free(ss.url);
+			ss.url = NULL;
+			start = 0;
+		}
+	}
+	if (ss.url == NULL) {
+		if ((rc = session_start(g, j->bucket, j->names[i], j->ctype,
+		         ss.size, j->t.crcs[i], NULL, 0, &ss.url, err)) != 0)
+			return rc;
+		if (ss.url == NULL) { /* dry run */
+			progress(j->o, ss.size);
+			return 0;
+		}
+		pthread_mutex_lock(&j->mu);
+		free(j->t.sessions[i]);
+		j->t.sessions[i] = xstrdup(ss.url);
+		cjob_save(j);
+		pthread_mutex_unlock(&j->mu);
+	}
+	rc = session_run(&ss, start, &obj, err);
+	if (rc != 0)
+		goto out;
+uploaded:
+	session_shown(&ss, ss.size);
+	if ((rc = verify_uploaded(g, &obj, j->t.crcs[i], j->path, err)) == 0 &&
+	    obj.size != ss.size)
+		rc = tpu_error(err, TPU_E_INTEGRITY,
+		    "%s: part %zu has %" PRId64 " bytes, want %" PRId64,
+		    j->path, i, obj.size, ss.size);
+	pthread_mutex_lock(&j->mu);
+	free(j->t.sessions[i]);
+	j->t.sessions[i] = NULL;
+	if (rc == 0)
+		j->t.gens[i] = obj.generation;
+	cjob_save(j);
+	pthread_mutex_unlock(&j->mu);
+out:
+	free(ss.url);
+	gcs_object_release(&obj);
+	return rc;
+}
+
+/*
+ * A part recorded as uploaded is still there, pinned to its generation,
+ * with the size and crc32c of the local bytes: 1.  Else 0, and whatever
+ * has the part's name is deleted (the name is this upload's own), so it
+ * can be uploaded again under ifGenerationMatch=0.
+ */
+static int
+part_still_good(struct gcs *g, struct cjob *j, size_t i)
+{
+	struct gcs_object obj;
+	struct tpu_err e;
+	int ok;
+
+	tpu_err_init(&e);
+	memset(&obj, 0, sizeof obj);
+	if (gcs_stat(g, j->bucket, j->names[i], j->t.gens[i], &obj, &e) != 0) {
+		log_info("%s: part %zu (gs://%s/%s#%" PRId64 ") is gone: %s",
+		    j->path, i, j->bucket, j->names[i], j->t.gens[i], e.msg);
+		ok = 0;
+	} else if (!(ok = obj.generation == j->t.gens[i] &&
+	                  obj.size == j->t.parts[i].len && obj.has_crc32c &&
+	                  obj.crc32c == j->t.crcs[i]))
+		log_info("%s: part %zu on the server does not match the "
+		         "source; uploading it again",
+		    j->path, i);
+	gcs_object_release(&obj);
+	tpu_err_init(&e);
+	if (!ok && gcs_delete(g, j->bucket, j->names[i], -1, &e) != 0 &&
+	    e.code != TPU_E_NOTFOUND)
+		log_warn("could not delete the temporary part gs://%s/%s: %s",
+		    j->bucket, j->names[i], e.msg);
+	return ok;
+}
+
+/*
+ * Delete the part objects of t (best effort): those recorded as uploaded,
+ * by generation, and with all also the others, by name (a part may have
+ * been finalised after its generation could be recorded).
+ */
+static void
+parts_delete(struct gcs *g, const char *bucket, const char *name,
+    const struct gcsx_ctracker *t, int all)
+{
+	struct tpu_err e;
+	char *pn;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		if (!all && t->gens[i] <= 0)
+			continue;
+		tpu_err_init(&e);
+		pn = gcsx_part_name(name, t->id, i);
+		if (gcs_delete(g, bucket, pn, t->gens[i] > 0 ? t->gens[i] : -1,
+		        &e) != 0 &&
+		    e.code != TPU_E_NOTFOUND)
+			log_warn("could not delete the temporary part "
+			         "gs://%s/%s: %s",
+			    bucket, pn, e.msg);
+		free(pn);
+	}
+}
+
+/*
+ * The tracker of an interrupted composite upload of this source, if its
+ * plan still applies: 0 with t filled (the plan, part crcs of the
+ * interrupted run), -1 otherwise (t empty; a stale tracker's parts are
+ * deleted).
+ */
+static int
+ctracker_load(struct gcs *g, const char *tpath, const char *abs,
+    const char *dst, const char *bucket, const char *name, int64_t size,
+    int64_t mtime_ns, struct gcsx_ctracker *t)
+{
+	struct buf b;
+	struct tpu_err e;
+	int rc = -1;
+
+	tpu_err_init(&e);
+	buf_init(&b, 64 * 1024);
+	if (fsutil_read_file(tpath, FSUTIL_F_NOFOLLOW | FSUTIL_F_PRIVATE, &b,
+	        NULL, &e) == 0 &&
+	    gcsx_ctracker_parse(b.data, b.len, gcs_base(g), t, &e) == 0) {
+		if (strcmp(t->src, abs) == 0 && strcmp(t->dst, dst) == 0 &&
+		    t->size == size && t->mtime_ns == mtime_ns)
+			rc = 0;
+		else {
+			log_info("%s: the source changed since the interrupted "
+			         "upload; starting over",
+			    abs);
+			parts_delete(g, bucket, name, t, 1);
+			gcsx_ctracker_release(t);
+		}
+	}
+	buf_release(&b);
+	return rc;
+}
+
+/* crc32c of every part of t, and of the whole file. */
+static int
+hash_parts(int fd, const char *path, struct gcsx_ctracker *t, uint32_t *crcs,
+    struct tpu_err *err)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < t->n; i++)
+		if ((rc = hash_range(fd, path, t->parts[i].off, t->parts[i].len,
+		         &crcs[i], NULL, err)) != 0)
+			return rc;
+	t->crc32c = gcsx_combine(crcs, t->parts, t->n);
+	return 0;
+}
+
+/* A fresh plan for size bytes into t, with a new part id. */
+static void
+ctracker_plan(struct gcsx_ctracker *t, int64_t size, const struct gcsx_opts *o)
+{
 	int64_t minpart =
 	    opt_or(o->composite_min, GCSX_COMPOSITE_MIN) / GCSX_MAX_PARTS;
 
-	n = gcsx_plan_parts(size, minpart,
-	    (size_t)(o->parallel < GCSX_MAX_PARTS ? o->parallel * 2
-	                                          : GCSX_MAX_PARTS),
-	    parts);
-	if (n > GCSX_MAX_PARTS)
-		n = GCSX_MAX_PARTS;
-	for (i = 0; i < n; i++)
-		if ((rc = hash_range(fd, path, parts[i].off, parts[i].len,
-		         &crcs[i], NULL, err)) != 0)
+	t->n = gcsx_plan_parts(size, minpart,
+	    (size_t)(o->parallel < GCSX_MAX_PARTS / 2 ? o->parallel * 2
+	                                              : GCSX_MAX_PARTS),
+	    t->parts);
+	rand_hex(t->id, 8);
+}
+
+/* Prepare the plan: resume a matching tracker, else start afresh. */
+static int
+composite_prepare(struct gcs *g, struct cjob *j, int64_t size, int64_t mtime_ns,
+    const char *abs, const char *dst, const char *name, struct tpu_err *err)
+{
+	uint32_t crcs[GCSX_MAX_PARTS];
+	struct gcsx_ctracker *t = &j->t;
+	size_t i, resumed = 0;
+	uint32_t old;
+	int rc, same;
+
+	memset(t, 0, sizeof *t);
+	if (j->tpath != NULL && ctracker_load(g, j->tpath, abs, dst, j->bucket,
+	                            name, size, mtime_ns, t) == 0) {
+		old = t->crc32c;
+		if ((rc = hash_parts(j->fd, j->path, t, crcs, err)) != 0)
 			return rc;
-	crc = gcsx_combine(crcs, parts, n);
-	rand_hex(id, 8);
-	for (i = 0; i < n; i++) {
-		names[i] = xasprintf("%s.tpuctl-part-%s-%zu", name, id, i);
-		done[i] = 0;
+		same = t->crc32c == old;
+		for (i = 0; i < t->n; i++)
+			if (crcs[i] != t->crcs[i])
+				same = 0;
+		if (same) {
+			for (i = 0; i < t->n; i++)
+				j->names[i] = gcsx_part_name(name, t->id, i);
+			for (i = 0; i < t->n; i++) {
+				if (t->gens[i] <= 0)
+					continue;
+				if (part_still_good(g, j, i)) {
+					resumed++;
+					continue;
+				}
+				t->gens[i] = 0;
+			}
+			log_info("%s: resuming the upload recorded in %s: %zu "
+			         "of %zu parts already uploaded",
+			    j->path, j->tpath, resumed, t->n);
+			return 0;
+		}
+		log_info("%s: the source changed since the interrupted "
+		         "upload; starting over",
+		    j->path);
+		parts_delete(g, j->bucket, name, t, 1);
+		gcsx_ctracker_release(t);
 	}
+	ctracker_plan(t, size, j->o);
+	if ((rc = hash_parts(j->fd, j->path, t, t->crcs, err)) != 0)
+		return rc;
+	for (i = 0; i < t->n; i++)
+		j->names[i] = gcsx_part_name(name, t->id, i);
+	t->size = size;
+	t->mtime_ns = mtime_ns;
+	t->src = xstrdup(abs != NULL ? abs : j->path);
+	t->dst = xstrdup(dst);
+	pthread_mutex_lock(&j->mu);
+	cjob_save(j);
+	pthread_mutex_unlock(&j->mu);
+	return 0;
+}
+
+static int
+upload_composite(struct gcs *g, int fd, const char *path, int64_t size,
+    int64_t mtime_ns, const char *bucket, const char *name, const char *ctype,
+    const struct gcsx_opts *o, struct gcs_object *out, struct tpu_err *err)
+{
+	int64_t gens[GCSX_MAX_PARTS];
+	char *dir = NULL, *tpath = NULL, *abs = NULL, *dst;
+	struct cjob j;
+	size_t i, ntodo = 0;
+	int rc, keep;
+
 	memset(&j, 0, sizeof j);
-	j.g = g;
 	j.fd = fd;
 	j.path = path;
 	j.bucket = bucket;
 	j.ctype = ctype;
 	j.o = o;
-	j.parts = parts;
-	j.crcs = crcs;
-	j.names = names;
-	j.done = done;
-	j.n = n;
-	tpu_err_init(&j.err);
 	pthread_mutex_init(&j.mu, NULL);
-	nth = (size_t)o->parallel < n ? (size_t)o->parallel : n;
-	for (i = 0; i < nth; i++)
-		if (pthread_create(&th[i], NULL, part_worker, &j) != 0)
-			TPU_BUG("pthread_create");
-	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&j.mu);
-	if (j.rc != 0) {
-		*err = j.err;
-		rc = j.rc;
-	} else if (http_dry_run(gcs_http(g)))
-		goto clean;
-	else if ((rc = gcs_compose(g, bucket, (const char *const *)names, n,
-	              name, ctype, o->if_generation_match, out, err)) == 0)
-		rc = verify_uploaded(g, out, crc, path, err);
-clean:
-	for (i = 0; i < n; i++) {
-		struct tpu_err e2;
-
-		tpu_err_init(&e2);
-		if (done[i] && gcs_delete(g, bucket, names[i], -1, &e2) != 0 &&
-		    e2.code != TPU_E_NOTFOUND)
-			log_warn("could not delete the temporary part "
-			         "gs://%s/%s: %s",
-			    bucket, names[i], e2.msg);
-		free(names[i]);
+	dst = xasprintf("gs://%s/%s", bucket, name);
+	if (tracker_where(g, path, dst, o, &dir, &tpath, &abs) == 0) {
+		j.dir = dir;
+		j.tpath = tpath;
 	}
+	if ((rc = composite_prepare(
+	         g, &j, size, mtime_ns, abs, dst, name, err)) != 0)
+		goto out;
+	for (i = 0; i < j.t.n; i++) {
+		if (j.t.gens[i] > 0)
+			progress(o, j.t.parts[i].len);
+		else
+			j.todo[ntodo++] = i;
+	}
+	rc = workq_run(g, ntodo, o->parallel > 0 ? (size_t)o->parallel : 1,
+	    part_upload, &j, err);
+	if (rc == 0 && http_dry_run(gcs_http(g)))
+		goto out;
+	if (rc == 0) {
+		for (i = 0; i < j.t.n; i++)
+			gens[i] = j.t.gens[i];
+		if ((rc = gcs_compose(g, bucket, (const char *const *)j.names,
+		         gens, j.t.n, name, ctype, o->if_generation_match, out,
+		         err)) == 0)
+			rc = verify_uploaded(g, out, j.t.crc32c, path, err);
+	}
+	/*
+	 * The parts go once composed, or when a rerun cannot help (a
+	 * permanent error, no tracker); after a transient failure or an
+	 * interruption they stay for the rerun the tracker names.
+	 */
+	keep = rc != 0 && j.tpath != NULL && rerun_helps(rc, err);
+	if (keep)
+		log_info("%s: the uploaded parts are kept; run the same copy "
+		         "again to resume",
+		    path);
+	else {
+		parts_delete(g, bucket, name, &j.t, rc != 0);
+		if (j.tpath != NULL)
+			fsutil_remove(j.tpath, NULL);
+	}
+out:
+	for (i = 0; i < GCSX_MAX_PARTS; i++)
+		free(j.names[i]);
+	gcsx_ctracker_release(&j.t);
+	pthread_mutex_destroy(&j.mu);
+	free(dir);
+	free(tpath);
+	free(abs);
+	free(dst);
 	return rc;
 }
 
@@ -1282,8 +1847,8 @@ gcsx_upload(struct gcs *g, const char *path, const char *bucket,
 		    g, fd, path, size, bucket, name, ctype, o, out, err);
 	else if (size >= opt_or(o->composite_min, GCSX_COMPOSITE_MIN) &&
 	         o->parallel > 1)
-		rc = upload_composite(
-		    g, fd, path, size, bucket, name, ctype, o, out, err);
+		rc = upload_composite(g, fd, path, size, mtime_ns, bucket, name,
+		    ctype, o, out, err);
 	else
 		rc = upload_resumable(g, fd, path, size, mtime_ns, bucket, name,
 		    ctype, o, out, err);
@@ -1435,55 +2000,22 @@ fetch_range(struct gcs *g, const struct gcs_object *obj, int fd, int64_t off,
 }
 
 struct djob {
-	struct gcs *g;
 	const struct gcs_object *obj;
 	const char *dest;
 	int fd;
 	const struct gcsx_opts *o;
 	struct gcsx_part *parts;
 	uint32_t *crcs;
-	size_t n, next;
-	int rc;
-	struct tpu_err err;
-	pthread_mutex_t mu;
 };
 
-static void *
-slice_worker(void *arg)
+static int
+slice_fetch(void *arg, struct gcs *g, size_t i, struct tpu_err *err)
 {
 	struct djob *j = arg;
-	struct gcs *g = NULL;
-	struct tpu_err err;
-	size_t i;
-	int rc;
 
-	tpu_err_init(&err);
-	if ((rc = gcs_clone(j->g, &g, &err)) != 0)
-		goto fail;
-	for (;;) {
-		pthread_mutex_lock(&j->mu);
-		i = j->next++;
-		if (j->rc != 0 || retry_interrupted)
-			i = j->n;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n)
-			break;
-		if ((rc = fetch_range(g, j->obj, j->fd, j->parts[i].off,
-		         j->parts[i].off + j->parts[i].len, j->dest, NULL,
-		         &j->crcs[i], j->o, &err)) != 0)
-			goto fail;
-	}
-	gcs_close(g);
-	return NULL;
-fail:
-	pthread_mutex_lock(&j->mu);
-	if (j->rc == 0) {
-		j->rc = rc;
-		j->err = err;
-	}
-	pthread_mutex_unlock(&j->mu);
-	gcs_close(g);
-	return NULL;
+	return fetch_range(g, j->obj, j->fd, j->parts[i].off,
+	    j->parts[i].off + j->parts[i].len, j->dest, NULL, &j->crcs[i], j->o,
+	    err);
 }
 
 static mode_t
@@ -1524,7 +2056,7 @@ gcsx_download(struct gcs *g, const struct gcs_object *obj, const char *dest,
 	char *tmp, md5[MD5_B64LEN];
 	EVP_MD_CTX *m = NULL;
 	struct stat st;
-	size_t n = 1, i;
+	size_t n = 1;
 	int fd, rc = 0;
 
 	if (http_dry_run(gcs_http(g))) {
@@ -1551,34 +2083,20 @@ gcsx_download(struct gcs *g, const struct gcs_object *obj, const char *dest,
 		    parts);
 	if (n > 1) {
 		struct djob j;
-		pthread_t th[GCSX_MAX_PARTS];
 
 		if (ftruncate(fd, obj->size) != 0) {
 			rc = io_error(err, "truncate", tmp, errno);
 			goto fail;
 		}
 		memset(&j, 0, sizeof j);
-		j.g = g;
 		j.obj = obj;
 		j.dest = dest;
 		j.fd = fd;
 		j.o = o;
 		j.parts = parts;
 		j.crcs = crcs;
-		j.n = n;
-		tpu_err_init(&j.err);
-		pthread_mutex_init(&j.mu, NULL);
-		for (i = 0; i < n; i++)
-			if (pthread_create(&th[i], NULL, slice_worker, &j) != 0)
-				TPU_BUG("pthread_create");
-		for (i = 0; i < n; i++)
-			pthread_join(th[i], NULL);
-		pthread_mutex_destroy(&j.mu);
-		if (j.rc != 0) {
-			*err = j.err;
-			rc = j.rc;
+		if ((rc = workq_run(g, n, n, slice_fetch, &j, err)) != 0)
 			goto fail;
-		}
 		crc = gcsx_combine(crcs, parts, n);
 	} else {
 		if (!obj->has_crc32c && obj->md5_b64 != NULL) {

@@ -5,23 +5,34 @@
  *   - size <= GCSX_MULTIPART_MAX (8 MiB): one multipart request carrying
  *     crc32c and md5 in the metadata, so the server verifies both; the
  *     body is streamed from the file, never buffered whole.
- *   - larger: a resumable session, chunks of GCSX_CHUNK (8 MiB, a
- *     multiple of 256 KiB) read from disk with pread.  After a dropped
+ *   - larger: a resumable session, PUTs of GCSX_CHUNK (64 MiB; the
+ *     environment's TPUCTL_GCS_CHUNK_SIZE for tests and benchmarks; a
+ *     multiple of 256 KiB) streamed from disk with pread: few requests
+ *     (each costs a round trip and a commit on the server), and a
+ *     failure re-sends at most one chunk.  After a dropped
  *     connection or a 5xx the session is queried (PUT "Content-Range:
  *     bytes * /N", 308 + Range) and the upload resumes at the persisted
  *     offset; the attempt counter restarts whenever the offset moved (R3).
  *     A 0600 tracker file (GCSX tracker dir, keyed by the source path and
  *     the destination) holds the session URL, size, mtime and crc32c, so a
  *     killed upload resumes when rerun if all three still match (C10); it
- *     is removed once the object exists.  The crc32c and md5 of the file go
- *     into the session metadata, so the server checks them too.
- *   - size >= GCSX_COMPOSITE_MIN (256 MiB) and parallel > 1: up to 32 parts
- *     (each a multiple of 256 KiB) uploaded in parallel as temporary
+ *     is removed once the object exists.  The crc32c of the file goes into
+ *     the session metadata, so the server checks it too (no md5: a second
+ *     pass over the file at a third of the link speed).
+ *   - size >= GCSX_COMPOSITE_MIN (256 MiB) and parallel > 1: up to
+ *     2 * parallel parts, at most 32 (each but the last a multiple of 256
+ *     KiB), parallel at once, uploaded as temporary
  *     objects "<name>.tpuctl-part-<id>-<i>", composed into the destination,
  *     whose crc32c must equal crc32c_combine() of the local parts (C12; a
  *     mismatch deletes the object with ifGenerationMatch and fails with
- *     TPU_E_INTEGRITY); the parts are deleted after the compose, and also
- *     when a part upload failed (no compose then).
+ *     TPU_E_INTEGRITY).  The tracker (version 2) records the plan, the
+ *     crc32c of each part, each part's session and, once uploaded, its
+ *     generation: a rerun with size, mtime and crc32c unchanged re-sends
+ *     no part whose object still has that generation, size and crc32c,
+ *     and resumes the sessions of the others.  The parts are deleted
+ *     after the compose, or after a failure a rerun cannot mend (a
+ *     permanent error, no tracker); after a transient failure or an
+ *     interruption they are kept with the tracker.
  *   Every finished object's crc32c is compared with the local one (C1).
  *
  * Downloads (R7, C3-C5, C13-C15)
@@ -54,7 +65,7 @@ struct gcs_object; /* gcs.h: a parsed object resource */
 
 #define GCSX_QUANTUM (256 * 1024)               /* resumable unit */
 #define GCSX_MULTIPART_MAX ((int64_t)8 << 20)   /* <=: multipart */
-#define GCSX_CHUNK ((int64_t)8 << 20)           /* resumable chunk */
+#define GCSX_CHUNK ((int64_t)64 << 20)          /* resumable PUT */
 #define GCSX_COMPOSITE_MIN ((int64_t)256 << 20) /* >=: parallel parts */
 #define GCSX_SLICE_MIN ((int64_t)64 << 20)      /* >=: sliced download */
 #define GCSX_MAX_PARTS 32                       /* one compose call */
@@ -165,5 +176,30 @@ int gcsx_tracker_matches(const struct gcsx_tracker *, const char *src,
 char *gcsx_tracker_dir(void);
 /* dir + "/" + hex sha256 of src "\n" dst + ".json".  Caller frees. */
 char *gcsx_tracker_path(const char *dir, const char *src, const char *dst);
+
+/* What a composite upload's tracker holds (version 2). */
+struct gcsx_ctracker {
+	char *src, *dst;
+	int64_t size, mtime_ns;
+	uint32_t crc32c; /* of the whole source */
+	char id[17];     /* the parts' name tag: 16 hex digits */
+	size_t n;
+	struct gcsx_part parts[GCSX_MAX_PARTS];
+	uint32_t crcs[GCSX_MAX_PARTS];
+	int64_t gens[GCSX_MAX_PARTS];   /* > 0: the part object, uploaded */
+	char *sessions[GCSX_MAX_PARTS]; /* the part's session, or NULL */
+};
+
+void gcsx_ctracker_release(struct gcsx_ctracker *);
+int gcsx_ctracker_format(const struct gcsx_ctracker *, struct buf *out);
+/*
+ * Parse a version 2 tracker: fields well formed, the parts tile the file
+ * (in order, 256 KiB multiples but the last, at most GCSX_MAX_PARTS),
+ * session URLs under base + "/upload/storage/v1/b/".  0 or TPU_E_INVALID.
+ */
+int gcsx_ctracker_parse(const char *text, size_t len, const char *base,
+    struct gcsx_ctracker *, struct tpu_err *);
+/* "NAME.tpuctl-part-ID-I", a temporary part object.  Caller frees. */
+char *gcsx_part_name(const char *name, const char *id, size_t i);
 
 #endif

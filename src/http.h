@@ -78,6 +78,13 @@ struct http_request {
 	size_t (*read_cb)(char *, size_t, size_t, void *); /* as curl's */
 	void *read_arg;
 	int64_t upload_size;
+	/*
+	 * Move read_cb's source to byte offset of the body (libcurl rewinds
+	 * a streamed body after a redirect or when a reused connection broke
+	 * before the request went out); 0 on success.  NULL: libcurl cannot
+	 * rewind and such an attempt fails with CURLE_SEND_FAIL_REWIND.
+	 */
+	int (*seek_cb)(void *read_arg, int64_t offset);
 	/* streaming download: a 2xx body goes to write_cb, not resp->body;
 	   return n to continue, anything else aborts the transfer */
 	size_t (*write_cb)(const char *, size_t, void *);

@@ -5,6 +5,14 @@
 # of a tree of small files (default 10,000 of 4 KiB).  Prints MiB/s,
 # files/s and peak RSS (/usr/bin/time -v), then the targets of issue 7
 # as PASS/MISS lines; never fails on a target, only when it cannot run.
+# "One stream" is one connection moving the bytes in sequence: curl, and
+# tpuctl with --parallel 1, which turns off composite uploads and sliced
+# downloads.  A file this big goes up as a resumable session (the only
+# kind a rerun can resume), which costs the emulator more than a one-shot
+# uploadType=media request (it spools, appends to the session, hashes);
+# so the upload floor is curl on the same protocol (a session, then the
+# file in one PUT), and curl's media upload is printed as well.  Peak
+# memory is the largest RSS of all tpuctl runs.
 #   BENCH_DATA_MB=1024     size of the big file in MiB
 #   BENCH_DATA_FILES=10000 number of small files
 set -eu
@@ -54,6 +62,11 @@ measure() {
 	FRATE=$(awk -v n="$files" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
 	printf '%-34s %8s MiB/s %7s files/s  peak RSS %6s MiB\n' "$name" "$RATE" "$FRATE" "$RSS"
 }
+t_rss=0
+tmeasure() { # measure, for tpuctl: keep the peak RSS
+	measure "$@"
+	t_rss=$(awk -v a="$t_rss" -v b="$RSS" 'BEGIN { print (b > a) ? b : a }')
+}
 ge() { # ge A B: A >= B (decimals)
 	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'
 }
@@ -64,9 +77,18 @@ tmb=$(awk -v n="$nfiles" 'BEGIN { printf "%.2f", n * 4 / 1024 }')
 
 # curl, one stream
 tok=$(cat "$EMU_DIR/access-token")
-measure "curl upload big (1 stream)" "$mb" 1 curl -sS -f -o /dev/null -X POST -T "$T/big" \
+measure "curl upload big (media, 1 stream)" "$mb" 1 curl -sS -f -o /dev/null -X POST -T "$T/big" \
     -H "Authorization: Bearer $tok" -H 'Content-Type: application/octet-stream' \
     "$GCS/upload/storage/v1/b/bench-data/o?uploadType=media&name=curl-big"
+c_media=$RATE
+# shellcheck disable=SC2016 # expanded by the inner sh
+measure "curl upload big (resumable, 1 PUT)" "$mb" 1 env TOK="$tok" GCS="$GCS" BIG="$T/big" sh -c '
+loc=$(curl -sS -f -D - -o /dev/null -X POST -H "Authorization: Bearer $TOK" \
+    -H "Content-Type: application/json" --data-binary "{\"name\":\"curl-rbig\"}" \
+    "$GCS/upload/storage/v1/b/bench-data/o?uploadType=resumable" |
+    tr -d "\r" | sed -n "s/^[Ll]ocation: //p")
+[ -n "$loc" ] && curl -sS -f -o /dev/null -X PUT -T "$BIG" \
+    -H "Authorization: Bearer $TOK" "$loc"'
 c_up=$RATE
 measure "curl download big (1 stream)" "$mb" 1 curl -sS -f -o "$T/curl-big" \
     -H "Authorization: Bearer $tok" "$GCS/download/storage/v1/b/bench-data/o/curl-big?alt=media"
@@ -85,21 +107,19 @@ c_tup=$FRATE
 
 # tpuctl
 export TPUCTL_CACHE_DIR="$T/cache"
-measure "tpuctl upload big (--parallel 1)" "$mb" 1 "$TPUCTL" data cp --parallel 1 "$T/big" gs://bench-data/t1-big
+tmeasure "tpuctl upload big (--parallel 1)" "$mb" 1 "$TPUCTL" data cp --parallel 1 "$T/big" gs://bench-data/t1-big
 t_up1=$RATE
-measure "tpuctl upload big (--parallel 8)" "$mb" 1 "$TPUCTL" data cp --parallel 8 "$T/big" gs://bench-data/t-big
+tmeasure "tpuctl upload big (--parallel 8)" "$mb" 1 "$TPUCTL" data cp --parallel 8 "$T/big" gs://bench-data/t-big
 t_up8=$RATE
-t_rss=$RSS
-measure "tpuctl download big (--parallel 1)" "$mb" 1 "$TPUCTL" data cp --parallel 1 gs://bench-data/t-big "$T/t-big"
+tmeasure "tpuctl download big (--parallel 1)" "$mb" 1 "$TPUCTL" data cp --parallel 1 gs://bench-data/t-big "$T/t-big"
 t_down1=$RATE
 rm -f "$T/t-big"
-measure "tpuctl download big (--parallel 8)" "$mb" 1 "$TPUCTL" data cp --parallel 8 gs://bench-data/t-big "$T/t-big"
+tmeasure "tpuctl download big (--parallel 8)" "$mb" 1 "$TPUCTL" data cp --parallel 8 gs://bench-data/t-big "$T/t-big"
 t_down8=$RATE
-t_rss=$(awk -v a="$t_rss" -v b="$RSS" 'BEGIN { print (b > a) ? b : a }')
 rm -f "$T/t-big"
-measure "tpuctl upload tree (--parallel 8)" "$tmb" "$nfiles" "$TPUCTL" data cp -r "$T/tree" gs://bench-data/t/
+tmeasure "tpuctl upload tree (--parallel 8)" "$tmb" "$nfiles" "$TPUCTL" data cp -r "$T/tree" gs://bench-data/t/
 t_tup=$FRATE
-measure "tpuctl download tree (--parallel 8)" "$tmb" "$nfiles" "$TPUCTL" data cp -r gs://bench-data/t/tree "$T/t-tree"
+tmeasure "tpuctl download tree (--parallel 8)" "$tmb" "$nfiles" "$TPUCTL" data cp -r gs://bench-data/t/tree "$T/t-tree"
 t_tdown=$FRATE
 rm -rf "$T/t-tree"
 
@@ -175,11 +195,11 @@ target "tpuctl tree upload >= 2x the Node client ($t_tup vs $n_tup files/s)" $r
 r=1; [ $have_node = 1 ] && ge "$t_tdown" "$(awk -v x="$n_tdown" 'BEGIN { print 2 * x }')" && r=0
 target "tpuctl tree download >= 2x the Node client ($t_tdown vs $n_tdown files/s)" $r
 r=1; ge "$t_up1" "$(awk -v x="$c_up" 'BEGIN { print 0.8 * x }')" && r=0
-target "one-stream upload within 80% of curl ($t_up1 vs $c_up MiB/s)" $r
+target "one-stream upload within 80% of curl, same protocol ($t_up1 vs $c_up MiB/s; media $c_media)" $r
 r=1; ge "$t_down1" "$(awk -v x="$c_down" 'BEGIN { print 0.8 * x }')" && r=0
 target "one-stream download within 80% of curl ($t_down1 vs $c_down MiB/s)" $r
-r=1; ge "$t_up8" "$c_up" && r=0
-target "parallel upload above curl ($t_up8 vs $c_up MiB/s)" $r
+r=1; ge "$t_up8" "$c_media" && r=0
+target "parallel upload above curl's media upload ($t_up8 vs $c_media MiB/s)" $r
 r=1; ge "$t_down8" "$c_down" && r=0
 target "parallel download above curl ($t_down8 vs $c_down MiB/s)" $r
 r=1; ge "$t_tup" "$c_tup" && r=0

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t220: "tpuctl data cp" round trips of objects of 0 B, 1 B, 256 KiB - 1,
 # 256 KiB, 256 KiB + 1 (multipart), 8 MiB + 1 and 100 MiB (resumable,
-# 8 MiB chunks): the stored crc32c and md5 equal independently computed
+# 64 MiB a request): the stored crc32c and md5 equal independently computed
 # ones, downloads are byte-identical, and no temp file or tracker is left.
 
 # shellcheck source-path=SCRIPTDIR
@@ -32,7 +32,7 @@ emu_requests | grep -c 'uploadType=multipart' >"$T/n"
 [ "$(cat "$T/n")" -ge 5 ] || fail "multipart uploads: $(cat "$T/n")"
 emu_requests | grep -q 'uploadType=resumable' || fail "no resumable session"
 
-# 100 MiB: 13 chunks of 8 MiB, then a single-stream download
+# 100 MiB: 2 requests (64 MiB + 36 MiB), then a single-stream download
 dd if=/dev/urandom of="$T/src/big" bs=1048576 count=100 2>/dev/null
 start=$(date +%s)
 expect_rc 0 "$TPUCTL" data cp "$T/src/big" gs://e2e-cp/big

@@ -1,8 +1,9 @@
 /*
- * Fuzz the parsers of the transfer engine: the resume tracker file (read
- * back from disk, so it may be anything), the Range of 308 replies and
- * Content-Range.  No crash; an accepted tracker's session URL stays under
- * the base; a parsed Range never goes negative.
+ * Fuzz the parsers of the transfer engine: the resume tracker files of
+ * resumable and composite uploads (read back from disk, so they may be
+ * anything), the Range of 308 replies and Content-Range.  No crash; an
+ * accepted tracker's session URLs stay under the base, a composite plan
+ * tiles the file; a parsed Range never goes negative.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,10 +17,50 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 #define BASE "http://127.0.0.1:9023"
 
+/* An accepted composite tracker is sound and reads back identically. */
+static void
+check_ctracker(const struct gcsx_ctracker *t)
+{
+	static const char pre[] = BASE "/upload/storage/v1/b/";
+	struct gcsx_ctracker u;
+	struct tpu_err err;
+	struct buf b;
+	int64_t off = 0;
+	size_t i;
+
+	if (t->n == 0 || t->n > GCSX_MAX_PARTS || strlen(t->id) != 16)
+		abort();
+	for (i = 0; i < t->n; i++) {
+		if (t->parts[i].off != off || t->parts[i].len <= 0 ||
+		    t->gens[i] < 0 ||
+		    (t->sessions[i] != NULL &&
+		        strncmp(t->sessions[i], pre, sizeof pre - 1) != 0))
+			abort();
+		off += t->parts[i].len;
+	}
+	if (off != t->size)
+		abort();
+	buf_init(&b, BUF_NOCAP);
+	if (gcsx_ctracker_format(t, &b) != 0 ||
+	    gcsx_ctracker_parse(b.data, b.len, BASE, &u, &err) != 0)
+		abort();
+	if (strcmp(u.src, t->src) != 0 || u.n != t->n ||
+	    u.crc32c != t->crc32c || strcmp(u.id, t->id) != 0)
+		abort();
+	for (i = 0; i < t->n; i++)
+		if (u.parts[i].len != t->parts[i].len ||
+		    u.crcs[i] != t->crcs[i] || u.gens[i] != t->gens[i] ||
+		    (u.sessions[i] == NULL) != (t->sessions[i] == NULL))
+			abort();
+	gcsx_ctracker_release(&u);
+	buf_release(&b);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gcsx_tracker t, u;
+	struct gcsx_ctracker ct;
 	struct tpu_err err;
 	struct buf b;
 	int64_t s, e, tot, r;
@@ -48,6 +89,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gcsx_tracker_release(&u);
 		buf_release(&b);
 		gcsx_tracker_release(&t);
+	}
+	if (gcsx_ctracker_parse((const char *)data, size, BASE, &ct, &err) ==
+	    0) {
+		check_ctracker(&ct);
+		gcsx_ctracker_release(&ct);
 	}
 	free(str);
 	return 0;

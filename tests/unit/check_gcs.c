@@ -278,6 +278,52 @@ START_TEST(stat_delete_insert)
 }
 END_TEST
 
+START_TEST(compose_pinned)
+{
+	static const char *const rep[] = {
+		REPLY("{\"bucket\":\"b\",\"name\":\"big\",\"size\":\"3\","
+		      "\"generation\":\"11\",\"crc32c\":\"AAAAAA==\"}"),
+		REPLY("{\"bucket\":\"b\",\"name\":\"big\",\"size\":\"3\","
+		      "\"generation\":\"12\"}"),
+	};
+	static const char *const names[] = { "p-0", "p-1", "p-2" };
+	static const int64_t gens[] = { 5, 0, 1700000000000001LL };
+	struct tpu_ctx ctx;
+	struct tpu_err err;
+	struct gcs_object o;
+	struct gcs *g;
+	char *log, *second;
+
+	serve(rep, 2);
+	ctx_setup(&ctx);
+	tpu_err_init(&err);
+	ck_assert_int_eq(gcs_open(&ctx, &g, &err), 0);
+	ck_assert_msg(gcs_compose(g, "b", names, gens, 3, "big", "text/plain",
+	                  0, &o, &err) == 0,
+	    "%s", err.msg);
+	ck_assert(o.generation == 11);
+	gcs_object_release(&o);
+	ck_assert_int_eq(
+	    gcs_compose(g, "b", names, NULL, 3, "big", NULL, -1, &o, &err), 0);
+	gcs_object_release(&o);
+	gcs_close(g);
+	log = slurp(logpath);
+	ck_assert_ptr_nonnull(strstr(
+	    log, "POST /storage/v1/b/b/o/big/compose?ifGenerationMatch=0 "));
+	/* each source pinned to its generation; 0 means unpinned */
+	ck_assert_ptr_nonnull(strstr(log,
+	    "\"sourceObjects\":[{\"name\":\"p-0\",\"generation\":\"5\"},"
+	    "{\"name\":\"p-1\"},{\"name\":\"p-2\",\"generation\":"
+	    "\"1700000000000001\"}]"));
+	second = strstr(log, "POST /storage/v1/b/b/o/big/compose ");
+	ck_assert_ptr_nonnull(second);
+	ck_assert_ptr_null(strstr(second, "\"generation\""));
+	free(log);
+	ctx_teardown(&ctx);
+	canned_cleanup();
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -290,6 +336,7 @@ suite(void)
 	tcase_add_test(tc, object_urls);
 	tcase_add_test(tc, list_paging);
 	tcase_add_test(tc, stat_delete_insert);
+	tcase_add_test(tc, compose_pinned);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,7 +2,8 @@
  * Unit tests for the separable logic of src/gcsxfer.c: the Range of 308
  * replies (RELIABILITY.md C6-C8), Content-Range, part planning for
  * composite uploads and sliced downloads, crc32c of parts combined (C12),
- * the resume tracker (C10) and the destination path rules downloads use.
+ * the resume trackers of resumable and composite uploads (C10) and the
+ * destination path rules downloads use.
  */
 #include <sys/stat.h>
 
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <cjson/cJSON.h>
 
 #include "buf.h"
 #include "crc32c.h"
@@ -254,6 +256,146 @@ START_TEST(tracker_reject)
 }
 END_TEST
 
+/* A composite tracker of 3 parts: 2 uploaded, 1 with a session. */
+static void
+ctracker_fill(struct gcsx_ctracker *t)
+{
+	size_t i;
+
+	memset(t, 0, sizeof *t);
+	t->src = xstrdup("/data/big");
+	t->dst = xstrdup("gs://bkt/big");
+	t->size = 5 * (int64_t)GCSX_QUANTUM + 17;
+	t->mtime_ns = 1700000000123456789LL;
+	t->crc32c = 0xdeadbeef;
+	snprintf(t->id, sizeof t->id, "0123456789abcdef");
+	t->n = gcsx_plan_parts(t->size, 2 * GCSX_QUANTUM, 3, t->parts);
+	ck_assert_uint_eq(t->n, 3);
+	for (i = 0; i < t->n; i++)
+		t->crcs[i] = 0x1000u + (uint32_t)i;
+	t->gens[0] = 1700000000000001LL;
+	t->gens[2] = 7;
+	t->sessions[1] =
+	    xstrdup(BASE "/upload/storage/v1/b/bkt/o?upload_id=abc");
+}
+
+/* Format t, apply edit to part i's field k (v NULL: delete it) or to the
+ * top-level field when i < 0, and parse the result with base. */
+static int
+ctracker_edit(const struct gcsx_ctracker *t, int i, const char *k, cJSON *v,
+    struct gcsx_ctracker *out, struct tpu_err *err)
+{
+	struct buf b;
+	cJSON *o, *at;
+	char *s;
+	int rc;
+
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(gcsx_ctracker_format(t, &b), 0);
+	o = cJSON_ParseWithLength(b.data, b.len);
+	ck_assert_ptr_nonnull(o);
+	at = i < 0 ? o
+	           : cJSON_GetArrayItem(
+	                 cJSON_GetObjectItemCaseSensitive(o, "parts"), i);
+	if (k != NULL) {
+		cJSON_DeleteItemFromObjectCaseSensitive(at, k);
+		if (v != NULL)
+			cJSON_AddItemToObject(at, k, v);
+	}
+	s = cJSON_PrintUnformatted(o);
+	tpu_err_init(err);
+	rc = gcsx_ctracker_parse(s, strlen(s), BASE, out, err);
+	cJSON_free(s);
+	cJSON_Delete(o);
+	buf_release(&b);
+	return rc;
+}
+
+START_TEST(ctracker_roundtrip)
+{
+	struct gcsx_ctracker t, u;
+	struct gcsx_tracker v1;
+	struct tpu_err err;
+	struct buf b;
+	size_t i;
+	char *pn;
+
+	ctracker_fill(&t);
+	ck_assert_msg(
+	    ctracker_edit(&t, -1, NULL, NULL, &u, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(u.src, t.src);
+	ck_assert_str_eq(u.dst, t.dst);
+	ck_assert_str_eq(u.id, t.id);
+	ck_assert_int_eq(u.size, t.size);
+	ck_assert_int_eq(u.mtime_ns, t.mtime_ns);
+	ck_assert_uint_eq(u.crc32c, t.crc32c);
+	ck_assert_uint_eq(u.n, t.n);
+	for (i = 0; i < t.n; i++) {
+		ck_assert_int_eq(u.parts[i].off, t.parts[i].off);
+		ck_assert_int_eq(u.parts[i].len, t.parts[i].len);
+		ck_assert_uint_eq(u.crcs[i], t.crcs[i]);
+		ck_assert_int_eq(u.gens[i], t.gens[i]);
+	}
+	ck_assert_ptr_null(u.sessions[0]);
+	ck_assert_str_eq(u.sessions[1], t.sessions[1]);
+	ck_assert_ptr_null(u.sessions[2]);
+	gcsx_ctracker_release(&u);
+	/* a composite tracker is not a resumable one, and the reverse */
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(gcsx_ctracker_format(&t, &b), 0);
+	ck_assert_int_eq(
+	    gcsx_tracker_parse(b.data, b.len, BASE, &v1, &err), TPU_E_INVALID);
+	buf_release(&b);
+	pn = gcsx_part_name("a/b c", t.id, 31);
+	ck_assert_str_eq(pn, "a/b c.tpuctl-part-0123456789abcdef-31");
+	free(pn);
+	gcsx_ctracker_release(&t);
+}
+END_TEST
+
+START_TEST(ctracker_reject)
+{
+	struct gcsx_ctracker t, u;
+	struct tpu_err err;
+	int64_t q = GCSX_QUANTUM;
+	char n[32];
+
+	ctracker_fill(&t);
+#define REJECT(i, k, v)                                                        \
+	ck_assert_msg(ctracker_edit(&t, i, k, v, &u, &err) == TPU_E_INVALID,   \
+	    "accepted %s of part %d", k, i)
+	REJECT(-1, "version", cJSON_CreateNumber(1));
+	REJECT(-1, "id", cJSON_CreateString("0123456789ABCDEF"));
+	REJECT(-1, "id", cJSON_CreateString("0123"));
+	REJECT(-1, "id", cJSON_CreateString("../../x/456789abcdef"));
+	REJECT(-1, "size", cJSON_CreateString("99"));
+	REJECT(-1, "parts", cJSON_CreateArray());
+	REJECT(-1, "parts", NULL);
+	REJECT(-1, "mtime_ns", NULL);
+	/* the plan must tile the file: a gap, an overlap, a part not on a
+	   256 KiB boundary, a part past the end, an empty part */
+	snprintf(n, sizeof n, "%lld", (long long)(t.parts[1].off + 1));
+	REJECT(1, "off", cJSON_CreateString(n));
+	snprintf(n, sizeof n, "%lld", (long long)(t.parts[1].off - q));
+	REJECT(1, "off", cJSON_CreateString(n));
+	snprintf(n, sizeof n, "%lld", (long long)(t.parts[0].len + 1));
+	REJECT(0, "len", cJSON_CreateString(n));
+	snprintf(n, sizeof n, "%lld", (long long)(t.parts[2].len + 1));
+	REJECT(2, "len", cJSON_CreateString(n));
+	REJECT(2, "len", cJSON_CreateString("0"));
+	REJECT(0, "crc32c", cJSON_CreateString("AAAA"));
+	REJECT(0, "generation", cJSON_CreateString("0"));
+	REJECT(0, "generation", cJSON_CreateNumber(5));
+	/* a session elsewhere never gets the token */
+	REJECT(1, "session",
+	    cJSON_CreateString("http://evil.example/upload/storage/v1/b/x"));
+	REJECT(1, "session",
+	    cJSON_CreateString(BASE "/upload/storage/v1/b/b/o?x\r\nHost: y"));
+#undef REJECT
+	gcsx_ctracker_release(&t);
+}
+END_TEST
+
 START_TEST(tracker_paths)
 {
 	char *a, *b, *c, *d;
@@ -356,6 +498,8 @@ gcsxfer_suite(void)
 	tcase_add_test(tc, tracker_roundtrip);
 	tcase_add_test(tc, tracker_reject);
 	tcase_add_test(tc, tracker_paths);
+	tcase_add_test(tc, ctracker_roundtrip);
+	tcase_add_test(tc, ctracker_reject);
 	tcase_add_test(tc, dest_paths);
 	suite_add_tcase(s, tc);
 	return s;

@@ -525,6 +525,188 @@ START_TEST(response_header_lookup)
 }
 END_TEST
 
+/*
+ * Rewinding a streamed upload: a keep-alive server answers the first
+ * request, then reads the whole second request on the same connection and
+ * closes it without a reply.  libcurl retries such a request on a fresh
+ * connection, which needs the body from byte 0 again: with seek_cb it
+ * rewinds and the second connection gets the complete body, without it
+ * the transfer fails (CURLE_SEND_FAIL_REWIND).
+ */
+#define UPLEN (300 * 1024)
+
+/* Read one request (head and Content-Length body) into b: its length, or
+ * -1 at EOF. */
+static long
+read_request(int c, char *b, size_t cap)
+{
+	size_t len = 0;
+	ssize_t r;
+	char *e, *cl;
+	long want;
+
+	for (;;) {
+		if ((r = read(c, b + len, cap - 1 - len)) <= 0)
+			return -1;
+		len += (size_t)r;
+		b[len] = '\0';
+		if ((e = strstr(b, "\r\n\r\n")) == NULL)
+			continue;
+		cl = strcasestr(b, "Content-Length:");
+		want = cl != NULL ? strtol(cl + 15, NULL, 10) : 0;
+		if ((long)len >= (e - b) + 4 + want)
+			return (long)len;
+	}
+}
+
+static void
+serve_dying_keepalive(void)
+{
+	static const char ka[] =
+	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof sa;
+	int s, c, one = 1;
+	char *b;
+	long n;
+	FILE *fp;
+
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
+	ck_assert_int_eq(listen(s, 16), 0);
+	getsockname(s, (struct sockaddr *)&sa, &sl);
+	server_port = ntohs(sa.sin_port);
+	snprintf(
+	    logpath, sizeof logpath, "/tmp/check_canned.%d.log", (int)getpid());
+	unlink(logpath);
+	if ((server_pid = fork()) != 0) {
+		close(s);
+		return;
+	}
+	b = malloc(2 * UPLEN);
+	if (b == NULL || (c = accept(s, NULL, NULL)) < 0 ||
+	    read_request(c, b, 2 * UPLEN) < 0 ||
+	    write(c, ka, sizeof ka - 1) < 0)
+		_exit(1);
+	read_request(c, b, 2 * UPLEN); /* then drop it, no reply */
+	close(c);
+	if ((c = accept(s, NULL, NULL)) < 0 ||
+	    (n = read_request(c, b, 2 * UPLEN)) < 0)
+		_exit(1);
+	fp = fopen(logpath, "w");
+	fwrite(b, 1, (size_t)n, fp);
+	fclose(fp);
+	if (write(c, R200, strlen(R200)) < 0)
+		_exit(1);
+	close(c);
+	_exit(0);
+}
+
+struct upsrc {
+	int64_t pos;
+	int seeks;
+};
+
+static size_t
+up_read(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct upsrc *u = arg;
+	size_t n = size * nmemb, i;
+
+	for (i = 0; i < n && u->pos < UPLEN; i++, u->pos++)
+		p[i] = (char)('a' + u->pos % 23);
+	return i;
+}
+
+static int
+up_seek(void *arg, int64_t off)
+{
+	struct upsrc *u = arg;
+
+	if (off > UPLEN)
+		return -1;
+	u->pos = off;
+	u->seeks++;
+	return 0;
+}
+
+static int
+rewind_upload(int with_seek, struct upsrc *u, struct tpu_err *err)
+{
+	struct http *h = client(0, NULL, 0, NULL);
+	struct http_response resp;
+	struct http_request r;
+	char *u1, *u2;
+	int rc;
+
+	serve_dying_keepalive();
+	u1 = url("/first");
+	u2 = url("/upload");
+	memset(u, 0, sizeof *u);
+	memset(&r, 0, sizeof r);
+	r.method = "GET";
+	r.url = u1;
+	r.flags = HTTP_F_NOAUTH;
+	tpu_err_init(err);
+	http_response_init(&resp);
+	ck_assert_msg(http_request(h, &r, &resp, err) == 0, "%s", err->msg);
+	http_response_release(&resp);
+	memset(&r, 0, sizeof r);
+	r.method = "PUT";
+	r.url = u2;
+	r.flags = HTTP_F_NOAUTH;
+	r.max_attempts = 1; /* only libcurl's own retry on a new connection */
+	r.read_cb = up_read;
+	r.read_arg = u;
+	r.upload_size = UPLEN;
+	r.seek_cb = with_seek ? up_seek : NULL;
+	r.content_type = "application/octet-stream";
+	http_response_init(&resp);
+	rc = http_request(h, &r, &resp, err);
+	http_response_release(&resp);
+	stop_server();
+	http_free(h);
+	free(u1);
+	free(u2);
+	return rc;
+}
+
+START_TEST(upload_rewound_by_seek)
+{
+	struct upsrc u;
+	struct tpu_err err;
+	char *log, *body;
+	int64_t i;
+
+	ck_assert_msg(rewind_upload(1, &u, &err) == 0, "%s", err.msg);
+	ck_assert_int_ge(u.seeks, 1);
+	log = slurp(logpath);
+	ck_assert_ptr_nonnull(strstr(log, "PUT /upload"));
+	body = strstr(log, "\r\n\r\n");
+	ck_assert_ptr_nonnull(body);
+	body += 4;
+	ck_assert_int_eq((int64_t)strlen(body), UPLEN);
+	for (i = 0; i < UPLEN; i++)
+		ck_assert_int_eq(body[i], 'a' + i % 23);
+	free(log);
+}
+END_TEST
+
+START_TEST(upload_without_seek_cannot_rewind)
+{
+	struct upsrc u;
+	struct tpu_err err;
+
+	ck_assert_int_ne(rewind_upload(0, &u, &err), 0);
+	ck_assert_int_eq(u.seeks, 0);
+	ck_assert_ptr_nonnull(strcasestr(err.msg, "rewind"));
+}
+END_TEST
+
 static Suite *
 http_suite(void)
 {
@@ -545,6 +727,8 @@ http_suite(void)
 	tcase_add_test(tc, response_cap);
 	tcase_add_test(tc, dry_run_prints_not_sends);
 	tcase_add_test(tc, trace_redacted);
+	tcase_add_test(tc, upload_rewound_by_seek);
+	tcase_add_test(tc, upload_without_seek_cannot_rewind);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("parsing");
 	tcase_add_test(tc, error_bodies);
