@@ -1958,6 +1958,15 @@ fetch_range(struct gcs *g, const struct gcs_object *obj, int fd, int64_t off,
 			break;
 		}
 		http_response_release(&resp);
+		if (rc == TPU_E_NOTFOUND && obj->generation > 0) {
+			/* C5: never stitch two generations together */
+			rc = tpu_error(err, TPU_E_NOTFOUND,
+			    "gs://%s/%s: generation %" PRId64 " is gone (the "
+			    "object was replaced or deleted during the "
+			    "download); %s was not written",
+			    obj->bucket, obj->name, obj->generation, dest);
+			break;
+		}
 		if (k.werr != 0) {
 			rc = tpu_error(err, TPU_E_IO, "write %s: %s", dest,
 			    strerror(k.werr));

@@ -53,7 +53,7 @@ c5() {
 	else
 		[ "$rc" = 4 ] || { cat "$T/err" >&2; fail "$1: exit $rc, want 0 or 4"; }
 		[ "$(wc -l <"$T/err")" -eq 1 ] || fail "$1: not one line: $(cat "$T/err")"
-		assert_grep "gs://e2e-gen/$1" "$T/err"
+		assert_grep "gs://e2e-gen/$1: generation [0-9]+ is gone" "$T/err"
 		if [ -n "$5" ]; then
 			cmp -s "$4" "$5" || fail "$1: the existing destination changed"
 		else
