@@ -414,35 +414,6 @@ rm_worker(void *arg)
 }
 
 /*
- * buckets.delete.  A 404 is success: a retried DELETE that already
- * happened, or another client was first; either way the bucket is gone.
- */
-static int
-rm_bucket(struct gcs *g, const char *bucket, struct tpu_err *err)
-{
-	struct http_request rq;
-	struct http_response rs;
-	char *b = gcs_pct_encode(bucket), *url;
-	int rc;
-
-	url = xasprintf("%sstorage/v1/b/%s", gcs_base(g), b);
-	memset(&rq, 0, sizeof rq);
-	rq.method = "DELETE";
-	rq.url = url;
-	rq.flags = HTTP_F_IDEMPOTENT;
-	http_response_init(&rs);
-	rc = http_request(gcs_http(g), &rq, &rs, err);
-	http_response_release(&rs);
-	free(url);
-	free(b);
-	if (rc == TPU_E_NOTFOUND) {
-		tpu_err_init(err);
-		rc = 0;
-	}
-	return rc;
-}
-
-/*
  * "rm -r": every object under u's prefix; the object "**" (gsutil's
  * wildcard) is every object of the bucket; the bare bucket (gs://b,
  * gs://b/) is every object and then the bucket, deleted only when every
@@ -505,7 +476,13 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 	if (!bucket)
 		return 0;
 bucket:
-	if ((rc = rm_bucket(g, u->bucket, err)) != 0)
+	/* a 404: a retried DELETE that already happened, or another
+	   client was first; either way the bucket is gone */
+	if ((rc = gcs_bucket_delete(g, u->bucket, err)) == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		rc = 0;
+	}
+	if (rc != 0)
 		return tpu_error_prefix(
 		    err, "gs://%s: bucket not removed", u->bucket);
 	if (!ctx->quiet)

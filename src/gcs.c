@@ -436,6 +436,19 @@ gcs_delete(struct gcs *g, const char *bucket, const char *name, int64_t ifgen,
 }
 
 int
+gcs_bucket_delete(struct gcs *g, const char *bucket, struct tpu_err *err)
+{
+	char *b = gcs_pct_encode(bucket), *url;
+	int rc;
+
+	url = xasprintf("%sstorage/v1/b/%s", g->base, b);
+	rc = call(g, "DELETE", url, NULL, HTTP_F_IDEMPOTENT, NULL, NULL, err);
+	free(url);
+	free(b);
+	return rc;
+}
+
+int
 gcs_bucket_insert(struct gcs *g, const char *project, const char *bucket,
     const char *location, struct tpu_err *err)
 {

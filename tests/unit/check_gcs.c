@@ -239,6 +239,11 @@ START_TEST(stat_delete_insert)
 		"HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\n"
 		"Connection: close\r\n\r\n"
 		"{\"error\":{\"code\":409,\"message\":\"You already own it\"}}",
+		"HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\n"
+		"Connection: close\r\n\r\n"
+		"{\"error\":{\"code\":409,\"message\":\"The bucket you tried "
+		"to delete is not empty.\"}}",
+		"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n",
 	};
 	struct tpu_ctx ctx;
 	struct tpu_err err;
@@ -246,7 +251,7 @@ START_TEST(stat_delete_insert)
 	struct gcs *g, *g2;
 	char *log, *u;
 
-	serve(rep, 4);
+	serve(rep, 6);
 	ctx_setup(&ctx);
 	tpu_err_init(&err);
 	ck_assert_int_eq(gcs_open(&ctx, &g, &err), 0);
@@ -263,6 +268,9 @@ START_TEST(stat_delete_insert)
 	ck_assert_int_eq(gcs_delete(g, "b", "d/e", 9, &err), 0);
 	ck_assert_int_eq(
 	    gcs_bucket_insert(g, "proj", "nb", "US", &err), TPU_E_CONFLICT);
+	ck_assert_int_eq(gcs_bucket_delete(g, "nb", &err), TPU_E_CONFLICT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not empty"));
+	ck_assert_int_eq(gcs_bucket_delete(g, "n b", &err), 0);
 	gcs_close(g2);
 	gcs_close(g);
 	log = slurp(logpath);
@@ -272,6 +280,8 @@ START_TEST(stat_delete_insert)
 	    strstr(log, "DELETE /storage/v1/b/b/o/d%2Fe?ifGenerationMatch=9 "));
 	ck_assert_ptr_nonnull(strstr(log, "POST /storage/v1/b?project=proj "));
 	ck_assert_ptr_nonnull(strstr(log, "\"location\":\"US\""));
+	ck_assert_ptr_nonnull(strstr(log, "DELETE /storage/v1/b/nb "));
+	ck_assert_ptr_nonnull(strstr(log, "DELETE /storage/v1/b/n%20b "));
 	free(log);
 	ctx_teardown(&ctx);
 	canned_cleanup();
