@@ -1078,6 +1078,32 @@ rerun_helps(int rc, const struct tpu_err *err)
 	       rc == TPU_E_TERMINATED;
 }
 
+static void parts_delete(struct gcs *, const char *bucket, const char *name,
+    const struct gcsx_ctracker *, int all);
+
+/*
+ * The tracker left for this source and destination is a composite
+ * upload's (an earlier run with --parallel > 1): this run replaces it,
+ * so its temporary parts go now rather than stay in the bucket.
+ */
+static void
+drop_composite(struct gcs *g, const char *text, size_t len, const char *bucket,
+    const char *name, const char *path)
+{
+	struct gcsx_ctracker t;
+	struct tpu_err e;
+
+	tpu_err_init(&e);
+	memset(&t, 0, sizeof t);
+	if (gcsx_ctracker_parse(text, len, gcs_base(g), &t, &e) != 0)
+		return;
+	log_info("%s: an interrupted parallel upload is replaced by a "
+	         "single-stream one; deleting its parts",
+	    path);
+	parts_delete(g, bucket, name, &t, 1);
+	gcsx_ctracker_release(&t);
+}
+
 static int
 upload_resumable(struct gcs *g, int fd, const char *path, int64_t size,
     int64_t mtime_ns, const char *bucket, const char *name, const char *ctype,
@@ -1118,7 +1144,8 @@ upload_resumable(struct gcs *g, int fd, const char *path, int64_t size,
 				         "interrupted upload; starting over",
 				    path);
 			gcsx_tracker_release(&t);
-		}
+		} else if (b.len > 0)
+			drop_composite(g, b.data, b.len, bucket, name, path);
 		buf_release(&b);
 		tpu_err_init(err);
 	}

@@ -13,6 +13,8 @@
 #    fewer bytes than the file.
 # 3. Killed as in 1, then the source changes: the rerun starts over and
 #    deletes the parts of the interrupted run.
+# 4. Killed like 1, rerun with --parallel 1: the single-stream upload
+#    deletes the interrupted run's parts.
 
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
@@ -134,4 +136,17 @@ assert_grep 'source changed since the interrupted upload; starting over' "$T/err
 assert_no_grep 'parts already uploaded' "$T/err"
 [ "$(parts_left)" = 0 ] || fail "parts of the interrupted run left"
 [ -z "$(ls -A "$TR")" ] || fail "tracker left after the fresh upload"
+
+echo "t231: phase 4" >&2
+# 4. Interrupted in parallel, rerun on one stream (--parallel 1): the
+# single-stream upload replaces the composite's tracker and deletes its
+# parts instead of leaving them in the bucket.
+killrun stall-60s-after-0K "$three_done" 1
+[ "$(parts_left)" -ge 3 ] || fail "parts on the server after the fourth kill"
+expect_rc 0 "$TPUCTL" -v data cp --parallel 1 "$T/src" gs://e2e-cr/big
+assert_grep 'interrupted parallel upload is replaced by a single-stream one' "$T/err"
+[ "$(parts_left)" = 0 ] || fail "parts of the parallel run left after --parallel 1"
+[ -z "$(ls -A "$TR")" ] || fail "tracker left after the single-stream upload"
+req GET "$GCS/storage/v1/b/e2e-cr/o/big"
+[ "$(jf .crc32c)" = "$crc" ] || fail "crc32c after the single-stream upload $(jf .crc32c)"
 exit 0
