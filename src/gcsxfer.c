@@ -1893,10 +1893,14 @@ struct sink {
 	int64_t off, end; /* next write position, end of the range */
 	uint32_t crc;
 	EVP_MD_CTX *md5;
-	int werr;     /* errno of a failed write */
-	int overflow; /* the server sent more than asked */
+	int werr;        /* errno of a failed write */
+	int overflow;    /* the server sent more than asked */
+	int64_t flushed; /* writeback started up to here */
 	const struct gcsx_opts *o;
 };
+
+/* Start writeback every 8 MiB, so that the final fsync has little left. */
+#define SINK_FLUSH ((int64_t)8 << 20)
 
 static size_t
 sink_write(const char *p, size_t n, void *arg)
@@ -1922,6 +1926,12 @@ sink_write(const char *p, size_t n, void *arg)
 			EVP_DigestUpdate(k->md5, p + done, (size_t)w);
 		done += (size_t)w;
 		k->off += w;
+	}
+	if (k->off - k->flushed >= SINK_FLUSH) {
+		/* errors show at the fsync before the rename */
+		(void)sync_file_range(k->fd, k->flushed, k->off - k->flushed,
+		    SYNC_FILE_RANGE_WRITE);
+		k->flushed = k->off;
 	}
 	progress(k->o, (int64_t)n);
 	return n;
@@ -1950,6 +1960,7 @@ fetch_range(struct gcs *g, const struct gcs_object *obj, int fd, int64_t off,
 	memset(&k, 0, sizeof k);
 	k.fd = fd;
 	k.off = off;
+	k.flushed = off;
 	k.end = end;
 	k.md5 = md5;
 	k.o = o;
