@@ -15,20 +15,6 @@
 emu_start
 # shellcheck source=tests/e2e/lib_gcs.sh
 . "$(dirname "$0")/lib_gcs.sh"
-# log_settle: wait until the request log stops growing (the emulator
-# writes a line when a request completes, which can be after the client
-# has its reply and exited)
-log_settle() {
-	ln=-1
-	li=0
-	while [ $li -lt 50 ]; do
-		lm=$(emu_requests | wc -l)
-		[ "$lm" != "$ln" ] || return 0
-		ln=$lm
-		sleep 0.1
-		li=$((li + 1))
-	done
-}
 
 put() {
 	req POST "$GCS/upload/storage/v1/b/e2e-rm/o?uploadType=media&name=$(uri "$1")" \
@@ -67,10 +53,8 @@ while [ $i -lt 40 ]; do
 done
 put dirx 1
 put dir 2
-log_settle
 before=$(emu_requests | wc -l)
 expect_rc 0 "$TPUCTL" --quiet data rm -r gs://e2e-rm/dir
-log_settle
 [ ! -s "$T/err" ] || fail "--quiet rm -r printed: $(cat "$T/err")"
 n=$(emu_requests | tail -n +$((before + 1)) | grep '"DELETE"' |
     grep -c 'ifGenerationMatch=' || true)
@@ -84,10 +68,8 @@ assert_grep 'matched no objects' "$T/err"
 
 # a bare bucket without -r: refused in one line, nothing sent
 for u in gs://e2e-rm gs://e2e-rm/; do
-	log_settle
 	before=$(emu_requests | wc -l)
 	expect_rc 2 "$TPUCTL" data rm "$u"
-	log_settle
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "rm $u: $(cat "$T/err")"
 	assert_grep "invalid URL '$u': expected gs://bucket/object; 'data rm -r gs://e2e-rm' deletes the bucket" "$T/err"
 	[ "$(emu_requests | wc -l)" -eq "$before" ] || fail "rm $u sent requests"
@@ -107,10 +89,8 @@ want 200 "** kept the bucket"
 put 'x/1' 1
 put 'x/2' 2
 put 'y' 3
-log_settle
 before=$(emu_requests | wc -l)
 expect_rc 0 "$TPUCTL" --dry-run data rm -r gs://e2e-rm
-log_settle
 exists y || fail "--dry-run rm -r deleted"
 req GET "$GCS/storage/v1/b/e2e-rm"
 want 200 "--dry-run kept the bucket"
@@ -118,7 +98,6 @@ want 200 "--dry-run kept the bucket"
     fail "--dry-run sent a DELETE"
 before=$(emu_requests | wc -l)
 expect_rc 0 "$TPUCTL" data rm -r gs://e2e-rm
-log_settle
 req GET "$GCS/storage/v1/b/e2e-rm"
 want 404 "rm -r gs://e2e-rm kept the bucket"
 assert_grep '^Removing gs://e2e-rm/y$' "$T/err"
@@ -142,10 +121,8 @@ for o in p1 p2 p3; do
 	want 200 "upload $o"
 done
 emu_inject --method DELETE --path /storage/v1/b/e2e-rm3/o/p2 --count 1 return-403
-log_settle
 before=$(emu_requests | wc -l)
 expect_rc 8 "$TPUCTL" data rm -r gs://e2e-rm3
-log_settle
 assert_grep '1 of 3 objects under gs://e2e-rm3/ not removed, bucket kept' "$T/err"
 req GET "$GCS/storage/v1/b/e2e-rm3/o"
 [ "$(jf '[.items[]?.name] | join(",")')" = p2 ] || fail "partial left: $(cat "$T/body")"
