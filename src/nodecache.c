@@ -107,6 +107,65 @@ wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Store {"storedAt": now, ["name": name,] key: a copy of item} as the
+ * entry kind/project/zone/id; a failure is only logged.
+ */
+static void
+entry_store(const char *kind, const char *project, const char *zone,
+    const char *id, const char *name, const char *key, const cJSON *item)
+{
+	struct tpu_err e;
+	char *dir, *file, *text = NULL;
+	cJSON *root, *copy;
+
+	if (kind_paths(kind, project, zone, id, &dir, &file) != 0)
+		return;
+	tpu_err_init(&e);
+	root = cJSON_CreateObject();
+	copy = cJSON_Duplicate(item, 1);
+	if (root == NULL || copy == NULL ||
+	    cJSON_AddNumberToObject(root, "storedAt", (double)wall_ms()) ==
+	        NULL ||
+	    (name != NULL &&
+	        cJSON_AddStringToObject(root, "name", name) == NULL) ||
+	    !cJSON_AddItemToObject(root, key, copy)) {
+		cJSON_Delete(copy);
+		log_info("node cache: out of memory");
+		goto out;
+	}
+	if ((text = json_print(root, 0)) == NULL) {
+		log_info("node cache: cannot serialise %s", id);
+		goto out;
+	}
+	if (fsutil_mkdir_private(dir, &e) != 0 ||
+	    fsutil_write_atomic(file, text, strlen(text), 0600, &e) != 0)
+		log_info("node cache not written: %s", e.msg);
+out:
+	if (text != NULL)
+		cJSON_free(text);
+	cJSON_Delete(root);
+	free(dir);
+	free(file);
+}
+
+/* Remove the entry kind/project/zone/id, if any. */
+static void
+entry_remove(
+    const char *kind, const char *project, const char *zone, const char *id)
+{
+	struct tpu_err e;
+	char *dir, *file;
+
+	if (kind_paths(kind, project, zone, id, &dir, &file) != 0)
+		return;
+	tpu_err_init(&e);
+	if (fsutil_remove(file, &e) != 0)
+		log_info("node cache: %s", e.msg);
+	free(dir);
+	free(file);
+}
+
 /* 1 if desc's "name" is absent or ends in "/<node>" (or is node). */
 static int
 name_matches(const cJSON *desc, const char *node)
@@ -184,57 +243,19 @@ void
 nodecache_put(
     const char *project, const char *zone, const char *node, const cJSON *desc)
 {
-	struct tpu_err e;
-	char *dir, *file, *text = NULL;
-	cJSON *root = NULL, *copy;
-
 	if (desc == NULL || !cJSON_IsObject(desc) ||
 	    strcmp(json_opt_string(desc, "state", ""), "READY") != 0 ||
 	    !name_matches(desc, node)) {
 		nodecache_drop(project, zone, node);
 		return;
 	}
-	if (entry_paths(project, zone, node, &dir, &file) != 0)
-		return;
-	tpu_err_init(&e);
-	root = cJSON_CreateObject();
-	copy = cJSON_Duplicate(desc, 1);
-	if (root == NULL || copy == NULL ||
-	    cJSON_AddNumberToObject(root, "storedAt", (double)wall_ms()) ==
-	        NULL ||
-	    !cJSON_AddItemToObject(root, "node", copy)) {
-		cJSON_Delete(copy);
-		log_info("node cache: out of memory");
-		goto out;
-	}
-	if ((text = json_print(root, 0)) == NULL) {
-		log_info("node cache: cannot serialise %s", node);
-		goto out;
-	}
-	if (fsutil_mkdir_private(dir, &e) != 0 ||
-	    fsutil_write_atomic(file, text, strlen(text), 0600, &e) != 0)
-		log_info("node cache not written: %s", e.msg);
-out:
-	if (text != NULL)
-		cJSON_free(text);
-	cJSON_Delete(root);
-	free(dir);
-	free(file);
+	entry_store("nodes", project, zone, node, NULL, "node", desc);
 }
 
 void
 nodecache_drop(const char *project, const char *zone, const char *node)
 {
-	struct tpu_err e;
-	char *dir, *file;
-
-	if (entry_paths(project, zone, node, &dir, &file) != 0)
-		return;
-	tpu_err_init(&e);
-	if (fsutil_remove(file, &e) != 0)
-		log_info("node cache: %s", e.msg);
-	free(dir);
-	free(file);
+	entry_remove("nodes", project, zone, node);
 }
 
 /* The stored root of a queued resource's entry, or NULL on a miss. */
@@ -313,51 +334,13 @@ void
 nodecache_qr_put(
     const char *project, const char *zone, const char *qr, const cJSON *ids)
 {
-	struct tpu_err e;
-	char *dir, *file, *text = NULL;
-	cJSON *root, *copy;
-
-	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) == 0 ||
-	    kind_paths("qrs", project, zone, qr, &dir, &file) != 0)
+	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) == 0)
 		return;
-	tpu_err_init(&e);
-	root = cJSON_CreateObject();
-	copy = cJSON_Duplicate(ids, 1);
-	if (root == NULL || copy == NULL ||
-	    cJSON_AddNumberToObject(root, "storedAt", (double)wall_ms()) ==
-	        NULL ||
-	    cJSON_AddStringToObject(root, "name", qr) == NULL ||
-	    !cJSON_AddItemToObject(root, "nodes", copy)) {
-		cJSON_Delete(copy);
-		log_info("node cache: out of memory");
-		goto out;
-	}
-	if ((text = json_print(root, 0)) == NULL) {
-		log_info("node cache: cannot serialise %s", qr);
-		goto out;
-	}
-	if (fsutil_mkdir_private(dir, &e) != 0 ||
-	    fsutil_write_atomic(file, text, strlen(text), 0600, &e) != 0)
-		log_info("node cache not written: %s", e.msg);
-out:
-	if (text != NULL)
-		cJSON_free(text);
-	cJSON_Delete(root);
-	free(dir);
-	free(file);
+	entry_store("qrs", project, zone, qr, qr, "nodes", ids);
 }
 
 void
 nodecache_qr_drop(const char *project, const char *zone, const char *qr)
 {
-	struct tpu_err e;
-	char *dir, *file;
-
-	if (kind_paths("qrs", project, zone, qr, &dir, &file) != 0)
-		return;
-	tpu_err_init(&e);
-	if (fsutil_remove(file, &e) != 0)
-		log_info("node cache: %s", e.msg);
-	free(dir);
-	free(file);
+	entry_remove("qrs", project, zone, qr);
 }
