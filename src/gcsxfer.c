@@ -231,13 +231,44 @@ jint(const cJSON *o, const char *k, int64_t *v)
 	return 0;
 }
 
+/*
+ * The fields every tracker version has: 0, or -1 when one is missing or
+ * bad (version not the one wanted).
+ */
+static int
+tracker_common(const cJSON *o, double version, const char **src,
+    const char **dst, int64_t *size, int64_t *mtime_ns, uint32_t *crc32c)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
+	const char *crc = jstr(o, "crc32c");
+
+	*src = jstr(o, "src");
+	*dst = jstr(o, "dst");
+	if (!cJSON_IsNumber(v) || v->valuedouble != version || *src == NULL ||
+	    *dst == NULL || crc == NULL || jint(o, "size", size) != 0 ||
+	    jint(o, "mtime_ns", mtime_ns) != 0 ||
+	    crc32c_parse_base64(crc, crc32c) != 0)
+		return -1;
+	return 0;
+}
+
+/* Where a tracker's session URLs must point: base/upload/storage/v1/b/. */
+static char *
+session_prefix(const char *base)
+{
+	size_t n = strlen(base);
+
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	return xasprintf("%.*s/upload/storage/v1/b/", (int)n, base);
+}
+
 int
 gcsx_tracker_parse(const char *text, size_t len, const char *base,
     struct gcsx_tracker *t, struct tpu_err *err)
 {
 	cJSON *o = cJSON_ParseWithLength(text, len);
-	const cJSON *v;
-	const char *src, *dst, *ses, *crc;
+	const char *src, *dst, *ses;
 	char *want;
 	int rc = 0;
 
@@ -246,27 +277,15 @@ gcsx_tracker_parse(const char *text, size_t len, const char *base,
 		cJSON_Delete(o);
 		return tpu_error(err, TPU_E_INVALID, "tracker: not JSON");
 	}
-	v = cJSON_GetObjectItemCaseSensitive(o, "version");
-	src = jstr(o, "src");
-	dst = jstr(o, "dst");
 	ses = jstr(o, "session");
-	crc = jstr(o, "crc32c");
-	if (!cJSON_IsNumber(v) || v->valuedouble != 1 || src == NULL ||
-	    dst == NULL || ses == NULL || crc == NULL ||
-	    jint(o, "size", &t->size) != 0 ||
-	    jint(o, "mtime_ns", &t->mtime_ns) != 0 ||
-	    crc32c_parse_base64(crc, &t->crc32c) != 0) {
+	if (tracker_common(
+	        o, 1, &src, &dst, &t->size, &t->mtime_ns, &t->crc32c) != 0 ||
+	    ses == NULL) {
 		cJSON_Delete(o);
 		return tpu_error(
 		    err, TPU_E_INVALID, "tracker: missing or bad fields");
 	}
-	{
-		size_t n = strlen(base);
-
-		while (n > 0 && base[n - 1] == '/')
-			n--;
-		want = xasprintf("%.*s/upload/storage/v1/b/", (int)n, base);
-	}
+	want = session_prefix(base);
 	if (strncmp(ses, want, strlen(want)) != 0 ||
 	    strpbrk(ses, " \t\r\n") != NULL)
 		rc = tpu_error(err, TPU_E_INVALID,
@@ -1420,8 +1439,8 @@ gcsx_ctracker_parse(const char *text, size_t len, const char *base,
     struct gcsx_ctracker *t, struct tpu_err *err)
 {
 	cJSON *o = cJSON_ParseWithLength(text, len);
-	const cJSON *v, *arr, *p;
-	const char *src, *dst, *crc, *id;
+	const cJSON *arr, *p;
+	const char *src, *dst, *id;
 	char *want;
 	size_t n, i;
 	int bad = 0;
@@ -1431,31 +1450,19 @@ gcsx_ctracker_parse(const char *text, size_t len, const char *base,
 		cJSON_Delete(o);
 		return tpu_error(err, TPU_E_INVALID, "tracker: not JSON");
 	}
-	v = cJSON_GetObjectItemCaseSensitive(o, "version");
-	src = jstr(o, "src");
-	dst = jstr(o, "dst");
-	crc = jstr(o, "crc32c");
 	id = jstr(o, "id");
 	arr = cJSON_GetObjectItemCaseSensitive(o, "parts");
-	if (!cJSON_IsNumber(v) || v->valuedouble != 2 || src == NULL ||
-	    dst == NULL || crc == NULL || id == NULL ||
-	    strlen(id) != sizeof t->id - 1 ||
+	if (tracker_common(
+	        o, 2, &src, &dst, &t->size, &t->mtime_ns, &t->crc32c) != 0 ||
+	    id == NULL || strlen(id) != sizeof t->id - 1 ||
 	    strspn(id, "0123456789abcdef") != sizeof t->id - 1 ||
-	    jint(o, "size", &t->size) != 0 ||
-	    jint(o, "mtime_ns", &t->mtime_ns) != 0 ||
-	    crc32c_parse_base64(crc, &t->crc32c) != 0 || !cJSON_IsArray(arr) ||
-	    (n = (size_t)cJSON_GetArraySize(arr)) == 0 || n > GCSX_MAX_PARTS) {
+	    !cJSON_IsArray(arr) || (n = (size_t)cJSON_GetArraySize(arr)) == 0 ||
+	    n > GCSX_MAX_PARTS) {
 		cJSON_Delete(o);
 		return tpu_error(
 		    err, TPU_E_INVALID, "tracker: missing or bad fields");
 	}
-	{
-		size_t bl = strlen(base);
-
-		while (bl > 0 && base[bl - 1] == '/')
-			bl--;
-		want = xasprintf("%.*s/upload/storage/v1/b/", (int)bl, base);
-	}
+	want = session_prefix(base);
 	t->n = n;
 	i = 0;
 	cJSON_ArrayForEach(p, arr)
