@@ -29,12 +29,16 @@ static int server_port;
  * Serve n canned replies, one connection each, appending every request
  * (head and body) to logpath with a "\n=====\n" separator.
  */
-static void
-serve(const char *const *replies, int n)
+/*
+ * A listening socket on a free loopback port (server_port); logpath is
+ * named after this process and emptied.
+ */
+static int
+canned_listen(void)
 {
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof sa;
-	int s, i, one = 1;
+	int s, one = 1;
 
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -48,6 +52,14 @@ serve(const char *const *replies, int n)
 	snprintf(
 	    logpath, sizeof logpath, "/tmp/check_canned.%d.log", (int)getpid());
 	unlink(logpath);
+	return s;
+}
+
+static void
+serve(const char *const *replies, int n)
+{
+	int s = canned_listen(), i;
+
 	if ((server_pid = fork()) != 0) {
 		close(s);
 		return;

@@ -564,25 +564,11 @@ serve_dying_keepalive(void)
 {
 	static const char ka[] =
 	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof sa;
-	int s, c, one = 1;
+	int s = canned_listen(), c;
 	char *b;
 	long n;
 	FILE *fp;
 
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
-	ck_assert_int_eq(listen(s, 16), 0);
-	getsockname(s, (struct sockaddr *)&sa, &sl);
-	server_port = ntohs(sa.sin_port);
-	snprintf(
-	    logpath, sizeof logpath, "/tmp/check_canned.%d.log", (int)getpid());
-	unlink(logpath);
 	if ((server_pid = fork()) != 0) {
 		close(s);
 		return;
