@@ -72,7 +72,7 @@ struct gcs_state {
 	struct gcs_bkt **b; /* sorted by name */
 	size_t n, cap;
 	int64_t last_gen;
-	char **busy; /* resumable sessions being finalised */
+	char **busy; /* resumable sessions a request works on unlocked */
 	size_t nbusy;
 };
 
@@ -2192,7 +2192,9 @@ gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 	}
 	if (gcs_busy(st, id, 0)) {
 		gcs_err(r, 503, "backendError",
-		    "The upload session %s is being finalised; retry.", id);
+		    "The upload session %s is busy with another request; "
+		    "retry.",
+		    id);
 		goto out;
 	}
 	if (strcmp(r->method, "DELETE") == 0) {
@@ -2319,10 +2321,21 @@ gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 	}
 	gcs_fault_corrupt_upload(r, bfd, skip, keep);
 	if (keep > 0) {
-		/* No O_APPEND: copy_file_range() refuses such fds. */
+		int bad;
+
+		/* No O_APPEND: copy_file_range() refuses such fds.  The copy
+		   runs without the global lock (other sessions and requests
+		   go on); the session is busy meanwhile. */
 		dfd = open(dpath, O_WRONLY | O_CLOEXEC);
-		if (dfd < 0 || lseek(dfd, (off_t)persisted, SEEK_SET) < 0 ||
-		    gcs_copy(bfd, skip, keep, dfd) != 0) {
+		bad = dfd < 0 || lseek(dfd, (off_t)persisted, SEEK_SET) < 0;
+		if (!bad) {
+			gcs_busy(st, id, 1);
+			pthread_mutex_unlock(&e->lock);
+			bad = gcs_copy(bfd, skip, keep, dfd) != 0;
+			pthread_mutex_lock(&e->lock);
+			gcs_busy(st, id, -1);
+		}
+		if (bad) {
 			gcs_err_io(
 			    r, "cannot append to the upload session", id);
 			goto out;
@@ -2350,6 +2363,8 @@ gcs_compose_h(
 {
 	struct gcs_bkt *b;
 	struct gcs_obj *src[GCS_MAX_COMPOSE];
+	uint64_t ssize[GCS_MAX_COMPOSE];
+	int sfd[GCS_MAX_COMPOSE];
 	struct gcs_new nw;
 	const cJSON *srcs, *it, *pre, *dest;
 	const char *sname;
@@ -2413,6 +2428,11 @@ gcs_compose_h(
 		gcs_err_io(r, "cannot compose", name);
 		goto out;
 	}
+	/* The sources' data opened under the lock (an object replaced
+	   meanwhile keeps the bytes of the generation asked for), copied
+	   without it. */
+	for (i = 0; i < n; i++)
+		sfd[i] = -1;
 	for (i = 0; i < n; i++) {
 		uint32_t c;
 
@@ -2422,21 +2442,27 @@ gcs_compose_h(
 		        &c) != 0)
 			c = 0;
 		p = gcs_obj_path(e, b, src[i]->key, "data");
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		sfd[i] = open(p, O_RDONLY | O_CLOEXEC);
 		free(p);
-		if (fd < 0 || gcs_copy(fd, 0, src[i]->size, out) != 0) {
-			if (fd >= 0)
-				close(fd);
+		if (sfd[i] < 0) {
 			gcs_err_io(r, "cannot compose", name);
 			goto out;
 		}
-		close(fd);
+		ssize[i] = src[i]->size;
 		crc = crc32c_combine(crc, c, src[i]->size);
 		size += src[i]->size;
 		g = 0;
 		if (gcs_jint(src[i]->meta, "componentCount", &g) != 0 || g < 1)
 			g = 1;
 		comps += (int)g;
+	}
+	pthread_mutex_unlock(&e->lock);
+	for (i = 0, fd = 0; i < n && fd == 0; i++)
+		fd = gcs_copy(sfd[i], 0, ssize[i], out);
+	pthread_mutex_lock(&e->lock);
+	if (fd != 0) {
+		gcs_err_io(r, "cannot compose", name);
+		goto out;
 	}
 	dest = cJSON_GetObjectItemCaseSensitive(body, "destination");
 	nw.bucket = bucket;
@@ -2457,6 +2483,9 @@ gcs_compose_h(
 	}
 	emu_reply_json(r, 200, res);
 out:
+	for (i = 0; i < n && out >= 0; i++)
+		if (sfd[i] >= 0)
+			close(sfd[i]);
 	if (out >= 0)
 		close(out);
 	free(nw.datapath);

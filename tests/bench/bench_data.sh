@@ -44,13 +44,17 @@ done
 now() {
 	date +%s.%N
 }
-# measure NAME MIB FILES cmd...: run under /usr/bin/time -v, print a line,
+# measure NAME MIB FILES cmd...: sync, run under /usr/bin/time -v, print a line,
 # set $RATE (MiB/s), $FRATE (files/s) and $RSS (MiB)
 measure() {
 	name=$1
 	amount=$2
 	files=$3
 	shift 3
+	# every run starts with no dirty pages left by the one before (the
+	# emulator stores every byte on disk: writeback throttling would
+	# otherwise slow whichever client runs next)
+	sync
 	t0=$(now)
 	/usr/bin/time -v -o "$T/time" "$@" >"$T/mout" 2>&1 || {
 		tail -5 "$T/mout" >&2
