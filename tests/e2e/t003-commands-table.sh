@@ -3,7 +3,8 @@
 # and prints "usage: tpuctl <path> ...", man/tpuctl-<command>.1 exists and
 # passes mandoc's lint, its SYNOPSIS contains that usage exactly, and
 # tpuctl(1) lists the command.  A new command without its man page, or a
-# usage string that drifts from the SYNOPSIS, fails here.
+# usage string that drifts from the SYNOPSIS, fails here.  Subcommands
+# with a page of their own (tpuctl-data-cp.1) are held to the same rules.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -45,7 +46,24 @@ while IFS= read -r path; do
 	esac
 	grep -q "^\.It Cm $first\$" "$MAN/tpuctl.1" ||
 	    fail "tpuctl.1 does not list the command '$first'"
+	# A subcommand with a page of its own (tpuctl-data-cp.1): the same
+	# rules, and the command's page points to it.
+	sub="$MAN/tpuctl-$(echo "$path" | tr ' ' '-').1"
+	if [ "$path" != "$first" ] && [ -f "$sub" ]; then
+		mandoc -Tlint -Wwarning "$sub" >"$T/lint" 2>&1 ||
+		    fail "mandoc lint: $(cat "$T/lint")"
+		case "$(synopsis "$sub")" in
+		*"tpuctl $usage"*) ;;
+		*) fail "SYNOPSIS of $sub does not contain 'tpuctl $usage'" ;;
+		esac
+		grep -q "^\.Xr $(basename "$sub" .1) 1" "$page" ||
+		    fail "$page does not refer to $(basename "$sub")"
+	fi
 done <"$T/paths"
+# Commands with a source file of their own have a page of their own.
+for sub in data-cp data-sync; do
+	[ -f "$MAN/tpuctl-$sub.1" ] || fail "no man page tpuctl-$sub.1"
+done
 [ "$n" -ge 4 ] || fail "only $n commands in help --all"
 
 # The check itself must catch drift: a page whose SYNOPSIS lacks a flag.
