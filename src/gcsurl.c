@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "gcsurl.h"
+#include "util.h"
 #include "xmalloc.h"
 
 int
@@ -131,39 +132,6 @@ gcs_bucket_validate(const char *name, struct tpu_err *err)
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 int
 gcs_object_validate(const char *name, struct tpu_err *err)
 {
@@ -187,7 +155,7 @@ gcs_object_validate(const char *name, struct tpu_err *err)
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid object name: carriage return and line "
 			    "feed are not allowed");
-		if ((n = utf8_len(p)) == 0)
+		if ((n = tpu_utf8_len(p)) == 0)
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid object name: not valid UTF-8 at byte %zu",
 			    (size_t)(p - (const unsigned char *)name));

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "json.h"
 #include "output.h"
+#include "util.h"
 #include "xmalloc.h"
 
 #define FORMATS "table, table(field,...), json, yaml, jsonl or value(field,...)"
@@ -408,40 +409,6 @@ yaml_write(void *data, unsigned char *buffer, size_t size)
 	return fwrite(buffer, 1, size, fp) == size && !ferror(fp);
 }
 
-/*
- * Length of the valid UTF-8 sequence at s (1 to 4), or 0.  Overlong
- * forms, surrogates and code points above U+10FFFF are invalid.
- */
-static size_t
-utf8_seq(const unsigned char *s)
-{
-	unsigned long cp;
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* s with invalid UTF-8 bytes replaced by U+FFFD, or NULL if valid. */
 static char *
 utf8_fix(const char *s)
@@ -451,13 +418,13 @@ utf8_fix(const char *s)
 	size_t n;
 
 	for (; *p != '\0'; p += n)
-		if ((n = utf8_seq(p)) == 0)
+		if ((n = tpu_utf8_len(p)) == 0)
 			break;
 	if (*p == '\0')
 		return NULL;
 	buf_init(&b, BUF_NOCAP);
 	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
-		if ((n = utf8_seq(p)) == 0) {
+		if ((n = tpu_utf8_len(p)) == 0) {
 			buf_puts(&b, "\xef\xbf\xbd");
 			n = 1;
 		} else

@@ -11,6 +11,7 @@
 #include "err.h"
 #include "fsutil.h"
 #include "tpuvalid.h"
+#include "util.h"
 #include "xmalloc.h"
 
 static int
@@ -144,37 +145,6 @@ tpuvalid_keys_parse(const char *flag, const char *arg, enum tpuvalid_keys kind,
 	return 0;
 }
 
-/* Length of the UTF-8 sequence at s, or 0 when it is not valid. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 int
 tpuvalid_description(const char *d, struct tpu_err *err)
 {
@@ -191,7 +161,7 @@ tpuvalid_description(const char *d, struct tpu_err *err)
 			    "invalid --description: control character 0x%02x "
 			    "at byte %zu (only tab and newline are allowed)",
 			    *s, (size_t)(s - (const unsigned char *)d));
-		if ((n = utf8_len(s)) == 0)
+		if ((n = tpu_utf8_len(s)) == 0)
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid --description: not UTF-8 at byte %zu",
 			    (size_t)(s - (const unsigned char *)d));

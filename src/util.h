@@ -1,10 +1,11 @@
 /*
  * Small helpers shared by every layer: bounded number parsing, monotonic
- * time, durations, RFC 3339 times.
+ * time, durations, RFC 3339 times, UTF-8 sequences.
  */
 #ifndef TPUCTL_UTIL_H
 #define TPUCTL_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -43,6 +44,13 @@ int tpu_sleep_ms(int64_t);
 
 /* 1 if s starts with prefix. */
 int tpu_startswith(const char *, const char *);
+
+/*
+ * Length of the valid UTF-8 sequence at s (1 to 4), or 0.  Overlong
+ * forms, surrogates and code points above U+10FFFF are invalid; a NUL
+ * inside a sequence ends it (invalid), so s may be a C string.
+ */
+size_t tpu_utf8_len(const unsigned char *s);
 
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 

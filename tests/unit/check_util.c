@@ -167,6 +167,37 @@ START_TEST(rfc3339_rejects)
 }
 END_TEST
 
+START_TEST(utf8_sequences)
+{
+	static const struct {
+		const char *s;
+		size_t n;
+	} rows[] = {
+		{ "a", 1 },
+		{ "\xc3\xa9", 2 },
+		{ "\xe2\x82\xac", 3 },
+		{ "\xf0\x9f\x98\x80", 4 },
+		{ "\xf4\x8f\xbf\xbf", 4 },
+		{ "\xc0\xaf", 0 },         /* overlong '/' */
+		{ "\xe0\x80\xaf", 0 },     /* overlong */
+		{ "\xf0\x80\x80\xaf", 0 }, /* overlong */
+		{ "\xed\xa0\x80", 0 },     /* surrogate */
+		{ "\xf4\x90\x80\x80", 0 }, /* past U+10FFFF */
+		{ "\xf5\x80\x80\x80", 0 },
+		{ "\x80", 0 },
+		{ "\xff", 0 },
+		{ "\xc3", 0 }, /* NUL inside the sequence */
+		{ "\xe2\x82", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < nitems(rows); i++)
+		ck_assert_msg(
+		    tpu_utf8_len((const unsigned char *)rows[i].s) == rows[i].n,
+		    "row %zu", i);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -184,6 +215,9 @@ util_suite(void)
 	tc = tcase_create("rfc3339");
 	tcase_add_test(tc, rfc3339_forms);
 	tcase_add_test(tc, rfc3339_rejects);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("utf8");
+	tcase_add_test(tc, utf8_sequences);
 	suite_add_tcase(s, tc);
 	return s;
 }
