@@ -232,24 +232,37 @@ jint(const cJSON *o, const char *k, int64_t *v)
 }
 
 /*
- * The fields every tracker version has: 0, or -1 when one is missing or
- * bad (version not the one wanted).
+ * A tracker's JSON with the fields every version has: the object, or
+ * NULL with err set (not JSON, or a field missing or bad, or another
+ * version).
  */
-static int
-tracker_common(const cJSON *o, double version, const char **src,
-    const char **dst, int64_t *size, int64_t *mtime_ns, uint32_t *crc32c)
+static cJSON *
+tracker_open(const char *text, size_t len, double version, const char **src,
+    const char **dst, int64_t *size, int64_t *mtime_ns, uint32_t *crc32c,
+    struct tpu_err *err)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
-	const char *crc = jstr(o, "crc32c");
+	cJSON *o = cJSON_ParseWithLength(text, len);
+	const cJSON *v;
+	const char *crc;
 
+	if (o == NULL || !cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		tpu_error(err, TPU_E_INVALID, "tracker: not JSON");
+		return NULL;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "version");
+	crc = jstr(o, "crc32c");
 	*src = jstr(o, "src");
 	*dst = jstr(o, "dst");
 	if (!cJSON_IsNumber(v) || v->valuedouble != version || *src == NULL ||
 	    *dst == NULL || crc == NULL || jint(o, "size", size) != 0 ||
 	    jint(o, "mtime_ns", mtime_ns) != 0 ||
-	    crc32c_parse_base64(crc, crc32c) != 0)
-		return -1;
-	return 0;
+	    crc32c_parse_base64(crc, crc32c) != 0) {
+		cJSON_Delete(o);
+		tpu_error(err, TPU_E_INVALID, "tracker: missing or bad fields");
+		return NULL;
+	}
+	return o;
 }
 
 /* Where a tracker's session URLs must point: base/upload/storage/v1/b/. */
@@ -263,31 +276,34 @@ session_prefix(const char *base)
 	return xasprintf("%.*s/upload/storage/v1/b/", (int)n, base);
 }
 
+/* 1 when a recorded session URL is under prefix and one clean line. */
+static int
+session_ok(const char *ses, const char *prefix)
+{
+	return ses != NULL && strncmp(ses, prefix, strlen(prefix)) == 0 &&
+	       strpbrk(ses, " \t\r\n") == NULL;
+}
+
 int
 gcsx_tracker_parse(const char *text, size_t len, const char *base,
     struct gcsx_tracker *t, struct tpu_err *err)
 {
-	cJSON *o = cJSON_ParseWithLength(text, len);
 	const char *src, *dst, *ses;
 	char *want;
+	cJSON *o;
 	int rc = 0;
 
 	memset(t, 0, sizeof *t);
-	if (o == NULL || !cJSON_IsObject(o)) {
-		cJSON_Delete(o);
-		return tpu_error(err, TPU_E_INVALID, "tracker: not JSON");
-	}
-	ses = jstr(o, "session");
-	if (tracker_common(
-	        o, 1, &src, &dst, &t->size, &t->mtime_ns, &t->crc32c) != 0 ||
-	    ses == NULL) {
+	if ((o = tracker_open(text, len, 1, &src, &dst, &t->size, &t->mtime_ns,
+	         &t->crc32c, err)) == NULL)
+		return err->code;
+	if ((ses = jstr(o, "session")) == NULL) {
 		cJSON_Delete(o);
 		return tpu_error(
 		    err, TPU_E_INVALID, "tracker: missing or bad fields");
 	}
 	want = session_prefix(base);
-	if (strncmp(ses, want, strlen(want)) != 0 ||
-	    strpbrk(ses, " \t\r\n") != NULL)
+	if (!session_ok(ses, want))
 		rc = tpu_error(err, TPU_E_INVALID,
 		    "tracker: the session URL is not under %s", want);
 	free(want);
@@ -1406,8 +1422,7 @@ ctracker_part(
 	    (jint(p, "generation", &t->gens[i]) != 0 || t->gens[i] == 0))
 		return -1;
 	if (cJSON_GetObjectItemCaseSensitive(p, "session") != NULL) {
-		if (ses == NULL || strncmp(ses, want, strlen(want)) != 0 ||
-		    strpbrk(ses, " \t\r\n") != NULL)
+		if (!session_ok(ses, want))
 			return -1;
 		t->sessions[i] = xstrdup(ses);
 	}
@@ -1438,23 +1453,20 @@ int
 gcsx_ctracker_parse(const char *text, size_t len, const char *base,
     struct gcsx_ctracker *t, struct tpu_err *err)
 {
-	cJSON *o = cJSON_ParseWithLength(text, len);
 	const cJSON *arr, *p;
+	cJSON *o;
 	const char *src, *dst, *id;
 	char *want;
 	size_t n, i;
 	int bad = 0;
 
 	memset(t, 0, sizeof *t);
-	if (o == NULL || !cJSON_IsObject(o)) {
-		cJSON_Delete(o);
-		return tpu_error(err, TPU_E_INVALID, "tracker: not JSON");
-	}
+	if ((o = tracker_open(text, len, 2, &src, &dst, &t->size, &t->mtime_ns,
+	         &t->crc32c, err)) == NULL)
+		return err->code;
 	id = jstr(o, "id");
 	arr = cJSON_GetObjectItemCaseSensitive(o, "parts");
-	if (tracker_common(
-	        o, 2, &src, &dst, &t->size, &t->mtime_ns, &t->crc32c) != 0 ||
-	    id == NULL || strlen(id) != sizeof t->id - 1 ||
+	if (id == NULL || strlen(id) != sizeof t->id - 1 ||
 	    strspn(id, "0123456789abcdef") != sizeof t->id - 1 ||
 	    !cJSON_IsArray(arr) || (n = (size_t)cJSON_GetArraySize(arr)) == 0 ||
 	    n > GCSX_MAX_PARTS) {
