@@ -90,13 +90,6 @@ kind_paths(const char *kind, const char *project, const char *zone,
 	return 0;
 }
 
-static int
-entry_paths(const char *project, const char *zone, const char *node, char **dir,
-    char **file)
-{
-	return kind_paths("nodes", project, zone, node, dir, file);
-}
-
 static int64_t
 wall_ms(void)
 {
@@ -183,60 +176,78 @@ name_matches(const cJSON *desc, const char *node)
 	       strcmp(name + l - nl, node) == 0;
 }
 
-int
-nodecache_get(const char *project, const char *zone, const char *node,
-    int64_t max_age_ms, cJSON **out)
+/*
+ * The stored root of entry kind/project/zone/id when it is readable,
+ * carries storedAt and is younger than max_age_ms; NULL otherwise (a
+ * miss, logged).
+ */
+static cJSON *
+entry_load(const char *kind, const char *project, const char *zone,
+    const char *id, int64_t max_age_ms)
 {
 	struct tpu_err e;
 	struct buf b;
 	char *dir, *file;
-	cJSON *root = NULL, *desc;
+	cJSON *root = NULL;
 	long long stored;
 	int64_t age;
-	int rc = -1;
 
-	*out = NULL;
-	if (entry_paths(project, zone, node, &dir, &file) != 0)
-		return -1;
+	if (kind_paths(kind, project, zone, id, &dir, &file) != 0)
+		return NULL;
 	tpu_err_init(&e);
 	buf_init(&b, NODECACHE_MAX_FILE);
 	if (fsutil_read_file(file, FSUTIL_F_NOFOLLOW | FSUTIL_F_PRIVATE, &b,
 	        NULL, &e) != 0) {
 		if (e.code != TPU_E_NOTFOUND)
 			log_info("node cache: %s", e.msg);
-		goto out;
+		goto miss;
 	}
-	if ((root = json_parse(b.data, b.len, "node cache", &e)) == NULL) {
-		log_info("node cache '%s': %s", file, e.msg);
-		goto out;
-	}
-	if (json_req_int64(root, "storedAt", &stored, &e) != 0 ||
-	    (desc = cJSON_GetObjectItemCaseSensitive(root, "node")) == NULL ||
-	    !cJSON_IsObject(desc)) {
+	if ((root = json_parse(b.data, b.len, "node cache", &e)) == NULL ||
+	    json_req_int64(root, "storedAt", &stored, &e) != 0) {
 		log_info("node cache '%s': malformed entry", file);
-		goto out;
+		goto miss;
 	}
 	age = wall_ms() - (int64_t)stored;
 	if (age < 0 || age >= max_age_ms) {
-		log_debug("node cache: entry for %s is %lld ms old", node,
-		    (long long)age);
-		goto out;
+		log_debug("node cache: entry for %s %s is %lld ms old", kind,
+		    id, (long long)age);
+		goto miss;
 	}
-	if (strcmp(json_opt_string(desc, "state", ""), "READY") != 0 ||
-	    !name_matches(desc, node)) {
-		log_debug(
-		    "node cache: entry for %s is not a READY %s", node, node);
-		goto out;
-	}
-	*out = cJSON_DetachItemViaPointer(root, desc);
-	rc = 0;
-	log_debug("node cache: hit for %s (%lld ms old)", node, (long long)age);
-out:
+	log_debug("node cache: hit for %s %s (%lld ms old)", kind, id,
+	    (long long)age);
+	goto out;
+miss:
 	cJSON_Delete(root);
+	root = NULL;
+out:
 	buf_release(&b);
 	free(dir);
 	free(file);
-	return rc;
+	return root;
+}
+
+int
+nodecache_get(const char *project, const char *zone, const char *node,
+    int64_t max_age_ms, cJSON **out)
+{
+	cJSON *root, *desc;
+
+	*out = NULL;
+	if ((root = entry_load("nodes", project, zone, node, max_age_ms)) ==
+	    NULL)
+		return -1;
+	desc = cJSON_GetObjectItemCaseSensitive(root, "node");
+	if (!cJSON_IsObject(desc) ||
+	    strcmp(json_opt_string(desc, "state", ""), "READY") != 0 ||
+	    !name_matches(desc, node)) {
+		log_debug(
+		    "node cache: entry for %s is not a READY %s", node, node);
+		cJSON_Delete(root);
+		return -1;
+	}
+	*out = cJSON_DetachItemViaPointer(root, desc);
+	cJSON_Delete(root);
+	return 0;
 }
 
 void
@@ -258,76 +269,32 @@ nodecache_drop(const char *project, const char *zone, const char *node)
 	entry_remove("nodes", project, zone, node);
 }
 
-/* The stored root of a queued resource's entry, or NULL on a miss. */
-static cJSON *
-qr_read(const char *file, const char *qr, int64_t max_age_ms)
-{
-	struct tpu_err e;
-	struct buf b;
-	cJSON *root = NULL;
-	const cJSON *ids, *id;
-	long long stored;
-	int64_t age;
-
-	tpu_err_init(&e);
-	buf_init(&b, NODECACHE_MAX_FILE);
-	if (fsutil_read_file(file, FSUTIL_F_NOFOLLOW | FSUTIL_F_PRIVATE, &b,
-	        NULL, &e) != 0) {
-		if (e.code != TPU_E_NOTFOUND)
-			log_info("node cache: %s", e.msg);
-		goto miss;
-	}
-	if ((root = json_parse(b.data, b.len, "node cache", &e)) == NULL ||
-	    json_req_int64(root, "storedAt", &stored, &e) != 0 ||
-	    strcmp(json_opt_string(root, "name", ""), qr) != 0 ||
-	    !cJSON_IsArray(
-	        ids = cJSON_GetObjectItemCaseSensitive(root, "nodes")) ||
-	    cJSON_GetArraySize(ids) == 0) {
-		log_info("node cache '%s': malformed entry", file);
-		goto miss;
-	}
-	cJSON_ArrayForEach(id, ids)
-	{
-		if (!cJSON_IsString(id) || !safe_component(id->valuestring)) {
-			log_info("node cache '%s': malformed entry", file);
-			goto miss;
-		}
-	}
-	age = wall_ms() - (int64_t)stored;
-	if (age < 0 || age >= max_age_ms) {
-		log_debug("node cache: entry for queued resource %s is %lld "
-		          "ms old",
-		    qr, (long long)age);
-		goto miss;
-	}
-	buf_release(&b);
-	log_debug("node cache: hit for queued resource %s (%lld ms old)", qr,
-	    (long long)age);
-	return root;
-miss:
-	cJSON_Delete(root);
-	buf_release(&b);
-	return NULL;
-}
-
 int
 nodecache_qr_get(const char *project, const char *zone, const char *qr,
     int64_t max_age_ms, cJSON **ids)
 {
-	char *dir, *file;
-	cJSON *root;
+	const cJSON *id;
+	cJSON *root, *nodes;
 
 	*ids = NULL;
-	if (kind_paths("qrs", project, zone, qr, &dir, &file) != 0)
+	if ((root = entry_load("qrs", project, zone, qr, max_age_ms)) == NULL)
 		return -1;
-	root = qr_read(file, qr, max_age_ms);
-	free(dir);
-	free(file);
-	if (root == NULL)
-		return -1;
-	*ids = cJSON_DetachItemFromObjectCaseSensitive(root, "nodes");
+	nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+	if (strcmp(json_opt_string(root, "name", ""), qr) != 0 ||
+	    !cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
+		goto malformed;
+	cJSON_ArrayForEach(id, nodes)
+	{
+		if (!cJSON_IsString(id) || !safe_component(id->valuestring))
+			goto malformed;
+	}
+	*ids = cJSON_DetachItemViaPointer(root, nodes);
 	cJSON_Delete(root);
 	return 0;
+malformed:
+	log_info("node cache: malformed entry for queued resource %s", qr);
+	cJSON_Delete(root);
+	return -1;
 }
 
 void
