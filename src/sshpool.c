@@ -1183,6 +1183,12 @@ wait_session(LIBSSH2_SESSION *s, int fd, int64_t deadline)
 	return 0;
 }
 
+int
+sshpool_conn_wait(struct sshpool_conn *c, int64_t deadline)
+{
+	return wait_session(c->session, c->fd, deadline);
+}
+
 static void
 window_size(int fd, int *cols, int *rows)
 {

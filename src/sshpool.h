@@ -142,6 +142,12 @@ struct sshpool_conn {
 int sshpool_connect(const struct sshpool_target *, const struct sshpool_opts *,
     struct sshpool_conn *conn, struct sshpool_result *r, struct tpu_err *);
 void sshpool_conn_close(struct sshpool_conn *);
+/*
+ * Wait (at most 200 ms, and not past deadline) until the connection's
+ * socket is ready in the directions libssh2 is blocked on; -1 when the
+ * deadline has passed.
+ */
+int sshpool_conn_wait(struct sshpool_conn *, int64_t deadline);
 
 struct sshpool_shell_opts {
 	const char *command; /* NULL: the login shell */

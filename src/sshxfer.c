@@ -4,7 +4,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,19 +264,11 @@ sshxfer_remote_entry(struct sshxfer_list *l, const char *rel_dir,
 
 /* ---- remote side ---- */
 
+/* One wait for the socket (200 ms at most); the callers keep deadlines. */
 static void
 xwait(struct sshpool_conn *c)
 {
-	struct pollfd pfd = { c->fd, 0, 0 };
-	int dir = libssh2_session_block_directions(c->session);
-
-	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
-		pfd.events |= POLLIN;
-	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
-		pfd.events |= POLLOUT;
-	if (pfd.events == 0)
-		pfd.events = POLLIN;
-	poll(&pfd, 1, 200);
+	(void)sshpool_conn_wait(c, tpu_now_ms() + 200);
 }
 
 static int
