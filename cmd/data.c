@@ -39,6 +39,7 @@ parse_operand(
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid URL '%s': expected gs://bucket%s", s,
 		    need_object ? "/object" : "[/prefix]");
+	/* bucket and object names are checked there */
 	if ((rc = gcs_url_parse(s, u, err)) != 0)
 		return rc;
 	if (need_object) {
@@ -51,11 +52,6 @@ parse_operand(
 			    "(an object name, not a bucket or prefix)",
 			    s);
 		}
-	}
-	if (*u->object != '\0' &&
-	    (rc = gcs_object_validate(u->object, err)) != 0) {
-		gcs_url_release(u);
-		return rc;
 	}
 	return 0;
 }
