@@ -2,6 +2,10 @@
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).  The hardware
  * path uses the SSE4.2 crc32 instruction 8 bytes per step, chosen at run
  * time with __builtin_cpu_supports(); the portable path is slicing-by-8.
+ * The instruction's latency is three times its issue rate, so long inputs
+ * run three independent chains over adjacent blocks and join them with
+ * table-driven shifts (multiplications by x^(8 CRC32C_BLK) and
+ * x^(16 CRC32C_BLK) mod P): about three times the speed of one chain.
  * crc32c_combine() uses the x^(8n) mod P method of zlib's crc32_combine.
  */
 #include <pthread.h>
@@ -10,16 +14,22 @@
 #include "crc32c.h"
 
 #define CRC32C_POLY 0x82f63b78u
+#define CRC32C_BLK 4096 /* bytes per chain and stripe (three stripes) */
 
 static uint32_t crc32c_table[8][256];
+/* crc32c_shift[k][j][i]: (i << 8j) * x^(8 (k + 1) CRC32C_BLK) mod P */
+static uint32_t crc32c_shift[2][4][256];
 static int crc32c_hw;
 static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
+
+static uint32_t crc32c_multmodp(uint32_t, uint32_t);
+static uint32_t crc32c_xpow8n(uint64_t);
 
 static void
 crc32c_init(void)
 {
-	uint32_t c;
-	int i, j;
+	uint32_t c, x;
+	int i, j, k;
 
 	for (i = 0; i < 256; i++) {
 		c = (uint32_t)i;
@@ -33,6 +43,13 @@ crc32c_init(void)
 			c = crc32c_table[0][c & 0xff] ^ (c >> 8);
 			crc32c_table[j][i] = c;
 		}
+	}
+	for (k = 0; k < 2; k++) {
+		x = crc32c_xpow8n((uint64_t)(k + 1) * CRC32C_BLK);
+		for (j = 0; j < 4; j++)
+			for (i = 0; i < 256; i++)
+				crc32c_shift[k][j][i] =
+				    crc32c_multmodp(x, (uint32_t)i << (8 * j));
 	}
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_cpu_init();
@@ -95,15 +112,44 @@ crc32c_update_sw(uint32_t crc, const void *data, size_t len)
 	return ~c;
 }
 
+/* v * x^(8 (k + 1) CRC32C_BLK) mod P, for a raw (unconditioned) crc v */
+static uint32_t
+crc32c_shift_blk(int k, uint32_t v)
+{
+	return crc32c_shift[k][0][v & 0xff] ^
+	       crc32c_shift[k][1][(v >> 8) & 0xff] ^
+	       crc32c_shift[k][2][(v >> 16) & 0xff] ^
+	       crc32c_shift[k][3][v >> 24];
+}
+
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) static uint32_t
 crc32c_sse42(uint32_t crc, const unsigned char *p, size_t len)
 {
-	uint64_t c = (uint32_t)~crc;
+	uint64_t c = (uint32_t)~crc, b, d;
+	size_t i;
 
 	while (len > 0 && ((uintptr_t)p & 7) != 0) {
 		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
 		len--;
+	}
+	/* The raw crc is linear: crc(s, A B) = s x^(8|AB|) + crc(0, A B),
+	   so chains over the three blocks of a stripe, the second and third
+	   started from zero, join by shifting the first two. */
+	while (len >= 3 * CRC32C_BLK) {
+		b = 0;
+		d = 0;
+		for (i = 0; i < CRC32C_BLK; i += 8) {
+			c = __builtin_ia32_crc32di(c, crc32c_load64(p + i));
+			b = __builtin_ia32_crc32di(
+			    b, crc32c_load64(p + CRC32C_BLK + i));
+			d = __builtin_ia32_crc32di(
+			    d, crc32c_load64(p + 2 * CRC32C_BLK + i));
+		}
+		c = crc32c_shift_blk(1, (uint32_t)c) ^
+		    crc32c_shift_blk(0, (uint32_t)b) ^ (uint32_t)d;
+		p += 3 * CRC32C_BLK;
+		len -= 3 * CRC32C_BLK;
 	}
 	while (len >= 8) {
 		c = __builtin_ia32_crc32di(c, crc32c_load64(p));
@@ -152,23 +198,30 @@ crc32c_multmodp(uint32_t a, uint32_t b)
 	return p;
 }
 
-uint32_t
-crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+/* x^(8 n) mod P */
+static uint32_t
+crc32c_xpow8n(uint64_t n)
 {
 	uint32_t p = (uint32_t)1 << 31;  /* x^0 */
 	uint32_t sq = (uint32_t)1 << 30; /* x^1 */
 	int i;
 
-	/* Shift crc1 by 8 * len2 bits: multiply by x^(8 len2) mod P. */
 	for (i = 0; i < 3; i++)
 		sq = crc32c_multmodp(sq, sq); /* x^8 */
-	while (len2 != 0) {
-		if (len2 & 1)
+	while (n != 0) {
+		if (n & 1)
 			p = crc32c_multmodp(sq, p);
 		sq = crc32c_multmodp(sq, sq);
-		len2 >>= 1;
+		n >>= 1;
 	}
-	return crc32c_multmodp(p, crc1) ^ crc2;
+	return p;
+}
+
+uint32_t
+crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+{
+	/* Shift crc1 by 8 * len2 bits: multiply by x^(8 len2) mod P. */
+	return crc32c_multmodp(crc32c_xpow8n(len2), crc1) ^ crc2;
 }
 
 static const char crc32c_b64[] =

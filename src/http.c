@@ -39,6 +39,7 @@ struct http {
 
 /* Per-attempt transfer state given to the callbacks. */
 #define UPLOAD_BUFSIZE (1024L * 1024) /* libcurl's upload buffer */
+#define DOWNLOAD_BUFSIZE (512L * 1024) /* libcurl's receive buffer */
 
 struct xfer {
 	struct http *h;
@@ -626,6 +627,10 @@ perform(struct http *h, const struct http_request *req,
 		curl_easy_setopt(c, CURLOPT_DEBUGDATA, h);
 	}
 
+	/* a streamed download reads up to 512 KiB per recv() instead of
+	   the 16 KiB default: a sixth of the system calls and callbacks */
+	if (req->write_cb != NULL)
+		curl_easy_setopt(c, CURLOPT_BUFFERSIZE, DOWNLOAD_BUFSIZE);
 	if (strcmp(req->method, "GET") == 0)
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	else if (strcmp(req->method, "HEAD") == 0)

@@ -70,6 +70,33 @@ START_TEST(hw_equals_table)
 }
 END_TEST
 
+/* Lengths around the three-chain stripes (3 x 4096 bytes) of the
+   hardware path, at every alignment: the joined chains agree with the
+   table. */
+START_TEST(hw_stripes_equal_table)
+{
+	static const size_t lens[] = { 12287, 12288, 12289, 12295, 12296, 24575,
+		24576, 24583, 36864, 40000, 65536 + 3 };
+	unsigned char *buf;
+	size_t i, off, n = 65536 + 16;
+	uint32_t a, b;
+
+	buf = malloc(n);
+	ck_assert_ptr_nonnull(buf);
+	srand(99);
+	for (i = 0; i < n; i++)
+		buf[i] = (unsigned char)rand();
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (off = 0; off < 8; off++) {
+			a = crc32c_update_hw(0xdeadbeef, buf + off, lens[i]);
+			b = crc32c_update_sw(0xdeadbeef, buf + off, lens[i]);
+			ck_assert_msg(a == b, "len %zu off %zu: %08x != %08x",
+			    lens[i], off, a, b);
+		}
+	free(buf);
+}
+END_TEST
+
 START_TEST(incremental_equals_oneshot)
 {
 	unsigned char buf[1000];
@@ -174,6 +201,7 @@ crc32c_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("paths");
 	tcase_add_test(tc, hw_equals_table);
+	tcase_add_test(tc, hw_stripes_equal_table);
 	tcase_add_test(tc, incremental_equals_oneshot);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("combine");
