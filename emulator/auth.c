@@ -1361,9 +1361,10 @@ emu_auth_env(struct emu *e, FILE *fp)
 }
 
 const struct emu_route emu_auth_routes[] = {
-	{ "/token", 0, emu_auth_token, NULL },
-	{ "/v1/token", 0, emu_auth_sts, NULL },
-	{ "/v1/projects/-/serviceAccounts/", EMU_R_AUTH, emu_auth_iam, NULL },
-	{ "/computeMetadata/", 0, emu_auth_metadata, NULL },
-	{ NULL, 0, NULL, NULL },
+	{ "/token", 0, emu_auth_token, NULL, NULL },
+	{ "/v1/token", 0, emu_auth_sts, NULL, NULL },
+	{ "/v1/projects/-/serviceAccounts/", EMU_R_AUTH, emu_auth_iam, NULL,
+	    NULL },
+	{ "/computeMetadata/", 0, emu_auth_metadata, NULL, NULL },
+	{ NULL, 0, NULL, NULL, NULL },
 };

@@ -904,6 +904,12 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (c == NULL)
 		return;
 	*con_cls = NULL;
+	if (c->r.sink_ctx != NULL && c->route != NULL &&
+	    c->route->sink_abort != NULL) {
+		pthread_mutex_lock(&e->lock);
+		c->route->sink_abort(e, &c->r);
+		pthread_mutex_unlock(&e->lock);
+	}
 	if (c->started && e->reqlog != NULL) {
 		q = strchr(c->raw_url, '?');
 		line = emu_log_line(emu_wall_ms(), c->method, c->path,

@@ -71,6 +71,12 @@ struct emu_route {
 	 * 64 MiB: larger in-memory bodies get 413).
 	 */
 	int (*sink)(struct emu *, struct emu_req *);
+	/*
+	 * Optional: the request ended without handle (the client went away
+	 * mid-body, or the body could not be stored) while sink_ctx was set:
+	 * undo what the sink started and free sink_ctx.  Lock held.
+	 */
+	void (*sink_abort)(struct emu *, struct emu_req *);
 };
 
 struct emu {

@@ -2156,6 +2156,17 @@ out:
 	return rc;
 }
 
+/*
+ * A resumable chunk that the sink wrote straight into its session's data
+ * file (see gcs_sink_session): the session is busy from the headers to
+ * the handler, and the file is cut back to first unless the chunk is
+ * accepted whole.
+ */
+struct gcs_direct {
+	char id[33];
+	uint64_t first; /* the session's size before this body */
+};
+
 static int
 gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 {
@@ -2165,9 +2176,13 @@ gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 	const char *state, *hdr, *fault;
 	char *jpath = NULL, *dpath = NULL;
 	uint64_t persisted, blen = 0, last, total = 0, skip, add, keep;
+	struct gcs_direct *dr = r->sink_ctx;
 	cJSON *s = NULL;
-	int bfd = -1, dfd = -1, final = 0, partial = 0;
+	int bfd = -1, dfd = -1, final = 0, partial = 0, stored = 0;
 
+	r->sink_ctx = NULL;
+	if (dr != NULL)
+		gcs_busy(st, dr->id, -1); /* the body is in */
 	if (!gcsemu_is_hex(id, 32)) {
 		gcs_err(r, 404, "notFound", "No such upload session: '%s'", id);
 		goto out;
@@ -2204,14 +2219,18 @@ gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 		emu_reply_data(r, 499, "text/plain; charset=utf-8", "", 0);
 		goto out;
 	}
-	if (stat(dpath, &sb) != 0) {
+	if (dr != NULL) {
+		persisted = dr->first;
+		blen = r->body_sunk;
+	} else if (stat(dpath, &sb) != 0) {
 		gcs_err_io(r, "cannot open the upload session", id);
 		goto out;
-	}
-	persisted = (uint64_t)sb.st_size;
-	if ((bfd = gcs_body_fd(e, r, &blen)) < 0) {
-		gcs_err_io(r, "cannot spool the chunk", id);
-		goto out;
+	} else {
+		persisted = (uint64_t)sb.st_size;
+		if ((bfd = gcs_body_fd(e, r, &blen)) < 0) {
+			gcs_err_io(r, "cannot spool the chunk", id);
+			goto out;
+		}
 	}
 	hdr = emu_header(r, "content-range");
 	if (hdr == NULL) {
@@ -2319,8 +2338,15 @@ gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 				keep = add;
 		}
 	}
+	if (dr != NULL && (skip != 0 || keep != blen)) {
+		gcs_err(r, 500, "backendError",
+		    "upload session %s: a chunk written in place does not "
+		    "start at the persisted size",
+		    id);
+		goto out;
+	}
 	gcs_fault_corrupt_upload(r, bfd, skip, keep);
-	if (keep > 0) {
+	if (keep > 0 && dr == NULL) {
 		int bad;
 
 		/* No O_APPEND: copy_file_range() refuses such fds.  The copy
@@ -2342,11 +2368,18 @@ gcs_upload_chunk(struct emu *e, struct emu_req *r, const char *id)
 		}
 	}
 	persisted += keep;
+	stored = 1;
 	if (final && keep == add && persisted == total)
 		gcs_upload_finish(e, r, id, s, persisted);
 	else
 		gcs_reply_308(r, persisted);
 out:
+	if (dr != NULL && !stored && ftruncate(r->sink_fd, (off_t)dr->first))
+		fprintf(stderr,
+		    "tpuctl-emulator: upload session %s: cannot cut a refused "
+		    "chunk: %s\n",
+		    dr->id, strerror(errno));
+	free(dr);
 	if (dfd >= 0)
 		close(dfd);
 	cJSON_Delete(s);
@@ -2800,14 +2833,89 @@ gcs_handle(struct emu *e, struct emu_req *r)
 	return 0;
 }
 
+/*
+ * A resumable chunk whose Content-Range starts where its session ends,
+ * with a Content-Length to match and no fault armed, goes straight into
+ * the session's data file at that offset: one copy of the bytes instead
+ * of a spool and a second copy.  The session is busy until the handler
+ * (or gcs_sink_abort) is done with it.  -1: spool as usual.
+ */
+static int
+gcs_sink_session(struct emu *e, struct emu_req *r, const char *id)
+{
+	struct gcs_state *st = gcs_st(e);
+	struct gcsemu_crange cr;
+	struct gcs_direct *dr;
+	struct stat sb;
+	const char *hdr = emu_header(r, "content-range"), *len, *state, *errstr;
+	char *jpath = NULL, *dpath = NULL;
+	cJSON *s = NULL;
+	uint64_t clen;
+	int fd = -1;
+
+	if (r->fault != NULL || !gcsemu_is_hex(id, 32) || hdr == NULL ||
+	    gcsemu_crange_parse(hdr, &cr) != 0 || !cr.has_range ||
+	    cr.open_end || (len = emu_header(r, "content-length")) == NULL)
+		return -1;
+	clen = (uint64_t)tpu_strtonum(len, 1, INT64_MAX, &errstr);
+	if (errstr != NULL || clen != cr.last - cr.first + 1 ||
+	    gcs_busy(st, id, 0))
+		return -1;
+	jpath = gcs_session_path(e, id, "json");
+	dpath = gcs_session_path(e, id, "data");
+	if ((s = gcs_load_json(jpath)) == NULL ||
+	    ((state = gcs_jstr(s, "state")) != NULL &&
+	        strcmp(state, "active") != 0))
+		goto out;
+	if ((fd = open(dpath, O_WRONLY | O_CLOEXEC)) < 0)
+		goto out;
+	if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != cr.first ||
+	    lseek(fd, (off_t)cr.first, SEEK_SET) < 0) {
+		close(fd);
+		fd = -1;
+		goto out;
+	}
+	dr = xcalloc(1, sizeof(*dr));
+	snprintf(dr->id, sizeof(dr->id), "%s", id);
+	dr->first = cr.first;
+	r->sink_ctx = dr;
+	gcs_busy(st, id, 1);
+out:
+	cJSON_Delete(s);
+	free(jpath);
+	free(dpath);
+	return fd;
+}
+
+/* The client went away mid-chunk: nothing of it is persisted. */
+static void
+gcs_sink_abort(struct emu *e, struct emu_req *r)
+{
+	struct gcs_direct *dr = r->sink_ctx;
+
+	r->sink_ctx = NULL;
+	if (r->sink_fd >= 0 && ftruncate(r->sink_fd, (off_t)dr->first) != 0)
+		fprintf(stderr,
+		    "tpuctl-emulator: upload session %s: cannot cut a broken "
+		    "chunk: %s\n",
+		    dr->id, strerror(errno));
+	gcs_busy(gcs_st(e), dr->id, -1);
+	free(dr);
+}
+
 /* Uploads stream into an anonymous temp file; everything else buffers. */
 static int
 gcs_sink(struct emu *e, struct emu_req *r)
 {
-	const char *t;
+	const char *t, *id;
+	int fd;
 
 	if (strcmp(r->method, "PUT") != 0 && strcmp(r->method, "POST") != 0)
 		return -1;
+	if ((id = emu_query(r, "upload_id")) != NULL &&
+	    strcmp(r->method, "PUT") == 0 &&
+	    (fd = gcs_sink_session(e, r, id)) >= 0)
+		return fd;
 	if (emu_query(r, "upload_id") == NULL) {
 		t = emu_query(r, "uploadType");
 		if (strcmp(r->method, "POST") != 0 || t == NULL ||
@@ -2818,13 +2926,14 @@ gcs_sink(struct emu *e, struct emu_req *r)
 }
 
 const struct emu_route gcs_routes[] = {
-	{ "/batch/storage/v1", EMU_R_AUTH, gcs_handle, NULL },
-	{ "/storage/v1/projects/", EMU_R_AUTH, gcs_handle, NULL },
-	{ "/storage/v1/b", EMU_R_AUTH, gcs_handle, NULL },
-	{ "/upload/storage/v1/b", EMU_R_AUTH, gcs_handle, gcs_sink },
-	{ "/download/storage/v1/b", EMU_R_AUTH, gcs_handle, NULL },
-	{ "/b", EMU_R_AUTH, gcs_handle, NULL },
-	{ NULL, 0, NULL, NULL },
+	{ "/batch/storage/v1", EMU_R_AUTH, gcs_handle, NULL, NULL },
+	{ "/storage/v1/projects/", EMU_R_AUTH, gcs_handle, NULL, NULL },
+	{ "/storage/v1/b", EMU_R_AUTH, gcs_handle, NULL, NULL },
+	{ "/upload/storage/v1/b", EMU_R_AUTH, gcs_handle, gcs_sink,
+	    gcs_sink_abort },
+	{ "/download/storage/v1/b", EMU_R_AUTH, gcs_handle, NULL, NULL },
+	{ "/b", EMU_R_AUTH, gcs_handle, NULL, NULL },
+	{ NULL, 0, NULL, NULL, NULL },
 };
 
 /* ---- start and stop ---- */

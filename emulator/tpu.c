@@ -1743,9 +1743,9 @@ unknown_zone:
 }
 
 const struct emu_route tpu_routes[] = {
-	{ "/v2/", EMU_R_AUTH, tpu_handle, NULL },
-	{ "/v2alpha1/", EMU_R_AUTH, tpu_handle, NULL },
-	{ NULL, 0, NULL, NULL },
+	{ "/v2/", EMU_R_AUTH, tpu_handle, NULL, NULL },
+	{ "/v2alpha1/", EMU_R_AUTH, tpu_handle, NULL, NULL },
+	{ NULL, 0, NULL, NULL, NULL },
 };
 
 /* The state machines. */
