@@ -158,6 +158,18 @@ gcsx_plan_parts(
 	return n;
 }
 
+size_t
+gcsx_slice_streams(int parallel, long ncpu)
+{
+	size_t n = parallel > 1 ? (size_t)parallel : 1;
+
+	if (ncpu < 2)
+		ncpu = 2;
+	if (n > (size_t)ncpu)
+		n = (size_t)ncpu;
+	return n < GCSX_MAX_PARTS ? n : GCSX_MAX_PARTS;
+}
+
 uint32_t
 gcsx_combine(const uint32_t *crcs, const struct gcsx_part *parts, size_t n)
 {
@@ -2144,8 +2156,8 @@ gcsx_download(struct gcs *g, const struct gcs_object *obj, const char *dest,
 	    obj->size >= opt_or(o->slice_min, GCSX_SLICE_MIN))
 		n = gcsx_plan_parts(obj->size,
 		    opt_or(o->slice_min, GCSX_SLICE_MIN) / 4,
-		    (size_t)(o->parallel < GCSX_MAX_PARTS ? o->parallel
-		                                          : GCSX_MAX_PARTS),
+		    gcsx_slice_streams(
+		        o->parallel, sysconf(_SC_NPROCESSORS_ONLN)),
 		    parts);
 	if (n > 1) {
 		struct djob j;

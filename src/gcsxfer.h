@@ -142,6 +142,15 @@ struct gcsx_part {
 size_t gcsx_plan_parts(
     int64_t size, int64_t min_part, size_t maxparts, struct gcsx_part *parts);
 
+/*
+ * Streams of a sliced download of one file: --parallel, at most
+ * GCSX_MAX_PARTS, and at most one per CPU (two on a single CPU).  Every
+ * stream writes into the same file, and past one writer a CPU the
+ * streams mostly contend for the file's lock (measured: 8 streams on 2
+ * CPUs are slower than 2).
+ */
+size_t gcsx_slice_streams(int parallel, long ncpu);
+
 /* crc32c of the concatenation of n parts, from their crcs and lengths. */
 uint32_t gcsx_combine(const uint32_t *crcs, const struct gcsx_part *, size_t n);
 

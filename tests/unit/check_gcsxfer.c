@@ -83,6 +83,17 @@ check_plan(int64_t size, int64_t min, size_t maxp)
 	ck_assert_int_eq(off, size < 0 ? 0 : size);
 }
 
+START_TEST(slice_streams)
+{
+	ck_assert_uint_eq(gcsx_slice_streams(1, 8), 1);
+	ck_assert_uint_eq(gcsx_slice_streams(8, 2), 2);
+	ck_assert_uint_eq(gcsx_slice_streams(8, 1), 2);  /* two on one CPU */
+	ck_assert_uint_eq(gcsx_slice_streams(8, -1), 2); /* sysconf failed */
+	ck_assert_uint_eq(gcsx_slice_streams(4, 16), 4);
+	ck_assert_uint_eq(gcsx_slice_streams(64, 240), GCSX_MAX_PARTS);
+}
+END_TEST
+
 START_TEST(plan_parts)
 {
 	struct gcsx_part parts[GCSX_MAX_PARTS];
@@ -491,6 +502,7 @@ gcsxfer_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("parts");
 	tcase_add_test(tc, plan_parts);
+	tcase_add_test(tc, slice_streams);
 	tcase_add_test(tc, combine_parts);
 	tcase_add_test(tc, file_crc);
 	suite_add_tcase(s, tc);
