@@ -2834,8 +2834,9 @@ gcs_handle(struct emu *e, struct emu_req *r)
 }
 
 /*
- * A resumable chunk whose Content-Range starts where its session ends,
- * with a Content-Length to match and no fault armed, goes straight into
+ * A resumable chunk whose Content-Range starts where its session ends
+ * (or, without Content-Range, a whole object into an empty session), with
+ * a Content-Length to match and no fault armed, goes straight into
  * the session's data file at that offset: one copy of the bytes instead
  * of a spool and a second copy.  The session is busy until the handler
  * (or gcs_sink_abort) is done with it.  -1: spool as usual.
@@ -2853,13 +2854,20 @@ gcs_sink_session(struct emu *e, struct emu_req *r, const char *id)
 	uint64_t clen;
 	int fd = -1;
 
-	if (r->fault != NULL || !gcsemu_is_hex(id, 32) || hdr == NULL ||
-	    gcsemu_crange_parse(hdr, &cr) != 0 || !cr.has_range ||
-	    cr.open_end || (len = emu_header(r, "content-length")) == NULL)
+	if (r->fault != NULL || !gcsemu_is_hex(id, 32) ||
+	    (len = emu_header(r, "content-length")) == NULL)
 		return -1;
 	clen = (uint64_t)tpu_strtonum(len, 1, INT64_MAX, &errstr);
-	if (errstr != NULL || clen != cr.last - cr.first + 1 ||
-	    gcs_busy(st, id, 0))
+	if (errstr != NULL)
+		return -1;
+	if (hdr == NULL) {
+		/* a single-request upload: the body is the whole object */
+		memset(&cr, 0, sizeof(cr));
+		cr.last = clen - 1;
+	} else if (gcsemu_crange_parse(hdr, &cr) != 0 || !cr.has_range ||
+	           cr.open_end || clen != cr.last - cr.first + 1)
+		return -1;
+	if (gcs_busy(st, id, 0))
 		return -1;
 	jpath = gcs_session_path(e, id, "json");
 	dpath = gcs_session_path(e, id, "data");

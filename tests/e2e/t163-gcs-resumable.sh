@@ -138,6 +138,13 @@ want 200 "single-request upload"
 [ "$(jf .crc32c)" = 5yZkMA== ] || fail "ten crc32c $(jf .crc32c)"
 [ "$(jf .md5Hash)" = 4JyAxC/aVfnZkuWcprMwfQ== ] || fail "ten md5"
 
+# One PUT without Content-Range: the body is the whole object.
+start whole
+req PUT "$LOC" --data-binary "@$f"
+want 200 "single PUT without Content-Range"
+[ "$(jf .crc32c)" = "$CRC" ] || fail "whole-object PUT crc32c"
+[ "$(jf .size)" = $size ] || fail "whole-object PUT size"
+
 # The Node client: one chunked PUT with bytes 0-*/*, ends with the body.
 start node
 req PUT "$LOC" -H 'Content-Range: bytes 0-*/*' \
