@@ -38,7 +38,7 @@ struct http {
 };
 
 /* Per-attempt transfer state given to the callbacks. */
-#define UPLOAD_BUFSIZE (1024L * 1024) /* libcurl's upload buffer */
+#define UPLOAD_BUFSIZE (1024L * 1024)  /* libcurl's upload buffer */
 #define DOWNLOAD_BUFSIZE (512L * 1024) /* libcurl's receive buffer */
 
 struct xfer {
