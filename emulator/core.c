@@ -67,6 +67,10 @@ struct core_req {
 	int fd;
 	uint64_t off;
 	uint64_t flen;
+	/* a body of several files (emu_reply_files): fd is segs[seg]'s */
+	char **segs;
+	uint64_t *seg_size;
+	size_t nsegs, seg;
 	struct core_hdr *hdrs;
 	/* Streaming the reply body with faults. */
 	uint64_t sent;
@@ -94,6 +98,12 @@ reply_reset(struct core_req *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+	while (c->nsegs > 0)
+		free(c->segs[--c->nsegs]);
+	free(c->segs);
+	free(c->seg_size);
+	c->segs = NULL;
+	c->seg_size = NULL;
 	for (h = c->hdrs; h != NULL; h = n) {
 		n = h->next;
 		free(h->name);
@@ -243,6 +253,51 @@ emu_reply_fd(struct emu_req *r, int status, const char *ctype, int fd,
 	c->off = off;
 	c->flen = len;
 	return 0;
+}
+
+int
+emu_reply_files(struct emu_req *r, int status, const char *ctype, char **paths,
+    uint64_t *sizes, size_t n, uint64_t off, uint64_t len)
+{
+	struct core_req *c = CR(r);
+
+	reply_set(
+	    c, status, ctype != NULL ? ctype : "application/octet-stream");
+	c->segs = paths;
+	c->seg_size = sizes;
+	c->nsegs = n;
+	c->seg = 0;
+	c->off = off;
+	c->flen = len;
+	return 0;
+}
+
+/*
+ * Read up to n bytes at offset at of a file body: of fd, or of the
+ * segment of a multi-file body that holds at (opened on the way).
+ */
+static ssize_t
+body_pread(struct core_req *c, char *out, size_t n, uint64_t at)
+{
+	uint64_t start = 0;
+	size_t i;
+
+	if (c->nsegs == 0)
+		return pread(c->fd, out, n, (off_t)at);
+	for (i = 0; i < c->nsegs && at >= start + c->seg_size[i]; i++)
+		start += c->seg_size[i];
+	if (i == c->nsegs)
+		return 0;
+	if (c->fd < 0 || c->seg != i) {
+		if (c->fd >= 0)
+			close(c->fd);
+		c->seg = i;
+		if ((c->fd = open(c->segs[i], O_RDONLY | O_CLOEXEC)) < 0)
+			return -1;
+	}
+	if (n > start + c->seg_size[i] - at)
+		n = (size_t)(start + c->seg_size[i] - at);
+	return pread(c->fd, out, n, (off_t)(at - start));
 }
 
 void
@@ -706,7 +761,7 @@ req_handle(struct emu *e, struct core_req *c)
 static uint64_t
 reply_size(const struct core_req *c)
 {
-	return c->fd >= 0 ? c->flen : c->len;
+	return c->fd >= 0 || c->nsegs > 0 ? c->flen : c->len;
 }
 
 static void
@@ -746,8 +801,8 @@ body_reader(void *cls, uint64_t pos, char *out, size_t max)
 	n = stop - pos;
 	if (n > max)
 		n = max;
-	if (c->fd >= 0) {
-		got = pread(c->fd, out, (size_t)n, (off_t)(c->off + pos));
+	if (c->fd >= 0 || c->nsegs > 0) {
+		got = body_pread(c, out, (size_t)n, c->off + pos);
 		if (got <= 0)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		n = (uint64_t)got;
@@ -773,10 +828,10 @@ response_build(struct core_req *c)
 	struct core_hdr *h;
 	int streamed;
 
-	streamed =
-	    c->fd >= 0 || (c->have_fault && (c->act.kind == EMU_FK_BROKEN ||
-	                                        c->act.kind == EMU_FK_STALL ||
-	                                        c->act.kind == EMU_FK_CORRUPT));
+	streamed = c->fd >= 0 || c->nsegs > 0 ||
+	           (c->have_fault && (c->act.kind == EMU_FK_BROKEN ||
+	                                 c->act.kind == EMU_FK_STALL ||
+	                                 c->act.kind == EMU_FK_CORRUPT));
 	if (streamed) {
 		pthread_mutex_lock(&core_ref_lock);
 		c->refs++;

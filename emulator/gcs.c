@@ -6,7 +6,10 @@
  *
  * Objects live on disk under STATE/gcs/buckets/BUCKET/objects/ as
  * KEY.data (the bytes) and KEY.json (the resource), KEY being the SHA-256
- * of the name; an in-memory index sorted by name serves lists.  Request
+ * of the name; an in-memory index sorted by name serves lists.  A
+ * composite has no KEY.data: its bytes are KEY.GEN.s0, .s1, ..., hard
+ * links to its components' files (no object's file is ever written once
+ * stored), so compose copies nothing, as on Cloud Storage.  Request
  * bodies of uploads stream into anonymous temporary files through the
  * route's sink and are hashed (crc32c, md5) on a second pass made without
  * the global lock; nothing holds a whole object in memory.  Resumable
@@ -58,7 +61,15 @@ struct gcs_obj {
 	int64_t gen, metagen;
 	uint64_t size;
 	cJSON *meta; /* the resource; links and etag are rendered */
+	/* A composite's bytes: nseg files KEY.GEN.sI (hard links to the
+	   data of its components, listed in meta as GCS_SEGMENTS), no
+	   KEY.data.  0 for every other object. */
+	size_t nseg;
+	uint64_t *seg; /* their sizes */
 };
+
+/* The internal meta field of a composite's segment sizes (not rendered). */
+#define GCS_SEGMENTS "x-emulator-segments"
 
 struct gcs_bkt {
 	char *name;
@@ -592,6 +603,7 @@ gcs_obj_free(struct gcs_obj *o)
 		return;
 	free(o->name);
 	cJSON_Delete(o->meta);
+	free(o->seg);
 	free(o);
 }
 
@@ -641,6 +653,115 @@ gcs_obj_path(
 	    e, "gcs/buckets/%s/objects/%s.%s", b->name, key, ext);
 }
 
+/* The path of a composite's segment i. */
+static char *
+gcs_seg_path(
+    struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o, size_t i)
+{
+	return emu_state_path(e, "gcs/buckets/%s/objects/%s.%" PRId64 ".s%zu",
+	    b->name, o->key, o->gen, i);
+}
+
+/*
+ * The files that hold o's bytes, in order, and their sizes: its data
+ * file, or a composite's segments.  Returns their count; *paths and
+ * *sizes are the caller's to free.
+ */
+static size_t
+gcs_obj_files(struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o,
+    char ***paths, uint64_t **sizes)
+{
+	size_t i, n = o->nseg > 0 ? o->nseg : 1;
+
+	*paths = xreallocarray(NULL, n, sizeof(**paths));
+	*sizes = xreallocarray(NULL, n, sizeof(**sizes));
+	if (o->nseg == 0) {
+		(*paths)[0] = gcs_obj_path(e, b, o->key, "data");
+		(*sizes)[0] = o->size;
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		(*paths)[i] = gcs_seg_path(e, b, o, i);
+		(*sizes)[i] = o->seg[i];
+	}
+	return n;
+}
+
+static void
+gcs_files_free(char **paths, uint64_t *sizes, size_t n)
+{
+	while (n > 0)
+		free(paths[--n]);
+	free(paths);
+	free(sizes);
+}
+
+/* Remove the files of o's bytes (ENOENT is fine: never written). */
+static void
+gcs_obj_unlink_data(
+    struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o)
+{
+	char **paths;
+	uint64_t *sizes;
+	size_t i, n = gcs_obj_files(e, b, o, &paths, &sizes);
+
+	for (i = 0; i < n; i++)
+		unlink(paths[i]);
+	gcs_files_free(paths, sizes, n);
+}
+
+/* Copy o's bytes to out (at its file offset); 0 or -1 with errno. */
+static int
+gcs_obj_copy_to(
+    struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o, int out)
+{
+	char **paths;
+	uint64_t *sizes;
+	size_t i, n = gcs_obj_files(e, b, o, &paths, &sizes);
+	int fd, rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		if ((fd = open(paths[i], O_RDONLY | O_CLOEXEC)) < 0) {
+			rc = -1;
+			break;
+		}
+		rc = gcs_copy(fd, 0, sizes[i], out);
+		close(fd);
+	}
+	gcs_files_free(paths, sizes, n);
+	return rc;
+}
+
+/* o's segment sizes from its meta (a loaded or committed composite). */
+static void
+gcs_obj_load_segs(struct gcs_obj *o)
+{
+	const cJSON *a =
+	    cJSON_GetObjectItemCaseSensitive(o->meta, GCS_SEGMENTS);
+	const cJSON *it;
+	const char *errstr;
+	size_t n = 0;
+
+	free(o->seg);
+	o->seg = NULL;
+	o->nseg = 0;
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1)
+		return;
+	o->seg =
+	    xreallocarray(NULL, (size_t)cJSON_GetArraySize(a), sizeof(*o->seg));
+	cJSON_ArrayForEach(it, a)
+	{
+		if (!cJSON_IsString(it))
+			break;
+		o->seg[n++] = (uint64_t)tpu_strtonum(
+		    it->valuestring, 0, INT64_MAX, &errstr);
+		if (errstr != NULL)
+			break;
+	}
+	if (n == (size_t)cJSON_GetArraySize(a))
+		o->nseg = n;
+}
+
 /* ---- rendering ---- */
 
 static cJSON *
@@ -650,6 +771,7 @@ gcs_obj_render(struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o)
 	char *enc = gcs_pct_encode(o->name), *s;
 	char etag[48];
 
+	cJSON_DeleteItemFromObjectCaseSensitive(j, GCS_SEGMENTS);
 	s = xasprintf("%s/%s/%" PRId64, b->name, o->name, o->gen);
 	gcs_set_str(j, "id", s);
 	free(s);
@@ -883,6 +1005,10 @@ struct gcs_new {
 	const cJSON *user; /* the client's metadata, or NULL */
 	const char *ctype; /* from headers, or NULL */
 	struct gcs_pre pre;
+	/* instead of datapath: a composite linked to these files */
+	char **segpaths;
+	uint64_t *segsizes;
+	size_t nseg;
 };
 
 /* Check the client's crc32c/md5Hash (JSON or X-Goog-Hash); -1 after 400. */
@@ -1007,16 +1133,46 @@ gcs_obj_commit(
 		gcs_set_str(m, "contentType", ctype);
 
 	data = gcs_obj_path(e, b, o->key, "data");
-	if (rename(nw->datapath, data) != 0) {
+	if (nw->nseg > 0) {
+		/* a composite: its segments are new names for the bytes of
+		   its components, which no object ever changes in place */
+		cJSON *a = cJSON_AddArrayToObject(m, GCS_SEGMENTS);
+		char num[32], *sp;
+		size_t i;
+
+		for (i = 0; i < nw->nseg; i++) {
+			snprintf(num, sizeof(num), "%" PRIu64, nw->segsizes[i]);
+			cJSON_AddItemToArray(a, cJSON_CreateString(num));
+		}
+		gcs_obj_load_segs(o);
+		for (i = 0; i < nw->nseg; i++) {
+			sp = gcs_seg_path(e, b, o, i);
+			if (link(nw->segpaths[i], sp) != 0) {
+				gcs_err_io(r, "cannot store object data", sp);
+				free(sp);
+				while (i > 0) {
+					sp = gcs_seg_path(e, b, o, --i);
+					unlink(sp);
+					free(sp);
+				}
+				goto out;
+			}
+			free(sp);
+		}
+	} else if (rename(nw->datapath, data) != 0) {
 		gcs_err_io(r, "cannot store object data", data);
 		goto out;
 	}
 	if (gcs_obj_save(e, b, o) != 0) {
 		gcs_err_io(r, "cannot store object metadata", o->name);
-		unlink(data);
+		gcs_obj_unlink_data(e, b, o);
 		goto out;
 	}
 	if (old != NULL) {
+		/* rename replaced a plain one's data file; anything else of
+		   the old generation goes */
+		if (old->nseg > 0 || o->nseg > 0)
+			gcs_obj_unlink_data(e, b, old);
 		gcs_obj_remove(b, pos);
 		old = NULL;
 	}
@@ -1041,9 +1197,7 @@ gcs_obj_delete(struct emu *e, struct gcs_bkt *b, size_t pos)
 	p = gcs_obj_path(e, b, o->key, "json");
 	unlink(p);
 	free(p);
-	p = gcs_obj_path(e, b, o->key, "data");
-	unlink(p);
-	free(p);
+	gcs_obj_unlink_data(e, b, o);
 	gcs_obj_remove(b, pos);
 }
 
@@ -1510,26 +1664,24 @@ gcs_fault_new_generation(
 	struct gcs_obj *o;
 	struct gcs_new nw;
 	unsigned char md5[16], *buf = NULL;
-	char md5b[32], *path;
+	char md5b[32];
 	cJSON *user = NULL;
 	uint64_t off = 0;
 	ssize_t n, i;
-	int in, out = -1, rc = -1;
+	int out = -1, rc = -1;
 
 	if ((b = gcs_bkt_find(gcs_st(e), bucket, NULL)) == NULL ||
 	    (o = gcs_obj_find(b, name, NULL)) == NULL)
 		return 0; /* nothing to replace: the handler answers 404 */
 	memset(&nw, 0, sizeof(nw));
-	path = gcs_obj_path(e, b, o->key, "data");
-	in = open(path, O_RDONLY | O_CLOEXEC);
-	free(path);
-	if (in < 0 || (out = gcs_tmp_open(e)) < 0) {
+	if ((out = gcs_tmp_open(e)) < 0 || gcs_obj_copy_to(e, b, o, out) != 0) {
 		gcs_err_io(r, "cannot overwrite the object", name);
 		goto out;
 	}
+	/* every byte inverted, in place */
 	buf = xmalloc(GCS_IO_BLOCK);
 	while (off < o->size) {
-		n = pread(in, buf, GCS_IO_BLOCK, (off_t)off);
+		n = pread(out, buf, GCS_IO_BLOCK, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -1540,7 +1692,7 @@ gcs_fault_new_generation(
 		}
 		for (i = 0; i < n; i++)
 			buf[i] ^= 0xff;
-		if (gcs_write_all(out, (char *)buf, (size_t)n) != 0) {
+		if (pwrite(out, buf, (size_t)n, (off_t)off) != n) {
 			gcs_err_io(r, "cannot overwrite the object", name);
 			goto out;
 		}
@@ -1568,8 +1720,6 @@ gcs_fault_new_generation(
 	}
 	rc = 0;
 out:
-	if (in >= 0)
-		close(in);
 	if (out >= 0)
 		close(out);
 	free(buf);
@@ -1615,18 +1765,24 @@ gcs_obj_media_h(
 			len = o->size;
 		}
 	}
-	path = gcs_obj_path(e, b, o->key, "data");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		gcs_err_io(r, "cannot open object data", o->name);
-		free(path);
-		return -1;
-	}
-	free(path);
 	ctype = gcs_jstr(o->meta, "contentType");
 	if (ctype == NULL)
 		ctype = "application/octet-stream";
-	emu_reply_fd(r, status, ctype, fd, off, len);
+	if (o->nseg > 0) {
+		char **paths;
+		uint64_t *sizes;
+		size_t n = gcs_obj_files(e, b, o, &paths, &sizes);
+
+		emu_reply_files(r, status, ctype, paths, sizes, n, off, len);
+	} else {
+		path = gcs_obj_path(e, b, o->key, "data");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		free(path);
+		if (fd < 0)
+			return gcs_err_io(
+			    r, "cannot open object data", o->name);
+		emu_reply_fd(r, status, ctype, fd, off, len);
+	}
 	if (status == 206) {
 		snprintf(hdr, sizeof(hdr),
 		    "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, off,
@@ -2396,17 +2552,14 @@ gcs_compose_h(
 {
 	struct gcs_bkt *b;
 	struct gcs_obj *src[GCS_MAX_COMPOSE];
-	uint64_t ssize[GCS_MAX_COMPOSE];
-	int sfd[GCS_MAX_COMPOSE];
 	struct gcs_new nw;
 	const cJSON *srcs, *it, *pre, *dest;
 	const char *sname;
 	int64_t g;
 	uint32_t crc = 0;
 	uint64_t size = 0;
-	char *p;
 	cJSON *body, *res = NULL;
-	int n = 0, i, out = -1, fd, comps = 0;
+	int n = 0, i, comps = 0;
 
 	memset(&nw, 0, sizeof(nw));
 	if ((b = gcs_bkt_find(gcs_st(e), bucket, NULL)) == NULL)
@@ -2457,45 +2610,39 @@ gcs_compose_h(
 		}
 		i++;
 	}
-	if ((out = gcs_tmp_open(e)) < 0) {
-		gcs_err_io(r, "cannot compose", name);
-		goto out;
-	}
-	/* The sources' data opened under the lock (an object replaced
-	   meanwhile keeps the bytes of the generation asked for), copied
-	   without it. */
-	for (i = 0; i < n; i++)
-		sfd[i] = -1;
+	/*
+	 * The composite is linked to its sources' files, a composite
+	 * source's segments flattened (Cloud Storage composes without
+	 * copying bytes either); the checksum combines theirs.
+	 */
 	for (i = 0; i < n; i++) {
+		char **fp;
+		uint64_t *fs;
 		uint32_t c;
+		size_t k, nf;
 
 		if (crc32c_parse_base64(gcs_jstr(src[i]->meta, "crc32c") != NULL
 		                            ? gcs_jstr(src[i]->meta, "crc32c")
 		                            : "",
 		        &c) != 0)
 			c = 0;
-		p = gcs_obj_path(e, b, src[i]->key, "data");
-		sfd[i] = open(p, O_RDONLY | O_CLOEXEC);
-		free(p);
-		if (sfd[i] < 0) {
-			gcs_err_io(r, "cannot compose", name);
-			goto out;
+		nf = gcs_obj_files(e, b, src[i], &fp, &fs);
+		nw.segpaths = xreallocarray(
+		    nw.segpaths, nw.nseg + nf, sizeof(*nw.segpaths));
+		nw.segsizes = xreallocarray(
+		    nw.segsizes, nw.nseg + nf, sizeof(*nw.segsizes));
+		for (k = 0; k < nf; k++) {
+			nw.segpaths[nw.nseg] = fp[k];
+			nw.segsizes[nw.nseg++] = fs[k];
 		}
-		ssize[i] = src[i]->size;
+		free(fp);
+		free(fs);
 		crc = crc32c_combine(crc, c, src[i]->size);
 		size += src[i]->size;
 		g = 0;
 		if (gcs_jint(src[i]->meta, "componentCount", &g) != 0 || g < 1)
 			g = 1;
 		comps += (int)g;
-	}
-	pthread_mutex_unlock(&e->lock);
-	for (i = 0, fd = 0; i < n && fd == 0; i++)
-		fd = gcs_copy(sfd[i], 0, ssize[i], out);
-	pthread_mutex_lock(&e->lock);
-	if (fd != 0) {
-		gcs_err_io(r, "cannot compose", name);
-		goto out;
 	}
 	dest = cJSON_GetObjectItemCaseSensitive(body, "destination");
 	nw.bucket = bucket;
@@ -2505,23 +2652,11 @@ gcs_compose_h(
 	nw.md5 = NULL;
 	nw.components = comps;
 	nw.user = cJSON_IsObject(dest) ? dest : NULL;
-	nw.datapath = gcs_tmp_path(e);
-	if (gcs_fd_link(out, nw.datapath) != 0) {
-		gcs_err_io(r, "cannot compose", name);
+	if (gcs_obj_commit(e, r, &nw, &res) != 0)
 		goto out;
-	}
-	if (gcs_obj_commit(e, r, &nw, &res) != 0) {
-		unlink(nw.datapath);
-		goto out;
-	}
 	emu_reply_json(r, 200, res);
 out:
-	for (i = 0; i < n && out >= 0; i++)
-		if (sfd[i] >= 0)
-			close(sfd[i]);
-	if (out >= 0)
-		close(out);
-	free(nw.datapath);
+	gcs_files_free(nw.segpaths, nw.segsizes, nw.nseg);
 	cJSON_Delete(body);
 	return 0;
 }
@@ -2592,9 +2727,9 @@ gcs_rewrite_h(
 	struct gcs_pre spre;
 	struct gcs_new nw;
 	cJSON *body = NULL, *user = NULL, *res = NULL, *root;
-	char *path, num[32];
+	char num[32];
 	int64_t comps = 0;
-	int fd = -1, out = -1;
+	int out = -1;
 
 	memset(&nw, 0, sizeof(nw));
 	if ((so = gcs_obj_lookup(
@@ -2615,11 +2750,8 @@ gcs_rewrite_h(
 	gcs_copy_mutable(user, so->meta);
 	if (body != NULL)
 		gcs_copy_mutable(user, body);
-	path = gcs_obj_path(e, sb, so->key, "data");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	free(path);
-	if (fd < 0 || (out = gcs_tmp_open(e)) < 0 ||
-	    gcs_copy(fd, 0, so->size, out) != 0) {
+	if ((out = gcs_tmp_open(e)) < 0 ||
+	    gcs_obj_copy_to(e, sb, so, out) != 0) {
 		gcs_err_io(r, "cannot copy", p->object);
 		goto out;
 	}
@@ -2672,8 +2804,6 @@ gcs_rewrite_h(
 	cJSON_AddItemToObject(root, "resource", res);
 	emu_reply_json(r, 200, root);
 out:
-	if (fd >= 0)
-		close(fd);
 	if (out >= 0)
 		close(out);
 	free(nw.datapath);
@@ -2995,6 +3125,7 @@ gcs_load_objects(struct emu *e, struct gcs_state *st, struct gcs_bkt *b)
 			o->metagen = 1;
 		if (gcs_jint(m, "size", &v) == 0)
 			o->size = (uint64_t)v;
+		gcs_obj_load_segs(o);
 		if (o->gen > st->last_gen)
 			st->last_gen = o->gen;
 		if (b->n == b->cap) {

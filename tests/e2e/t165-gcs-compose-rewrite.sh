@@ -1,7 +1,8 @@
 #!/bin/sh
 # t165: Compose (crc32c by combination == the crc of the concatenation,
-# componentCount, no md5Hash, 32 sources at most), rewrite (one call,
-# rewriteResponse) and copy; preconditions on sources and destination.
+# componentCount, no md5Hash, 32 sources at most; the composite holds its
+# components' bytes by reference), rewrite (one call, rewriteResponse)
+# and copy; preconditions on sources and destination.
 
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
@@ -46,6 +47,72 @@ want 200 "compose a composite"
 cat "$T/joined" "$T/p0" >"$T/joined2"
 sums "$T/joined2"
 [ "$(jf .crc32c)" = "$CRC" ] || fail "nested composite crc32c"
+
+# A composite holds its components' bytes by reference (no copy): it
+# stays whole when they are deleted or replaced, reads across their
+# boundaries, composes into itself, never shows how it is stored, and
+# leaves no file behind once deleted.
+objs="$EMU_DIR/gcs/buckets/e2e-cmp/objects"
+for n in 0 1 2; do
+	req POST "$GCS/upload/storage/v1/b/e2e-cmp/o?uploadType=media&name=ref%2F$n" \
+	    --data-binary "@$T/p$n"
+	want 200 "upload ref/$n"
+done
+req POST "$GCS/storage/v1/b/e2e-cmp/o/refd/compose" -H 'Content-Type: application/json' \
+    --data-binary '{"sourceObjects":[{"name":"ref/0"},{"name":"ref/1"},{"name":"ref/2"}]}'
+want 200 "compose refd"
+jq -e 'has("x-emulator-segments") | not' "$T/body" >/dev/null || fail "compose shows its segments"
+req DELETE "$GCS/storage/v1/b/e2e-cmp/o/ref%2F0"
+want 204 "delete a component"
+printf 'other bytes' >"$T/other"
+req POST "$GCS/upload/storage/v1/b/e2e-cmp/o?uploadType=media&name=ref%2F1" \
+    --data-binary "@$T/other"
+want 200 "replace a component"
+req GET "$GCS/download/storage/v1/b/e2e-cmp/o/refd?alt=media"
+want 200 "composite after its components changed"
+cmp -s "$T/body" "$T/joined" || fail "composite changed with its components"
+# 20 bytes across the boundary of the first two components (at 1000)
+req GET "$GCS/download/storage/v1/b/e2e-cmp/o/refd?alt=media" -H 'Range: bytes=990-1009'
+want 206 "range across components"
+dd if="$T/joined" of="$T/want" bs=1 skip=990 count=20 2>/dev/null
+cmp -s "$T/body" "$T/want" || fail "range across components differs"
+# appended to itself, then to a composite of a composite
+req POST "$GCS/storage/v1/b/e2e-cmp/o/refd/compose" -H 'Content-Type: application/json' \
+    --data-binary '{"sourceObjects":[{"name":"refd"},{"name":"ref/2"}]}'
+want 200 "compose a composite into itself"
+cat "$T/joined" "$T/p2" >"$T/refd2"
+sums "$T/refd2"
+[ "$(jf .crc32c)" = "$CRC" ] || fail "self-compose crc32c"
+[ "$(jf .componentCount)" = 4 ] || fail "self-compose componentCount $(jf .componentCount)"
+req GET "$GCS/download/storage/v1/b/e2e-cmp/o/refd?alt=media"
+cmp -s "$T/body" "$T/refd2" || fail "self-composed bytes differ"
+req GET "$GCS/storage/v1/b/e2e-cmp/o?prefix=refd"
+jq -e '[.items[] | has("x-emulator-segments")] | any | not' "$T/body" >/dev/null ||
+    fail "a listing shows segments"
+# a rewrite of a composite is a composite with the same bytes
+req POST "$GCS/storage/v1/b/e2e-cmp/o/refd/rewriteTo/b/e2e-cmp-dst/o/refcopy" \
+    -H 'Content-Type: application/json'
+want 200 "rewrite a composite"
+req GET "$GCS/download/storage/v1/b/e2e-cmp-dst/o/refcopy?alt=media"
+cmp -s "$T/body" "$T/refd2" || fail "rewritten composite differs"
+# the files: 4 segments of the live generation, none of the old one;
+# then none at all once deleted
+key=$(printf refd | sha256sum | cut -d' ' -f1)
+[ "$(find "$objs" -name "$key.*.s*" | wc -l)" = 4 ] ||
+    fail "segments on disk: $(find "$objs" -name "$key.*" | tr '\n' ' ')"
+[ ! -e "$objs/$key.data" ] || fail "a composite has a data file"
+req DELETE "$GCS/storage/v1/b/e2e-cmp/o/refd"
+want 204 "delete the composite"
+[ -z "$(find "$objs" -name "$key.*")" ] || fail "files left: $(find "$objs" -name "$key.*")"
+# a plain object written over a composite drops its segments
+req POST "$GCS/storage/v1/b/e2e-cmp/o/refp/compose" -H 'Content-Type: application/json' \
+    --data-binary '{"sourceObjects":[{"name":"ref/2"},{"name":"ref/2"}]}'
+want 200 "compose refp"
+req POST "$GCS/upload/storage/v1/b/e2e-cmp/o?uploadType=media&name=refp" --data-binary "@$T/other"
+want 200 "a plain object over a composite"
+key=$(printf refp | sha256sum | cut -d' ' -f1)
+[ "$(find "$objs" -name "$key.*" | sort | tr '\n' ' ')" = "$objs/$key.data $objs/$key.json " ] ||
+    fail "files of refp: $(find "$objs" -name "$key.*")"
 
 src=$(python3 -c 'import json; print(json.dumps({"sourceObjects": [{"name": "part/0"}] * 33}))')
 req POST "$GCS/storage/v1/b/e2e-cmp/o/big/compose" \

@@ -1,6 +1,7 @@
 #!/bin/sh
 # t168: State survives an emulator restart: buckets, objects (data, checksums,
-# generation) and a half-done resumable session, which then completes.
+# generation), a composite (held by reference to its components' bytes)
+# and a half-done resumable session, which then completes.
 
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
@@ -17,6 +18,10 @@ req POST "$GCS/upload/storage/v1/b/e2e-keep/o?uploadType=media&name=k%2Fobj" \
     --data-binary "@$T/obj"
 want 200 upload
 gen=$(jf .generation)
+req POST "$GCS/storage/v1/b/e2e-keep/o/comp/compose" -H 'Content-Type: application/json' \
+    --data-binary '{"sourceObjects":[{"name":"k/obj"},{"name":"k/obj"}]}'
+want 200 compose
+cat "$T/obj" "$T/obj" >"$T/comp"
 req POST "$GCS/upload/storage/v1/b/e2e-keep/o?uploadType=resumable&name=later" \
     -H 'Content-Type: application/json' --data-binary '{"metadata":{"m":"1"}}'
 want 200 "start session"
@@ -45,6 +50,12 @@ jf .mediaLink | grep -qF "$GCS/download/" || fail "mediaLink not on the new addr
 req GET "$GCS/download/storage/v1/b/e2e-keep/o/k%2Fobj?alt=media"
 cmp -s "$T/body" "$T/obj" || fail "data changed"
 [ "$(hdr x-goog-hash)" = "crc32c=$CRC,md5=$MD5" ] || fail "x-goog-hash after restart"
+req GET "$GCS/download/storage/v1/b/e2e-keep/o/comp?alt=media" -H 'Range: bytes=299990-300009'
+want 206 "composite range after restart"
+dd if="$T/comp" of="$T/want" bs=1 skip=299990 count=20 2>/dev/null
+cmp -s "$T/body" "$T/want" || fail "composite range after restart"
+req GET "$GCS/download/storage/v1/b/e2e-keep/o/comp?alt=media"
+cmp -s "$T/body" "$T/comp" || fail "composite after restart"
 
 LOC="$GCS/upload/storage/v1/b/e2e-keep/o?uploadType=resumable&upload_id=$id"
 req PUT "$LOC" -H 'Content-Range: bytes */*' -H 'Content-Length: 0'
