@@ -242,20 +242,6 @@ emu_reply_error(
 }
 
 int
-emu_reply_fd(struct emu_req *r, int status, const char *ctype, int fd,
-    uint64_t off, uint64_t len)
-{
-	struct core_req *c = CR(r);
-
-	reply_set(
-	    c, status, ctype != NULL ? ctype : "application/octet-stream");
-	c->fd = fd;
-	c->off = off;
-	c->flen = len;
-	return 0;
-}
-
-int
 emu_reply_files(struct emu_req *r, int status, const char *ctype, char **paths,
     uint64_t *sizes, size_t n, uint64_t off, uint64_t len)
 {
@@ -269,6 +255,15 @@ emu_reply_files(struct emu_req *r, int status, const char *ctype, char **paths,
 	c->seg = 0;
 	c->off = off;
 	c->flen = len;
+	return 0;
+}
+
+int
+emu_reply_fd(struct emu_req *r, int status, const char *ctype, int fd,
+    uint64_t off, uint64_t len)
+{
+	emu_reply_files(r, status, ctype, NULL, NULL, 0, off, len);
+	CR(r)->fd = fd;
 	return 0;
 }
 
