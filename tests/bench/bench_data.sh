@@ -55,11 +55,12 @@ now() {
 	date +%s.%N
 }
 # objdata OBJECT...: the emulator's data files of objects of bench-data
-# (STATE/gcs/buckets/B/objects/SHA256(NAME).data)
+# (STATE/gcs/buckets/B/objects/SHA256(NAME).data, or a composite's
+# segments SHA256(NAME).GEN.sN)
 objdata() {
 	for o; do
-		printf '%s/gcs/buckets/bench-data/objects/%s.data\n' "$EMU_DIR" \
-		    "$(printf '%s' "$o" | sha256sum | cut -d' ' -f1)"
+		find "$EMU_DIR/gcs/buckets/bench-data/objects" -name \
+		    "$(printf '%s' "$o" | sha256sum | cut -d' ' -f1).*" ! -name '*.json'
 	done
 }
 # measure NAME MIB FILES cmd...: run cmd $runs times under /usr/bin/time
