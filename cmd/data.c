@@ -319,6 +319,7 @@ struct rm_job {
 	int first_rc;
 	struct tpu_err first_err;
 	int quiet;
+	int versions; /* items are versions: deleted by generation=N */
 	FILE *out;
 };
 
@@ -326,6 +327,7 @@ struct rm_list {
 	struct rm_item *items;
 	size_t n, cap;
 	const char *want; /* names == want or under want/ */
+	int exact;        /* names == want only */
 };
 
 static int
@@ -340,7 +342,7 @@ rm_collect(void *arg, const struct gcs_object *o, const char *prefix)
 	if (l->want != NULL) {
 		n = strlen(l->want);
 		if (strncmp(o->name, l->want, n) != 0 ||
-		    (o->name[n] != '\0' && o->name[n] != '/'))
+		    (o->name[n] != '\0' && (l->exact || o->name[n] != '/')))
 			return 0;
 	}
 	if (l->n == l->cap) {
@@ -359,7 +361,10 @@ rm_report(struct rm_job *j, const struct rm_item *it, int rc, struct tpu_err *e)
 	pthread_mutex_lock(&j->mu);
 	if (rc == 0 || rc == TPU_E_NOTFOUND) {
 		/* 404: deleted meanwhile (or by an earlier attempt) */
-		if (!j->quiet)
+		if (!j->quiet && j->versions)
+			fprintf(stderr, "Removing gs://%s/%s#%" PRId64 "\n",
+			    j->bucket, it->name, it->generation);
+		else if (!j->quiet)
 			fprintf(stderr, "Removing gs://%s/%s\n", j->bucket,
 			    it->name);
 	} else {
@@ -400,9 +405,15 @@ rm_worker(void *arg)
 		if (it == NULL)
 			break;
 		tpu_err_init(&e);
-		/* pinned to the listed generation: a precondition, so
-		   retrying is safe (R6) and a newer object is never lost */
-		rc = gcs_delete(g, j->bucket, it->name, it->generation, &e);
+		/* pinned to the listed generation: a precondition (or that
+		   very version), so retrying is safe (R6) and a newer object
+		   is never lost */
+		if (j->versions)
+			rc = gcs_delete_version(
+			    g, j->bucket, it->name, it->generation, &e);
+		else
+			rc = gcs_delete(
+			    g, j->bucket, it->name, it->generation, &e);
 		rm_report(j, it, rc, &e);
 	}
 	gcs_close(g);
@@ -412,12 +423,14 @@ rm_worker(void *arg)
 /*
  * "rm -r": every object under u's prefix; the object "**" (gsutil's
  * wildcard) is every object of the bucket; the bare bucket (gs://b,
- * gs://b/) is every object and then the bucket, deleted only when every
- * object deletion succeeded.
+ * gs://b/) is every object, noncurrent versions included (a bucket with
+ * any left cannot be deleted), and then the bucket, deleted only when
+ * every object deletion succeeded.  With versions (-a), every version of
+ * what matches; with exact (-a without -r), of the one object u names.
  */
 static int
 rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
-    struct tpu_err *err)
+    int versions, int exact, struct tpu_err *err)
 {
 	struct gcs_list_opts lo;
 	struct rm_list l;
@@ -428,14 +441,19 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 
 	memset(&lo, 0, sizeof lo);
 	memset(&l, 0, sizeof l);
-	lo.prefix = strcmp(u->object, "**") == 0 ? "" : u->object;
+	lo.prefix = strcmp(u->object, "**") == 0 && !exact ? "" : u->object;
+	lo.versions = versions || bucket;
 	if (n > 0 && u->object[n - 1] != '/' && *lo.prefix != '\0')
 		l.want = u->object;
+	l.exact = exact;
 	if ((rc = gcs_list(g, u->bucket, &lo, rm_collect, &l, err)) != 0)
 		return tpu_error_prefix(
 		    err, "gs://%s/%s", u->bucket, u->object);
 	if (l.n == 0 && bucket)
 		goto bucket;
+	if (l.n == 0 && exact)
+		return tpu_error(err, TPU_E_NOTFOUND, "gs://%s/%s: not found",
+		    u->bucket, u->object);
 	if (l.n == 0)
 		return tpu_error(err, TPU_E_NOTFOUND,
 		    "gs://%s/%s: matched no objects", u->bucket, u->object);
@@ -446,6 +464,7 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 	j.items = l.items;
 	j.n = l.n;
 	j.quiet = ctx->quiet;
+	j.versions = lo.versions;
 	nth = l.n < DATA_RM_PARALLEL ? l.n : DATA_RM_PARALLEL;
 	for (i = 0; i < nth; i++)
 		if (pthread_create(&th[i], NULL, rm_worker, &j) != 0)
@@ -491,14 +510,18 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		{ "recursive", no_argument, NULL, 'r' },
+		{ "all-versions", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gcs_url *urls = NULL;
 	struct gcs *g = NULL;
-	int ch, rec = 0, i, nu, rc;
+	int ch, rec = 0, all = 0, i, nu, rc;
 
-	while ((ch = getopt_long(argc, argv, "r", opts, NULL)) != -1)
+	while ((ch = getopt_long(argc, argv, "ar", opts, NULL)) != -1)
 		switch (ch) {
+		case 'a':
+			all = 1;
+			break;
 		case 'r':
 			rec = 1;
 			break;
@@ -534,8 +557,8 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	for (i = 0; i < nu && rc == 0; i++) {
-		if (rec) {
-			rc = rm_tree(ctx, g, &urls[i], err);
+		if (rec || all) {
+			rc = rm_tree(ctx, g, &urls[i], all, !rec, err);
 			continue;
 		}
 		rc = gcs_delete(g, urls[i].bucket, urls[i].object, -1, err);
@@ -860,7 +883,7 @@ const struct cmd_entry data_children[] = {
 	},
 	[D_RM] = {
 	    .name = "rm",
-	    .usage = "data rm [-r] url ...",
+	    .usage = "data rm [-ar] url ...",
 	    .summary = "delete objects (-r: under a prefix, or a bucket)",
 	    .min_args = 1,
 	    .max_args = -1,

@@ -415,24 +415,38 @@ gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
 	return rc;
 }
 
-int
-gcs_delete(struct gcs *g, const char *bucket, const char *name, int64_t ifgen,
-    struct tpu_err *err)
+/* DELETE of an object, with "?param=gen" when gen >= 0 */
+static int
+delete_object(struct gcs *g, const char *bucket, const char *name,
+    const char *param, int64_t gen, struct tpu_err *err)
 {
 	char *u = gcs_object_url(g->base, bucket, name), *url;
 	int rc;
 
 	/* a retried DELETE that already happened answers 404: the caller
 	   sees "not found", which for rm is the truthful end state */
-	if (ifgen >= 0)
-		url =
-		    xasprintf("%s?ifGenerationMatch=%lld", u, (long long)ifgen);
+	if (gen >= 0)
+		url = xasprintf("%s?%s=%lld", u, param, (long long)gen);
 	else
 		url = xstrdup(u);
 	free(u);
 	rc = call(g, "DELETE", url, NULL, HTTP_F_IDEMPOTENT, NULL, NULL, err);
 	free(url);
 	return rc;
+}
+
+int
+gcs_delete(struct gcs *g, const char *bucket, const char *name, int64_t ifgen,
+    struct tpu_err *err)
+{
+	return delete_object(g, bucket, name, "ifGenerationMatch", ifgen, err);
+}
+
+int
+gcs_delete_version(struct gcs *g, const char *bucket, const char *name,
+    int64_t generation, struct tpu_err *err)
+{
+	return delete_object(g, bucket, name, "generation", generation, err);
 }
 
 int

@@ -73,6 +73,9 @@ int gcs_list(struct gcs *, const char *bucket, const struct gcs_list_opts *,
 /* objects.delete; TPU_E_NOTFOUND when absent. */
 int gcs_delete(struct gcs *, const char *bucket, const char *name,
     int64_t if_generation_match /* -1: none */, struct tpu_err *);
+/* objects.delete of one generation, live or noncurrent (generation=N). */
+int gcs_delete_version(struct gcs *, const char *bucket, const char *name,
+    int64_t generation, struct tpu_err *);
 /* buckets.delete; TPU_E_NOTFOUND when absent, TPU_E_CONFLICT when the
    bucket is not empty. */
 int gcs_bucket_delete(struct gcs *, const char *bucket, struct tpu_err *);

@@ -2,8 +2,10 @@
 # t211: "tpuctl data rm": one object, special names, a missing object
 # (exit 4, one line), -r over a prefix with many objects (parallel
 # deletes pinned to the listed generation), "dir" never removing "dirx",
-# --dry-run deleting nothing, and -r of a bare bucket (gs://b, gs://b/)
-# deleting the objects and then the bucket, only when every object
+# --dry-run deleting nothing, -a deleting every version by generation
+# (with -r under a prefix, without it one object), and -r of a bare
+# bucket (gs://b, gs://b/) deleting the objects, every version, and then
+# the bucket, only when every object
 # deletion succeeded (partial: exit 8, bucket kept), gs://b/** keeping
 # the bucket, and "rm gs://b" without -r refused.
 
@@ -62,6 +64,28 @@ n=$(emu_requests | tail -n +$((before + 1)) | grep '"DELETE"' |
 req GET "$GCS/storage/v1/b/e2e-rm/o?prefix=dir"
 [ "$(jf '[.items[]?.name] | join(",")')" = dirx ] || fail "left: $(cat "$T/body")"
 
+# -a: every version, each by its generation; without -r the one object
+# (not "dirx2", which only starts with its name)
+put dirv/a 1
+put dirv/b 2
+put dirx2 3
+put dirx3 4
+before=$(emu_requests | wc -l)
+expect_rc 0 "$TPUCTL" data rm -r -a gs://e2e-rm/dirv
+emu_requests | tail -n +$((before + 1)) | grep '"GET".*versions=true' >/dev/null ||
+    fail "rm -ra listed no versions"
+[ "$(emu_requests | tail -n +$((before + 1)) | grep '"DELETE"' | grep -c 'generation=[1-9]')" = 2 ] ||
+    fail "rm -ra: DELETEs not by generation"
+assert_grep '^Removing gs://e2e-rm/dirv/a#[0-9]+$' "$T/err"
+expect_rc 0 "$TPUCTL" data rm -a gs://e2e-rm/dirx2
+exists dirx2 && fail "rm -a left dirx2"
+exists dirx3 || fail "rm -a gs://e2e-rm/dirx2 deleted dirx3"
+assert_grep '^Removing gs://e2e-rm/dirx2#[0-9]+$' "$T/err"
+expect_rc 4 "$TPUCTL" data rm -a gs://e2e-rm/dirx2
+assert_grep 'gs://e2e-rm/dirx2: not found' "$T/err"
+expect_rc 2 "$TPUCTL" data rm -a gs://e2e-rm
+expect_rc 0 "$TPUCTL" data rm gs://e2e-rm/dirx3
+
 # -r of a prefix matching nothing: exit 4
 expect_rc 4 "$TPUCTL" data rm -r gs://e2e-rm/dir/
 assert_grep 'matched no objects' "$T/err"
@@ -100,10 +124,16 @@ before=$(emu_requests | wc -l)
 expect_rc 0 "$TPUCTL" data rm -r gs://e2e-rm
 req GET "$GCS/storage/v1/b/e2e-rm"
 want 404 "rm -r gs://e2e-rm kept the bucket"
-assert_grep '^Removing gs://e2e-rm/y$' "$T/err"
+# every version goes (versions=true, DELETE ?generation=N), or Cloud
+# Storage would keep a bucket holding noncurrent ones
+assert_grep '^Removing gs://e2e-rm/y#[0-9]+$' "$T/err"
 [ "$(tail -1 "$T/err")" = 'Removing gs://e2e-rm/' ] || fail "no bucket line last: $(cat "$T/err")"
+emu_requests | tail -n +$((before + 1)) | grep -q '"GET".*versions=true' ||
+    fail "rm -r gs://e2e-rm listed no versions"
 emu_requests | tail -n +$((before + 1)) | grep '"DELETE"' >"$T/dels"
 [ "$(wc -l <"$T/dels")" = 4 ] || fail "want 3 object DELETEs and 1 bucket DELETE: $(cat "$T/dels")"
+[ "$(grep -c 'generation=[1-9]' "$T/dels")" = 3 ] ||
+    fail "object DELETEs not by generation: $(cat "$T/dels")"
 tail -1 "$T/dels" | grep -q '"path":"/storage/v1/b/e2e-rm"' ||
     fail "the bucket DELETE is not the last one: $(cat "$T/dels")"
 
