@@ -3025,18 +3025,24 @@ out:
 	return fd;
 }
 
-/* The client went away mid-chunk: nothing of it is persisted. */
+/*
+ * The chunk was not taken (the client went away mid-body, or the request
+ * never reached gcs_upload_chunk): nothing of it is persisted.  By path:
+ * the sink fd may be closed already.
+ */
 static void
 gcs_sink_abort(struct emu *e, struct emu_req *r)
 {
 	struct gcs_direct *dr = r->sink_ctx;
+	char *dpath = gcs_session_path(e, dr->id, "data");
 
 	r->sink_ctx = NULL;
-	if (r->sink_fd >= 0 && ftruncate(r->sink_fd, (off_t)dr->first) != 0)
+	if (truncate(dpath, (off_t)dr->first) != 0)
 		fprintf(stderr,
 		    "tpuctl-emulator: upload session %s: cannot cut a broken "
 		    "chunk: %s\n",
 		    dr->id, strerror(errno));
+	free(dpath);
 	gcs_busy(gcs_st(e), dr->id, -1);
 	free(dr);
 }

@@ -59,6 +59,13 @@ jf .error.message | grep -q 262144 || fail "256 KiB message"
 # (that chunk was written in place, then cut off again)
 query "bytes */*"
 [ "$(hdr range)" = "bytes=0-262143" ] || fail "Range after a refused chunk '$(hdr range)'"
+# so is one whose URL never reaches the session (404)
+dd if="$f" of="$T/chunk" bs=262144 skip=1 count=1 2>/dev/null
+req PUT "$(echo "$LOC" | sed 's|/o?|/o/extra/x?|')" \
+    -H "Content-Range: bytes 262144-524287/*" --data-binary "@$T/chunk"
+want 404 "a chunk sent to a path that is no upload"
+query "bytes */*"
+[ "$(hdr range)" = "bytes=0-262143" ] || fail "Range after a chunk sent nowhere '$(hdr range)'"
 put "bytes 524288-786431/*" "$f" 524288 262144
 want 400 "a chunk past the persisted end"
 put "bytes 0-9/*" "$f" 0 20
