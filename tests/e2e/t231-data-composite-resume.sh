@@ -41,8 +41,10 @@ parts_left() {
 tracker() {
 	find "$TR" -type f -name '*.json' 2>/dev/null | head -1
 }
-# killrun SPEC CONDITION: start the upload with SPEC injected on the part
-# PUTs, kill it once the jq CONDITION holds for the tracker
+# killrun SPEC CONDITION COUNT [FAULTED]: start the upload with SPEC
+# injected on COUNT part PUTs, kill it once the jq CONDITION holds for
+# the tracker and the emulator has answered FAULTED requests with SPEC
+# (so that much was persisted, however slow the machine)
 killrun() {
 	emu_inject --method PUT \
 	    --path "/upload/storage/v1/b/e2e-cr/o?uploadType=resumable&name=big.tpuctl-part-" \
@@ -52,7 +54,8 @@ killrun() {
 	i=0
 	while :; do
 		tf=$(tracker)
-		if [ -n "$tf" ] && [ "$(jq "$2" "$tf" 2>/dev/null)" = true ]; then
+		if [ -n "$tf" ] && [ "$(jq "$2" "$tf" 2>/dev/null)" = true ] &&
+		    [ "$(emu_requests | grep -c "\"fault\":\"$1\"" || true)" -ge "${4:-0}" ]; then
 			break
 		fi
 		kill -0 $pid 2>/dev/null || fail "the upload ended before the kill: $(cat "$T/kout")"
@@ -113,7 +116,7 @@ want 200 "reference upload"
 
 echo "t231: phase 2" >&2
 # 2.
-killrun return-503-after-1024K '[.parts[] | select(.session)] | length == 2' 1000
+killrun return-503-after-1024K '[.parts[] | select(.session)] | length == 2' 1000 2
 sleep 1
 n0=$(emu_requests | wc -l)
 expect_rc 0 "$TPUCTL" -v data cp --parallel 2 "$T/src" gs://e2e-cr/big
