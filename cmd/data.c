@@ -361,12 +361,13 @@ rm_report(struct rm_job *j, const struct rm_item *it, int rc, struct tpu_err *e)
 	pthread_mutex_lock(&j->mu);
 	if (rc == 0 || rc == TPU_E_NOTFOUND) {
 		/* 404: deleted meanwhile (or by an earlier attempt) */
-		if (!j->quiet && j->versions)
-			fprintf(stderr, "Removing gs://%s/%s#%" PRId64 "\n",
-			    j->bucket, it->name, it->generation);
-		else if (!j->quiet)
-			fprintf(stderr, "Removing gs://%s/%s\n", j->bucket,
-			    it->name);
+		char ver[32] = "";
+
+		if (j->versions)
+			snprintf(ver, sizeof ver, "#%" PRId64, it->generation);
+		if (!j->quiet)
+			fprintf(stderr, "Removing gs://%s/%s%s\n", j->bucket,
+			    it->name, ver);
 	} else {
 		fprintf(stderr, "tpuctl: gs://%s/%s: %s\n", j->bucket, it->name,
 		    e->msg);

@@ -64,13 +64,13 @@ struct core_req {
 	char *ctype;
 	char *data;
 	size_t len;
-	int fd;
+	/* a file body: len bytes from off of the concatenation of nfd
+	   open files (emu_reply_files, emu_reply_fd) */
+	int *fds;
+	uint64_t *fsize;
+	size_t nfd;
 	uint64_t off;
 	uint64_t flen;
-	/* a body of several files (emu_reply_files): fd is segs[seg]'s */
-	char **segs;
-	uint64_t *seg_size;
-	size_t nsegs, seg;
 	struct core_hdr *hdrs;
 	/* Streaming the reply body with faults. */
 	uint64_t sent;
@@ -95,15 +95,12 @@ reply_reset(struct core_req *c)
 	c->ctype = NULL;
 	free(c->data);
 	c->data = NULL;
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-	while (c->nsegs > 0)
-		free(c->segs[--c->nsegs]);
-	free(c->segs);
-	free(c->seg_size);
-	c->segs = NULL;
-	c->seg_size = NULL;
+	while (c->nfd > 0)
+		close(c->fds[--c->nfd]);
+	free(c->fds);
+	free(c->fsize);
+	c->fds = NULL;
+	c->fsize = NULL;
 	for (h = c->hdrs; h != NULL; h = n) {
 		n = h->next;
 		free(h->name);
@@ -242,57 +239,35 @@ emu_reply_error(
 }
 
 int
-emu_reply_files(struct emu_req *r, int status, const char *ctype, char **paths,
+emu_reply_files(struct emu_req *r, int status, const char *ctype, int *fds,
     uint64_t *sizes, size_t n, uint64_t off, uint64_t len)
 {
 	struct core_req *c = CR(r);
 
 	reply_set(
 	    c, status, ctype != NULL ? ctype : "application/octet-stream");
-	c->segs = paths;
-	c->seg_size = sizes;
-	c->nsegs = n;
-	c->seg = 0;
+	c->fds = fds;
+	c->fsize = sizes;
+	c->nfd = n;
 	c->off = off;
 	c->flen = len;
 	return 0;
 }
 
-int
-emu_reply_fd(struct emu_req *r, int status, const char *ctype, int fd,
-    uint64_t off, uint64_t len)
-{
-	emu_reply_files(r, status, ctype, NULL, NULL, 0, off, len);
-	CR(r)->fd = fd;
-	return 0;
-}
-
-/*
- * Read up to n bytes at offset at of a file body: of fd, or of the
- * segment of a multi-file body that holds at (opened on the way).
- */
+/* Read up to n bytes at offset at of a file body, from the file holding at. */
 static ssize_t
 body_pread(struct core_req *c, char *out, size_t n, uint64_t at)
 {
 	uint64_t start = 0;
 	size_t i;
 
-	if (c->nsegs == 0)
-		return pread(c->fd, out, n, (off_t)at);
-	for (i = 0; i < c->nsegs && at >= start + c->seg_size[i]; i++)
-		start += c->seg_size[i];
-	if (i == c->nsegs)
+	for (i = 0; i < c->nfd && at >= start + c->fsize[i]; i++)
+		start += c->fsize[i];
+	if (i == c->nfd)
 		return 0;
-	if (c->fd < 0 || c->seg != i) {
-		if (c->fd >= 0)
-			close(c->fd);
-		c->seg = i;
-		if ((c->fd = open(c->segs[i], O_RDONLY | O_CLOEXEC)) < 0)
-			return -1;
-	}
-	if (n > start + c->seg_size[i] - at)
-		n = (size_t)(start + c->seg_size[i] - at);
-	return pread(c->fd, out, n, (off_t)(at - start));
+	if (n > start + c->fsize[i] - at)
+		n = (size_t)(start + c->fsize[i] - at);
+	return pread(c->fds[i], out, n, (off_t)(at - start));
 }
 
 void
@@ -756,7 +731,7 @@ req_handle(struct emu *e, struct core_req *c)
 static uint64_t
 reply_size(const struct core_req *c)
 {
-	return c->fd >= 0 || c->nsegs > 0 ? c->flen : c->len;
+	return c->nfd > 0 ? c->flen : c->len;
 }
 
 static void
@@ -796,7 +771,7 @@ body_reader(void *cls, uint64_t pos, char *out, size_t max)
 	n = stop - pos;
 	if (n > max)
 		n = max;
-	if (c->fd >= 0 || c->nsegs > 0) {
+	if (c->nfd > 0) {
 		got = body_pread(c, out, (size_t)n, c->off + pos);
 		if (got <= 0)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -823,10 +798,10 @@ response_build(struct core_req *c)
 	struct core_hdr *h;
 	int streamed;
 
-	streamed = c->fd >= 0 || c->nsegs > 0 ||
-	           (c->have_fault && (c->act.kind == EMU_FK_BROKEN ||
-	                                 c->act.kind == EMU_FK_STALL ||
-	                                 c->act.kind == EMU_FK_CORRUPT));
+	streamed =
+	    c->nfd > 0 || (c->have_fault && (c->act.kind == EMU_FK_BROKEN ||
+	                                        c->act.kind == EMU_FK_STALL ||
+	                                        c->act.kind == EMU_FK_CORRUPT));
 	if (streamed) {
 		pthread_mutex_lock(&core_ref_lock);
 		c->refs++;
@@ -884,7 +859,6 @@ on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 
 	c->e = cls;
 	c->raw_url = xstrdup(uri != NULL ? uri : "/");
-	c->fd = -1;
 	c->refs = 1;
 	c->body_limit = UINT64_MAX;
 	buf_init(&c->body, BUF_NOCAP);

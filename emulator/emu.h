@@ -117,15 +117,11 @@ int emu_reply_data(
 int emu_reply_error(struct emu_req *, int status, const char *gstatus,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /*
- * Stream len bytes from off of the concatenation of n files (paths with
- * their sizes; the core takes both arrays and the strings, opens a file
- * when the body reaches it).
+ * Stream len bytes from off of the concatenation of n open files (fds
+ * with their sizes; the core takes both arrays and closes the fds).
  */
-int emu_reply_files(struct emu_req *, int status, const char *ctype,
-    char **paths, uint64_t *sizes, size_t n, uint64_t off, uint64_t len);
-/* Stream len bytes of fd from off; fd is closed by the core. */
-int emu_reply_fd(struct emu_req *, int status, const char *ctype, int fd,
-    uint64_t off, uint64_t len);
+int emu_reply_files(struct emu_req *, int status, const char *ctype, int *fds,
+    uint64_t *sizes, size_t n, uint64_t off, uint64_t len);
 void emu_add_header(struct emu_req *, const char *name, const char *value);
 
 /*

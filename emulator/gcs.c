@@ -710,25 +710,53 @@ gcs_obj_unlink_data(
 	gcs_files_free(paths, sizes, n);
 }
 
+/*
+ * Open every file of o's bytes: their count, with *fds and *sizes the
+ * caller's, or 0 with errno.
+ */
+static size_t
+gcs_obj_open(struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o,
+    int **fds, uint64_t **sizes)
+{
+	char **paths;
+	size_t i, n = gcs_obj_files(e, b, o, &paths, sizes);
+
+	*fds = xreallocarray(NULL, n, sizeof(**fds));
+	for (i = 0; i < n; i++)
+		if (((*fds)[i] = open(paths[i], O_RDONLY | O_CLOEXEC)) < 0)
+			break;
+	if (i < n) {
+		while (i > 0)
+			close((*fds)[--i]);
+		free(*fds);
+		*fds = NULL;
+	}
+	gcs_files_free(paths, i < n ? *sizes : NULL, n);
+	if (i < n) {
+		*sizes = NULL;
+		return 0;
+	}
+	return n;
+}
+
 /* Copy o's bytes to out (at its file offset); 0 or -1 with errno. */
 static int
 gcs_obj_copy_to(
     struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o, int out)
 {
-	char **paths;
 	uint64_t *sizes;
-	size_t i, n = gcs_obj_files(e, b, o, &paths, &sizes);
-	int fd, rc = 0;
+	size_t i, n;
+	int *fds, rc = 0;
 
-	for (i = 0; i < n && rc == 0; i++) {
-		if ((fd = open(paths[i], O_RDONLY | O_CLOEXEC)) < 0) {
-			rc = -1;
-			break;
-		}
-		rc = gcs_copy(fd, 0, sizes[i], out);
-		close(fd);
+	if ((n = gcs_obj_open(e, b, o, &fds, &sizes)) == 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (rc == 0)
+			rc = gcs_copy(fds[i], 0, sizes[i], out);
+		close(fds[i]);
 	}
-	gcs_files_free(paths, sizes, n);
+	free(fds);
+	free(sizes);
 	return rc;
 }
 
@@ -1737,9 +1765,10 @@ gcs_obj_media_h(
 	struct gcs_pre pre;
 	const char *range = emu_header(r, "range"), *ctype, *crc, *md5;
 	const char *enc;
-	char hdr[160], *path;
-	uint64_t off = 0, len;
-	int fd, rr = 1, status = 200;
+	char hdr[160];
+	uint64_t off = 0, len, *sizes;
+	int *fds, rr = 1, status = 200;
+	size_t n;
 
 	if (emu_fault_spec(r, "gcs-new-generation") != NULL &&
 	    gcs_fault_new_generation(e, r, bucket, name) != 0)
@@ -1768,21 +1797,11 @@ gcs_obj_media_h(
 	ctype = gcs_jstr(o->meta, "contentType");
 	if (ctype == NULL)
 		ctype = "application/octet-stream";
-	if (o->nseg > 0) {
-		char **paths;
-		uint64_t *sizes;
-		size_t n = gcs_obj_files(e, b, o, &paths, &sizes);
-
-		emu_reply_files(r, status, ctype, paths, sizes, n, off, len);
-	} else {
-		path = gcs_obj_path(e, b, o->key, "data");
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		free(path);
-		if (fd < 0)
-			return gcs_err_io(
-			    r, "cannot open object data", o->name);
-		emu_reply_fd(r, status, ctype, fd, off, len);
-	}
+	/* opened now: the reply streams this generation's bytes even when
+	   the object is replaced or deleted meanwhile */
+	if ((n = gcs_obj_open(e, b, o, &fds, &sizes)) == 0)
+		return gcs_err_io(r, "cannot open object data", o->name);
+	emu_reply_files(r, status, ctype, fds, sizes, n, off, len);
 	if (status == 206) {
 		snprintf(hdr, sizeof(hdr),
 		    "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, off,
