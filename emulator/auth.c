@@ -24,8 +24,9 @@
 #include <openssl/rsa.h>
 
 #include "buf.h"
+#include "crc32c.h"
 #include "emu.h"
-#include "fleet.h"
+#include "md.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -749,84 +750,355 @@ md_flavor_ok(struct emu_req *r)
 	return 0;
 }
 
-/* The accelerator type of node key from the fleet's state, or NULL. */
-static char *
-fleet_accel(struct emu *e, const char *key)
+/*
+ * Who asks: the host (the main address, worker -1) or worker w of a node,
+ * told by the address the request was sent to (emu_req_worker), never by
+ * a header.  view is the node's metadata view (tpu_md_view).
+ */
+struct md_ctx {
+	struct emu *e;
+	struct emu_req *r;
+	int worker;
+	char node[512];
+	cJSON *view;
+	const char **addrs;
+	struct emu_md_worker mw;
+	char name[EMU_MD_NAME_MAX];
+	char id[EMU_MD_NAME_MAX];
+};
+
+static void
+md_ctx_init(struct md_ctx *m, struct emu *e, struct emu_req *r)
 {
-	char *path = emu_state_path(e, "fleet/fleet.json"), *text, *out = NULL;
-	const cJSON *it;
-	cJSON *root;
+	const cJSON *a, *it;
+	int n = 0;
 
-	text = emu_read_file(path, NULL);
-	free(path);
-	root = text != NULL ? cJSON_Parse(text) : NULL;
-	free(text);
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(root, "nodes"))
-	{
-		const char *k = jstr(it, "key"), *a = jstr(it, "accel");
-
-		if (k != NULL && a != NULL && strcmp(k, key) == 0)
-			out = xstrdup(a);
+	memset(m, 0, sizeof(*m));
+	m->e = e;
+	m->r = r;
+	m->worker = emu_req_worker(r, m->node, sizeof(m->node));
+	if (m->worker >= 0 && (m->view = tpu_md_view(e, m->node)) == NULL)
+		m->worker = -1; /* the node went away meanwhile */
+	if (m->worker < 0) {
+		emu_md_instance_id("host", e->project, 0, m->id, sizeof(m->id));
+		snprintf(m->name, sizeof(m->name), "tpuctl-emu");
+		return;
 	}
-	cJSON_Delete(root);
-	return out;
+	a = cJSON_GetObjectItemCaseSensitive(m->view, "addrs");
+	m->addrs = xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof(char *));
+	cJSON_ArrayForEach(it, a) m->addrs[n++] = it->valuestring;
+	m->mw.node_key = m->node;
+	m->mw.node_id = jstr(m->view, "id");
+	m->mw.accel = jstr(m->view, "accel");
+	m->mw.topology = jstr(m->view, "topology");
+	m->mw.zone = jstr(m->view, "zone");
+	m->mw.worker = m->worker;
+	m->mw.nworkers = n;
+	m->mw.addrs = m->addrs;
+	m->mw.nslices = (int)cJSON_GetNumberValue(
+	    cJSON_GetObjectItemCaseSensitive(m->view, "slices"));
+	m->mw.slice = (int)cJSON_GetNumberValue(
+	    cJSON_GetObjectItemCaseSensitive(m->view, "slice"));
+	m->mw.coordinator = jstr(m->view, "coordinator");
+	emu_md_hostname(
+	    m->node, m->mw.node_id, m->worker, m->name, sizeof(m->name));
+	emu_md_instance_id(
+	    m->node, m->mw.node_id, m->worker, m->id, sizeof(m->id));
+}
+
+static void
+md_ctx_release(struct md_ctx *m)
+{
+	cJSON_Delete(m->view);
+	free(m->addrs);
+}
+
+/* The worker's own attributes, sorted by key: a new object of strings. */
+static cJSON *
+md_attributes(struct md_ctx *m)
+{
+	cJSON *o = cJSON_CreateObject(), *sorted;
+	const cJSON *it;
+	char num[16];
+
+	if (m->worker < 0)
+		return o;
+	cJSON_ArrayForEach(
+	    it, cJSON_GetObjectItemCaseSensitive(m->view, "metadata"))
+	{
+		if (cJSON_IsString(it) && it->string != NULL)
+			cJSON_AddStringToObject(o, it->string, it->valuestring);
+	}
+	/* The TPU agent's own keys win over user keys of the same name. */
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "accelerator-type");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "agent-worker-number");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "tpu-env");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "worker-network-endpoints");
+	cJSON_AddStringToObject(o, "accelerator-type", m->mw.accel);
+	snprintf(num, sizeof(num), "%d", m->worker);
+	cJSON_AddStringToObject(o, "agent-worker-number", num);
+	{
+		char *env = emu_md_tpu_env(&m->mw);
+
+		cJSON_AddStringToObject(o, "tpu-env", env);
+		free(env);
+	}
+	{
+		char *ep = emu_md_endpoints(&m->mw);
+
+		cJSON_AddStringToObject(o, "worker-network-endpoints", ep);
+		free(ep);
+	}
+	/* Sorted, as the metadata server lists them. */
+	sorted = cJSON_CreateObject();
+	while (o->child != NULL) {
+		cJSON *min = o->child, *x;
+
+		for (x = o->child; x != NULL; x = x->next)
+			if (strcmp(x->string, min->string) < 0)
+				min = x;
+		cJSON_DetachItemViaPointer(o, min);
+		cJSON_AddItemToObject(sorted, min->string, min);
+	}
+	cJSON_Delete(o);
+	return sorted;
+}
+
+/* A leaf of instance/ (no trailing slash): a new string, or NULL. */
+static char *
+md_instance_leaf(struct md_ctx *m, const char *p)
+{
+	struct emu_auth_state *s = A(m->e);
+	const char *zone = m->worker >= 0 ? m->mw.zone : m->e->zone;
+	char project[128] = "";
+
+	if (strcmp(p, "zone") == 0)
+		return xasprintf("projects/%s/zones/%s", s->number, zone);
+	if (strcmp(p, "id") == 0)
+		return xstrdup(m->id);
+	if (strcmp(p, "name") == 0)
+		return xstrdup(m->name);
+	if (strcmp(p, "hostname") == 0) {
+		if (m->worker < 0)
+			return xstrdup("tpuctl-emu.internal");
+		sscanf(m->node, "projects/%127[^/]", project);
+		return xasprintf("%s.%s.c.%s.internal", m->name, zone, project);
+	}
+	if (strcmp(p, "network-interfaces/0/ip") == 0)
+		return xstrdup(
+		    m->worker >= 0 ? m->addrs[m->worker] : "127.0.0.1");
+	if (strcmp(p, "preempted") == 0)
+		return xstrdup(
+		    m->worker >= 0 &&
+		            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+		                m->view, "preempted"))
+		        ? "TRUE"
+		        : "FALSE");
+	if (strcmp(p, "maintenance-event") == 0)
+		return xstrdup(
+		    m->worker >= 0 ? jstr(m->view, "maintenance") : "NONE");
+	return NULL;
+}
+
+static const char *const md_instance_keys[] = { "hostname", "id",
+	"maintenance-event", "name", "preempted", "zone" };
+
+/* instance/?recursive=true, with the server's camelCase keys. */
+static cJSON *
+md_instance_json(struct md_ctx *m)
+{
+	struct emu_auth_state *s = A(m->e);
+	cJSON *o = cJSON_CreateObject(), *nics, *nic, *sas, *sa, *sc;
+	char *v;
+	size_t i;
+
+	cJSON_AddItemToObject(o, "attributes", md_attributes(m));
+	for (i = 0; i < nitems(md_instance_keys); i++) {
+		v = md_instance_leaf(m, md_instance_keys[i]);
+		if (strcmp(md_instance_keys[i], "id") == 0)
+			cJSON_AddNumberToObject(o, "id", strtod(v, NULL));
+		else if (strcmp(md_instance_keys[i], "maintenance-event") == 0)
+			cJSON_AddStringToObject(o, "maintenanceEvent", v);
+		else
+			cJSON_AddStringToObject(o, md_instance_keys[i], v);
+		free(v);
+	}
+	nics = cJSON_AddArrayToObject(o, "networkInterfaces");
+	nic = cJSON_CreateObject();
+	v = md_instance_leaf(m, "network-interfaces/0/ip");
+	cJSON_AddStringToObject(nic, "ip", v);
+	free(v);
+	cJSON_AddItemToArray(nics, nic);
+	sas = cJSON_AddObjectToObject(o, "serviceAccounts");
+	for (i = 0; i < 2; i++) {
+		sa =
+		    cJSON_AddObjectToObject(sas, i == 0 ? "default" : s->email);
+		sc = cJSON_AddArrayToObject(sa, "aliases");
+		cJSON_AddItemToArray(sc, cJSON_CreateString("default"));
+		cJSON_AddStringToObject(sa, "email", s->email);
+		sc = cJSON_AddArrayToObject(sa, "scopes");
+		cJSON_AddItemToArray(
+		    sc, cJSON_CreateString(
+		            "https://www.googleapis.com/auth/cloud-platform"));
+	}
+	return o;
+}
+
+/* The listing of a JSON object's keys, "dir/" for the objects. */
+static char *
+md_listing(const cJSON *o)
+{
+	const cJSON *it;
+	struct buf b;
+
+	buf_init(&b, BUF_NOCAP);
+	cJSON_ArrayForEach(it, o) buf_printf(&b, "%s%s\n", it->string,
+	    cJSON_IsObject(it) || cJSON_IsArray(it) ? "/" : "");
+	buf_puts(&b, "");
+	return buf_detach(&b, NULL);
 }
 
 /*
- * Worker attributes for "X-Emulator-Worker: NODE/N" (NODE a full node
- * name or a short one in the default project and zone).  The value of
- * attribute name (NULL for the listing); NULL when unknown.
+ * The value at p (after "instance/"): text, or JSON (*json set) for a
+ * directory asked with recursive=true.  NULL when there is none.
  */
 static char *
-md_worker_attr(struct emu *e, struct emu_req *r, const char *name)
+md_instance_value(struct md_ctx *m, const char *p, int recursive, int *json)
 {
-	const char *h = emu_header(r, "X-Emulator-Worker"), *slash, *errstr;
-	struct fleet_worker_info w[256];
-	char *node, *key, *out = NULL;
-	struct buf b;
-	long long idx;
-	int n, i;
+	cJSON *o;
+	char *out = NULL, *t;
 
-	if (h == NULL || (slash = strrchr(h, '/')) == NULL)
-		return NULL;
-	idx = tpu_strtonum(slash + 1, 0, 255, &errstr);
-	if (errstr != NULL)
-		return NULL;
-	node = xstrndup(h, (size_t)(slash - h));
-	key = strncmp(node, "projects/", 9) == 0
-	          ? xstrdup(node)
-	          : xasprintf("projects/%s/locations/%s/nodes/%s", e->project,
-	                e->zone, node);
-	n = fleet_node_workers(e, key, w, (int)nitems(w));
-	if (n <= 0 || idx >= n)
-		goto out;
-	if (name == NULL)
-		out = xstrdup("accelerator-type\nagent-worker-number\n"
-		              "worker-network-endpoints\n");
-	else if (strcmp(name, "agent-worker-number") == 0)
-		out = xasprintf("%lld", idx);
-	else if (strcmp(name, "accelerator-type") == 0)
-		out = fleet_accel(e, key);
-	else if (strcmp(name, "worker-network-endpoints") == 0) {
-		buf_init(&b, BUF_NOCAP);
-		for (i = 0; i < n; i++)
-			buf_printf(&b, "%sunknown:unknown:%s", i > 0 ? "," : "",
-			    w[i].addr);
-		out = buf_detach(&b, NULL);
+	*json = 0;
+	if ((out = md_instance_leaf(m, p)) != NULL)
+		return out;
+	if (tpu_startswith(p, "attributes/")) {
+		const cJSON *it;
+
+		o = md_attributes(m);
+		p += strlen("attributes/");
+		if (*p == '\0') {
+			if (recursive) {
+				*json = 1;
+				t = cJSON_PrintUnformatted(o);
+				out = xstrdup(t);
+				cJSON_free(t);
+			} else
+				out = md_listing(o);
+		} else if ((it = cJSON_GetObjectItemCaseSensitive(o, p)) !=
+		           NULL)
+			out = xstrdup(it->valuestring);
+		cJSON_Delete(o);
+		return out;
 	}
-out:
-	free(node);
-	free(key);
+	if (strcmp(p, "") == 0 || strcmp(p, "network-interfaces/") == 0 ||
+	    strcmp(p, "network-interfaces/0/") == 0) {
+		o = md_instance_json(m);
+		if (*p != '\0') {
+			cJSON *nic =
+			    cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+			                           o, "networkInterfaces"),
+			        0);
+
+			if (strcmp(p, "network-interfaces/") == 0) {
+				out =
+				    recursive
+				        ? cJSON_PrintUnformatted(
+				              cJSON_GetObjectItemCaseSensitive(
+				                  o, "networkInterfaces"))
+				        : xstrdup("0/\n");
+			} else {
+				out = recursive ? cJSON_PrintUnformatted(nic)
+				                : xstrdup("ip\n");
+			}
+			*json = recursive;
+		} else if (recursive) {
+			*json = 1;
+			out = cJSON_PrintUnformatted(o);
+		} else {
+			out = xstrdup("attributes/\nhostname\nid\n"
+			              "maintenance-event\nname\n"
+			              "network-interfaces/\npreempted\n"
+			              "service-accounts/\nzone\n");
+		}
+		if (*json) {
+			t = xstrdup(out);
+			cJSON_free(out);
+			out = t;
+		}
+		cJSON_Delete(o);
+	}
 	return out;
+}
+
+/* A 16-hex ETag of a value (the real server's are 16 hex digits too). */
+static void
+md_etag(const char *v, char *out, size_t len)
+{
+	uint32_t a = crc32c_update(0, v, strlen(v));
+	uint32_t b = crc32c_update(a ^ 0x5bd1e995u, v, strlen(v));
+
+	snprintf(out, len, "%08x%08x", (unsigned)a, (unsigned)b);
+}
+
+/*
+ * Reply with v (consumed), honouring wait_for_change=true, last_etag
+ * and timeout_sec: a request whose value still has the ETag it waits on
+ * is parked (emu_req_wait) until a change or the timeout.
+ */
+static int
+md_value_reply(struct emu *e, struct emu_req *r, char *v, int json)
+{
+	const char *w = emu_query(r, "wait_for_change");
+	const char *last = emu_query(r, "last_etag");
+	const char *ts = emu_query(r, "timeout_sec"), *errstr;
+	char etag[32];
+	const char *base;
+	int64_t now = tpu_now_ms(), until;
+	long long secs = 3600;
+	int rc;
+
+	(void)e;
+	md_etag(v, etag, sizeof(etag));
+	if (w != NULL && strcasecmp(w, "true") == 0) {
+		if (ts != NULL) {
+			secs = tpu_strtonum(ts, 1, 86400, &errstr);
+			if (errstr != NULL) {
+				static const char msg[] =
+				    "Invalid value for timeout_sec\n";
+
+				free(v);
+				emu_add_header(r, "Metadata-Flavor", "Google");
+				return emu_reply_data(r, 400,
+				    "text/html; charset=UTF-8", msg,
+				    sizeof(msg) - 1);
+			}
+		}
+		base = r->wait_etag[0] != '\0' ? r->wait_etag
+		       : last != NULL          ? last
+		                               : etag;
+		until = r->wait_until_ms != 0 ? r->wait_until_ms
+		                              : now + secs * 1000;
+		if (strcmp(base, etag) == 0 && now < until) {
+			free(v);
+			return emu_req_wait(r, base, until);
+		}
+	}
+	emu_add_header(r, "Metadata-Flavor", "Google");
+	emu_add_header(r, "ETag", etag);
+	rc = emu_reply_data(r, 200,
+	    json ? "application/json" : "application/text", v, strlen(v));
+	free(v);
+	return rc;
 }
 
 static int
 emu_auth_metadata(struct emu *e, struct emu_req *r)
 {
 	struct emu_auth_state *s = A(e);
-	const char *p = r->path;
+	struct md_ctx m;
+	const char *p = r->path, *rec;
 	char *v = NULL, buf[512];
-	int rc;
+	int json = 0, rc;
 
 	if (!md_flavor_ok(r))
 		return 0;
@@ -841,11 +1113,6 @@ emu_auth_metadata(struct emu *e, struct emu_req *r)
 		return md_text(r, e->project);
 	if (strcmp(p, "project/numeric-project-id") == 0)
 		return md_text(r, s->number);
-	if (strcmp(p, "instance/zone") == 0) {
-		snprintf(buf, sizeof(buf), "projects/%s/zones/%s", s->number,
-		    e->zone);
-		return md_text(r, buf);
-	}
 	if (strcmp(p, "instance/service-accounts/") == 0) {
 		snprintf(buf, sizeof(buf), "default/\n%s/\n", s->email);
 		return md_text(r, buf);
@@ -875,21 +1142,17 @@ emu_auth_metadata(struct emu *e, struct emu_req *r)
 		}
 		return md_not_found(r);
 	}
-	if (strcmp(p, "instance/attributes/") == 0) {
-		v = md_worker_attr(e, r, NULL);
-		rc = md_text(r, v != NULL ? v : "");
-		free(v);
-		return rc;
-	}
-	if (tpu_startswith(p, "instance/attributes/")) {
-		v = md_worker_attr(e, r, p + strlen("instance/attributes/"));
-		rc = v != NULL ? md_text(r, v) : md_not_found(r);
-		free(v);
-		return rc;
-	}
-	if (strcmp(p, "instance/hostname") == 0)
-		return md_text(r, "tpuctl-emu.internal");
-	return md_not_found(r);
+	if (!tpu_startswith(p, "instance/"))
+		return md_not_found(r);
+	rec = emu_query(r, "recursive");
+	md_ctx_init(&m, e, r);
+	v = md_instance_value(&m, p + strlen("instance/"),
+	    rec != NULL && strcasecmp(rec, "true") == 0, &json);
+	md_ctx_release(&m);
+	if (v == NULL)
+		return md_not_found(r);
+	rc = md_value_reply(e, r, v, json);
+	return rc;
 }
 
 int

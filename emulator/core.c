@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "buf.h"
 #include "core.h"
 #include "emu.h"
+#include "log.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -46,8 +48,9 @@ struct core_req {
 	char *method;
 	char *path;
 	int started;
-	int internal; /* /_emulator/ */
-	int root;     /* exactly "/" */
+	int internal;  /* /_emulator/ */
+	int on_worker; /* arrived on a worker metadata address */
+	int root;      /* exactly "/" */
 	const struct emu_route *route;
 	int prereplied; /* reply set before the body was read */
 	int too_large;
@@ -538,6 +541,391 @@ control(struct emu *e, struct core_req *c)
 	    r, 404, "NOT_FOUND", "unknown control endpoint %s", c->path);
 }
 
+/* ---- per-worker metadata listeners ---- */
+
+/*
+ * One listening socket of a worker address.  The acceptor thread polls
+ * them all and hands each accepted connection to the metadata daemon
+ * (MHD_add_connection).  A deleted node's sockets are marked dead and
+ * closed by the acceptor (never under a poll() that may be using them);
+ * a dead socket whose address comes back is reused as it is.
+ */
+struct core_wl {
+	struct in_addr in;
+	int port;
+	int fd;
+	int dead;
+	char *node;
+	int worker;
+};
+
+/* A request parked by emu_req_wait on the metadata daemon. */
+struct core_waiter {
+	struct core_waiter *next;
+	struct MHD_Connection *conn;
+	struct core_req *c;
+	int64_t until_ms;
+};
+
+struct core_workers {
+	pthread_mutex_t mu;
+	struct core_wl *v;
+	size_t n;
+	size_t cap;
+	int port; /* the plain-HTTP port, 0 until known */
+	int port80;
+	int wake[2];
+	struct MHD_Daemon *d; /* the metadata daemon, NULL when not serving */
+	pthread_t thr;
+	int thr_started;
+	volatile int stop;
+	struct core_waiter *waiters;
+	volatile unsigned long gen; /* emu_md_changed() count */
+};
+
+static struct core_workers *
+workers_of(struct emu *e)
+{
+	struct core_workers *w = e->workers;
+
+	if (w != NULL)
+		return w;
+	w = xcalloc(1, sizeof(*w));
+	pthread_mutex_init(&w->mu, NULL);
+	w->wake[0] = w->wake[1] = -1;
+	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+		w->wake[0] = w->wake[1] = -1;
+	w->port80 = geteuid() == 0 && emu_opt_int(e, "metadata.port80", 1);
+	e->workers = w;
+	return w;
+}
+
+static void
+workers_wake(struct core_workers *w)
+{
+	char b = 1;
+
+	if (w->wake[1] >= 0 && write(w->wake[1], &b, 1) < 0) {
+		/* full: the acceptor is awake anyway */
+	}
+}
+
+int
+emu_md_port(struct emu *e)
+{
+	struct core_workers *w = workers_of(e);
+	const char *u = e->metadata_host != NULL ? e->metadata_host
+	                                         : e->base_url,
+	           *p;
+	long long v;
+
+	if (w->port != 0 || u == NULL)
+		return w->port;
+	if ((p = strstr(u, "://")) != NULL)
+		u = p + 3;
+	if ((p = strrchr(u, ':')) == NULL)
+		return 0;
+	v = strtoll(p + 1, NULL, 10);
+	if (v > 0 && v < 65536)
+		w->port = (int)v;
+	return w->port;
+}
+
+static int
+wl_bind(struct in_addr in, int port)
+{
+	struct sockaddr_in sa;
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr = in;
+	sa.sin_port = htons((uint16_t)port);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(fd, 128) != 0) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/* Listen on in:port for worker of node (w->mu held). 0, or -1. */
+static int
+wl_add(struct core_workers *w, struct in_addr in, int port, const char *node,
+    int worker)
+{
+	struct core_wl *l;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < w->n; i++) {
+		l = &w->v[i];
+		if (l->in.s_addr == in.s_addr && l->port == port) {
+			free(l->node);
+			l->node = xstrdup(node);
+			l->worker = worker;
+			l->dead = 0;
+			return 0;
+		}
+	}
+	if ((fd = wl_bind(in, port)) < 0)
+		return -1;
+	if (w->n == w->cap) {
+		w->cap = w->cap == 0 ? 64 : w->cap * 2;
+		w->v = xreallocarray(w->v, w->cap, sizeof(*w->v));
+	}
+	l = &w->v[w->n++];
+	memset(l, 0, sizeof(*l));
+	l->in = in;
+	l->port = port;
+	l->fd = fd;
+	l->node = xstrdup(node);
+	l->worker = worker;
+	return 0;
+}
+
+int
+emu_md_listen(struct emu *e, const char *node_key, int worker, const char *addr)
+{
+	struct core_workers *w = workers_of(e);
+	struct in_addr in;
+	char ip[INET_ADDRSTRLEN];
+	int port = emu_md_port(e), rc = 0;
+
+	if (inet_pton(AF_INET, addr, &in) != 1 ||
+	    (ntohl(in.s_addr) >> 24) != 127 || port == 0) {
+		log_warn("metadata: no listener for worker address '%s'", addr);
+		return -1;
+	}
+	inet_ntop(AF_INET, &in, ip, sizeof(ip));
+	pthread_mutex_lock(&w->mu);
+	if (wl_add(w, in, port, node_key, worker) != 0) {
+		log_warn("metadata: cannot listen on %s:%d: %s", ip, port,
+		    strerror(errno));
+		rc = -1;
+	}
+	if (w->port80 && port != 80 && wl_add(w, in, 80, node_key, worker) != 0)
+		log_warn("metadata: cannot listen on %s:80: %s", ip,
+		    strerror(errno));
+	pthread_mutex_unlock(&w->mu);
+	workers_wake(w);
+	return rc;
+}
+
+/* Drop the dead listeners (w->mu held; only while nothing polls them). */
+static void
+wl_reap(struct core_workers *w)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->v[i].dead) {
+			close(w->v[i].fd);
+			free(w->v[i].node);
+			continue;
+		}
+		w->v[k++] = w->v[i];
+	}
+	w->n = k;
+}
+
+void
+emu_md_unlisten(struct emu *e, const char *node_key)
+{
+	struct core_workers *w = workers_of(e);
+	size_t i;
+
+	pthread_mutex_lock(&w->mu);
+	for (i = 0; i < w->n; i++)
+		if (strcmp(w->v[i].node, node_key) == 0)
+			w->v[i].dead = 1;
+	if (!w->thr_started)
+		wl_reap(w);
+	pthread_mutex_unlock(&w->mu);
+	workers_wake(w);
+}
+
+int
+emu_req_worker(struct emu_req *r, char *node, size_t len)
+{
+	struct core_req *c = CR(r);
+	struct core_workers *w = c->e->workers;
+	const union MHD_ConnectionInfo *ci;
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	size_t i;
+	int idx = -1;
+
+	if (w == NULL || !c->on_worker)
+		return -1;
+	ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci == NULL ||
+	    getsockname(ci->connect_fd, (struct sockaddr *)&sa, &sl) != 0 ||
+	    sa.sin_family != AF_INET)
+		return -1;
+	pthread_mutex_lock(&w->mu);
+	for (i = 0; i < w->n; i++) {
+		if (!w->v[i].dead && w->v[i].in.s_addr == sa.sin_addr.s_addr &&
+		    w->v[i].port == ntohs(sa.sin_port)) {
+			snprintf(node, len, "%s", w->v[i].node);
+			idx = w->v[i].worker;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return idx;
+}
+
+int
+emu_req_wait(struct emu_req *r, const char *etag, int64_t deadline_ms)
+{
+	snprintf(r->wait_etag, sizeof(r->wait_etag), "%s", etag);
+	r->wait_until_ms = deadline_ms;
+	r->wait = 1;
+	return 0;
+}
+
+/* Resume the waiters whose time came, or all (w->mu held). */
+static void
+waiters_resume(struct core_workers *w, int all)
+{
+	struct core_waiter **pp = &w->waiters, *x;
+	int64_t now = tpu_now_ms();
+
+	while ((x = *pp) != NULL) {
+		if (!all && x->until_ms > now) {
+			pp = &x->next;
+			continue;
+		}
+		*pp = x->next;
+		MHD_resume_connection(x->conn);
+		free(x);
+	}
+}
+
+void
+emu_md_changed(struct emu *e)
+{
+	struct core_workers *w = workers_of(e);
+
+	pthread_mutex_lock(&w->mu);
+	w->gen++;
+	waiters_resume(w, 1);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Forget a finished request's waiter, if it still has one. */
+static void
+waiter_forget(struct emu *e, struct core_req *c)
+{
+	struct core_workers *w = e->workers;
+	struct core_waiter **pp, *x;
+
+	if (w == NULL || !c->on_worker)
+		return;
+	pthread_mutex_lock(&w->mu);
+	for (pp = &w->waiters; (x = *pp) != NULL; pp = &x->next) {
+		if (x->c == c) {
+			*pp = x->next;
+			free(x);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Park a waiting request of the metadata daemon (from its handler). */
+static void
+waiter_park(struct emu *e, struct core_req *c)
+{
+	struct core_workers *w = e->workers;
+	struct core_waiter *x = xcalloc(1, sizeof(*x));
+
+	x->conn = c->r.conn;
+	x->c = c;
+	x->until_ms = c->r.wait_until_ms;
+	pthread_mutex_lock(&w->mu);
+	MHD_suspend_connection(c->r.conn);
+	x->next = w->waiters;
+	w->waiters = x;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/*
+ * A waiting request on the main daemon (thread per connection: the host's
+ * view): sleep in its own thread until a change or the deadline.
+ */
+static void
+waiter_sleep(struct emu *e, struct core_req *c)
+{
+	struct core_workers *w = workers_of(e);
+	unsigned long gen = w->gen;
+
+	while (
+	    !e->stopping && w->gen == gen && tpu_now_ms() < c->r.wait_until_ms)
+		tpu_sleep_ms(100);
+}
+
+static void *
+acceptor_main(void *arg)
+{
+	struct emu *e = arg;
+	struct core_workers *w = e->workers;
+	struct pollfd *pfd = NULL;
+	size_t n, i, cap = 0;
+	char b[64];
+
+	while (!w->stop) {
+		pthread_mutex_lock(&w->mu);
+		wl_reap(w);
+		waiters_resume(w, 0);
+		n = w->n;
+		if (n + 1 > cap) {
+			cap = n + 64;
+			pfd = xreallocarray(pfd, cap, sizeof(*pfd));
+		}
+		pfd[0].fd = w->wake[0];
+		pfd[0].events = POLLIN;
+		for (i = 0; i < n; i++) {
+			pfd[i + 1].fd = w->v[i].fd;
+			pfd[i + 1].events = POLLIN;
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (poll(pfd, n + 1, 100) <= 0)
+			continue;
+		if (pfd[0].revents != 0)
+			while (read(w->wake[0], b, sizeof(b)) > 0)
+				;
+		for (i = 1; i <= n; i++) {
+			struct sockaddr_in sa;
+			socklen_t sl = sizeof(sa);
+			int fd;
+
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			/* Only the acceptor closes listeners: fd is valid. */
+			fd = accept4(pfd[i].fd, (struct sockaddr *)&sa, &sl,
+			    SOCK_CLOEXEC | SOCK_NONBLOCK);
+			if (fd < 0)
+				continue;
+			if (MHD_add_connection(w->d, fd,
+			        (const struct sockaddr *)&sa, sl) != MHD_YES)
+				/* MHD closed it */
+				continue;
+		}
+	}
+	free(pfd);
+	return NULL;
+}
+
 /* ---- routing ---- */
 
 static const struct emu_route *
@@ -599,6 +987,15 @@ req_start(struct emu *e, struct core_req *c)
 	c->internal = tpu_startswith(c->path, "/_emulator/") ||
 	              strcmp(c->path, "/_emulator") == 0;
 	c->root = strcmp(c->path, "/") == 0;
+	if (c->on_worker && !c->root &&
+	    !tpu_startswith(c->path, "/computeMetadata/")) {
+		/* A worker address is a metadata server, nothing else. */
+		emu_add_header(r, "Metadata-Flavor", "Google");
+		emu_reply_data(
+		    r, 404, "text/html; charset=UTF-8", "Not Found\n", 10);
+		c->prereplied = 1;
+		return;
+	}
 	if (c->internal) {
 		if (!client_is_loopback(r->conn)) {
 			emu_reply_error(r, 403, "PERMISSION_DENIED",
@@ -696,6 +1093,9 @@ req_handle(struct emu *e, struct core_req *c)
 {
 	struct emu_req *r = &c->r;
 
+	/* Again after a wait: a fresh reply (and headers). */
+	reply_reset(c);
+	r->wait = 0;
 	r->body = c->body.data;
 	r->body_len = c->body.len;
 	if (c->too_large == 1) {
@@ -722,7 +1122,7 @@ req_handle(struct emu *e, struct core_req *c)
 		close(r->sink_fd);
 		r->sink_fd = -1;
 	}
-	if (!c->have_reply)
+	if (!c->have_reply && !r->wait)
 		emu_reply_error(r, 500, "INTERNAL", "No reply was produced.");
 }
 
@@ -867,6 +1267,14 @@ on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	c->r.sink_fd = -1;
 	c->r.principal = "";
 	c->r.start_ms = tpu_now_ms();
+	{
+		struct core_workers *w = c->e->workers;
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
+
+		c->on_worker = w != NULL && w->d != NULL && ci != NULL &&
+		               ci->daemon == w->d;
+	}
 	return c;
 }
 
@@ -898,8 +1306,21 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!c->prereplied)
+	if (!c->prereplied) {
 		req_handle(e, c);
+		while (c->r.wait && !e->stopping) {
+			if (c->on_worker) {
+				/* resumed by emu_md_changed or the deadline */
+				waiter_park(e, c);
+				return MHD_YES;
+			}
+			waiter_sleep(e, c);
+			req_handle(e, c);
+		}
+		if (c->r.wait)
+			emu_reply_error(&c->r, 503, "UNAVAILABLE",
+			    "The emulator is stopping.");
+	}
 	if (c->have_fault && c->act.kind == EMU_FK_RETURN_AFTER)
 		fault_reply(c);
 	if (c->have_fault && c->act.kind == EMU_FK_RESET) {
@@ -928,6 +1349,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (c == NULL)
 		return;
 	*con_cls = NULL;
+	waiter_forget(e, c);
 	if (c->r.sink_ctx != NULL && c->route != NULL &&
 	    c->route->sink_abort != NULL) {
 		pthread_mutex_lock(&e->lock);
@@ -969,7 +1391,77 @@ struct core_server {
 	struct MHD_Daemon *d;
 	pthread_t ticker;
 	int ticker_started;
+	int workers; /* started the worker metadata daemon */
 };
+
+/*
+ * The worker metadata daemon: no listen socket of its own (the acceptor
+ * adds connections), one internal polling thread, suspend/resume for
+ * wait_for_change.  Started with the first plain-HTTP server.
+ */
+static int
+workers_start(struct emu *e, char *errbuf, size_t errlen)
+{
+	struct core_workers *w = workers_of(e);
+
+	w->d = MHD_start_daemon(
+	    MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_NO_LISTEN_SOCKET |
+	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+	    0, NULL, NULL, on_request, e, MHD_OPTION_EXTERNAL_LOGGER,
+	    on_mhd_log, e, MHD_OPTION_URI_LOG_CALLBACK, on_uri, e,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16384, MHD_OPTION_END);
+	if (w->d == NULL) {
+		snprintf(errbuf, errlen, "cannot start the metadata server");
+		return -1;
+	}
+	w->stop = 0;
+	if (pthread_create(&w->thr, NULL, acceptor_main, e) != 0) {
+		snprintf(errbuf, errlen, "cannot start the metadata acceptor");
+		MHD_stop_daemon(w->d);
+		w->d = NULL;
+		return -1;
+	}
+	pthread_mutex_lock(&w->mu);
+	w->thr_started = 1;
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+static void
+workers_stop(struct emu *e)
+{
+	struct core_workers *w = e->workers;
+	size_t i;
+
+	if (w == NULL)
+		return;
+	if (w->thr_started) {
+		w->stop = 1;
+		workers_wake(w);
+		pthread_join(w->thr, NULL);
+	}
+	pthread_mutex_lock(&w->mu);
+	w->thr_started = 0;
+	waiters_resume(w, 1);
+	pthread_mutex_unlock(&w->mu);
+	if (w->d != NULL)
+		MHD_stop_daemon(w->d);
+	w->d = NULL;
+	for (i = 0; i < w->n; i++) {
+		close(w->v[i].fd);
+		free(w->v[i].node);
+	}
+	free(w->v);
+	if (w->wake[0] >= 0)
+		close(w->wake[0]);
+	if (w->wake[1] >= 0)
+		close(w->wake[1]);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+	e->workers = NULL;
+}
 
 static void *
 ticker_main(void *arg)
@@ -1019,6 +1511,16 @@ core_server_start(struct emu *e, int listen_fd, const char *tls_key,
 		free(s);
 		return NULL;
 	}
+	if (tls_key == NULL &&
+	    (e->workers == NULL ||
+	        ((struct core_workers *)e->workers)->d == NULL)) {
+		if (workers_start(e, errbuf, errlen) != 0) {
+			MHD_stop_daemon(s->d);
+			free(s);
+			return NULL;
+		}
+		s->workers = 1;
+	}
 	if (no_ticker)
 		return s;
 	if (pthread_create(&s->ticker, NULL, ticker_main, e) != 0) {
@@ -1037,6 +1539,8 @@ core_server_stop(struct emu *e, struct core_server *s)
 	if (s == NULL)
 		return;
 	e->stopping = 1;
+	if (s->workers)
+		workers_stop(e);
 	MHD_stop_daemon(s->d);
 	if (s->ticker_started)
 		pthread_join(s->ticker, NULL);

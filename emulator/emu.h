@@ -53,6 +53,13 @@ struct emu_req {
 	struct MHD_Response *resp;
 	int status;
 	int64_t start_ms;
+	/*
+	 * wait_for_change (emu_req_wait, added by the core): the ETag being
+	 * waited on and the deadline; "" and 0 until the handler first waits.
+	 */
+	char wait_etag[40];
+	int64_t wait_until_ms;
+	int wait; /* set by emu_req_wait for this run of the handler */
 };
 
 enum emu_route_flags {
@@ -101,6 +108,8 @@ struct emu {
 	 * listener (the main port with --tls, which metadata clients can't
 	 * speak); NULL without --tls. */
 	char *metadata_host;
+	/* Added by the core: the per-worker metadata listeners (core.c). */
+	void *workers;
 };
 
 /* Request helpers (valid during handle/sink). */
@@ -263,5 +272,36 @@ int emu_auth_root(struct emu *, struct emu_req *);
 int emu_auth_jwt_verify(const char *jwt, const char *pubkey_pem,
     const char *kid, const char *iss, const char *aud, const char *aud2,
     int64_t now_s, char *errbuf, size_t errlen);
+
+/*
+ * Per-worker metadata servers (core.c).  Every worker address ("127.A.B.C")
+ * gets its own listening sockets: the plain-HTTP port (the main port, or
+ * the metadata port under --tls) and, when the emulator runs as root,
+ * port 80 (option metadata.port80=0 turns that off).  A separate
+ * libmicrohttpd daemon serves them (only "/" and /computeMetadata/), so
+ * that a wait_for_change request is a suspended connection, not a thread.
+ * Call with emu->lock held.
+ */
+/* Bind addr for worker of node_key (again: just remap). 0, or -1. */
+int emu_md_listen(
+    struct emu *, const char *node_key, int worker, const char *addr);
+/* Close every listener of node_key. */
+void emu_md_unlisten(struct emu *, const char *node_key);
+/* The port worker addresses serve metadata on (0 when unknown). */
+int emu_md_port(struct emu *);
+/*
+ * The worker a request was sent to, by the local address it reached:
+ * the worker index with its node key in node (len bytes), or -1 for
+ * the main address (the host's view).
+ */
+int emu_req_worker(struct emu_req *, char *node, size_t len);
+/*
+ * wait_for_change: instead of replying, park the request until
+ * emu_md_changed() or deadline (ms, tpu_now_ms clock); then the handler
+ * runs again with r->wait_etag and r->wait_until_ms set.  Returns 0.
+ */
+int emu_req_wait(struct emu_req *, const char *etag, int64_t deadline_ms);
+/* A metadata value may have changed: rerun every waiting request. */
+void emu_md_changed(struct emu *);
 
 #endif

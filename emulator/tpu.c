@@ -26,6 +26,7 @@
 #include "emu.h"
 #include "fleet.h"
 #include "json.h"
+#include "md.h"
 #include "tpu_logic.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -438,6 +439,19 @@ out:
 	free(w);
 }
 
+/* The workers' metadata listeners (one address each, see emu.h). */
+static void
+node_md_listen(struct emu *e, const cJSON *node)
+{
+	int max = (int)jnum(node, "_workers", 1), n, i;
+	struct fleet_worker_info *w = xcalloc((size_t)max, sizeof *w);
+
+	n = fleet_node_workers(e, jstr(node, "name"), w, max);
+	for (i = 0; i < n && i < max; i++)
+		emu_md_listen(e, jstr(node, "name"), i, w[i].addr);
+	free(w);
+}
+
 static int
 node_fleet_create(struct emu *e, cJSON *node, char *msg, size_t msglen)
 {
@@ -446,6 +460,7 @@ node_fleet_create(struct emu *e, cJSON *node, char *msg, size_t msglen)
 	        jget(node, "metadata"), msg, msglen) != 0)
 		return -1;
 	jset(node, "_fleet", cJSON_CreateTrue());
+	node_md_listen(e, node);
 	return 0;
 }
 
@@ -490,6 +505,7 @@ node_remove(struct emu *e, const char *name)
 		return;
 	if (cJSON_IsTrue(jget(node, "_fleet")))
 		fleet_node_delete(e, name);
+	emu_md_unlisten(e, name);
 	cJSON_DeleteItemFromObjectCaseSensitive(S(e)->nodes, name);
 	S(e)->dirty = 1;
 }
@@ -1166,6 +1182,8 @@ node_patch(struct call *c, cJSON *node)
 	cJSON_Delete(body);
 	if ((fields & TPU_MASK_METADATA) && cJSON_IsTrue(jget(node, "_fleet")))
 		fleet_node_metadata(c->e, c->name, jget(node, "metadata"));
+	if (fields & TPU_MASK_METADATA)
+		emu_md_changed(c->e);
 	op = op_new(c->e, c->p.api, c->p.project, c->p.zone, "update", "update",
 	    c->name, emu_wall_ms() + emu_opt_int(c->e, "tpu.update_ms", 300));
 	op_apply_fault(c->e, c->req, op);
@@ -1974,8 +1992,88 @@ tpu_tick(struct emu *e)
 		next = it->next;
 		qr_advance(e, it);
 	}
+	/* Preemption notices that ran out: stop the workers now. */
+	cJSON_ArrayForEach(it, s->nodes)
+	{
+		const cJSON *at = jget(it, "_stop_at");
+
+		if (!cJSON_IsNumber(at) ||
+		    at->valuedouble > (double)tpu_now_ms())
+			continue;
+		jdel(it, "_stop_at");
+		if (cJSON_IsTrue(jget(it, "_fleet")))
+			fleet_node_stop(e, jstr(it, "name"));
+		s->dirty = 1;
+	}
 	if (s->dirty)
 		save(e);
+}
+
+/* ---- the metadata server's view of a node (md.h) ---- */
+
+cJSON *
+tpu_md_view(struct emu *e, const char *node_key)
+{
+	const cJSON *node = jget(S(e)->nodes, node_key), *n;
+	const char *qr, *acc;
+	struct fleet_worker_info *w;
+	char zone[64] = "", accbuf[64];
+	cJSON *v, *addrs;
+	int max, cnt, i, slice = 0, slices = 0;
+
+	if (node == NULL)
+		return NULL;
+	v = cJSON_CreateObject();
+	cJSON_AddStringToObject(v, "id", jstr(node, "id"));
+	acc = jstr(node, "acceleratorType");
+	if (*acc == '\0' &&
+	    emu_md_accel_from_config(
+	        jstr(jget(node, "acceleratorConfig"), "type"),
+	        jstr(jget(node, "acceleratorConfig"), "topology"), accbuf,
+	        sizeof accbuf) == 0)
+		acc = accbuf;
+	cJSON_AddStringToObject(v, "accel", acc);
+	cJSON_AddStringToObject(
+	    v, "topology", jstr(jget(node, "acceleratorConfig"), "topology"));
+	sscanf(node_key, "projects/%*[^/]/locations/%63[^/]", zone);
+	cJSON_AddStringToObject(v, "zone", zone);
+	cJSON_AddItemToObject(v, "metadata",
+	    cJSON_IsObject(jget(node, "metadata"))
+	        ? cJSON_Duplicate(jget(node, "metadata"), 1)
+	        : cJSON_CreateObject());
+	cJSON_AddBoolToObject(
+	    v, "preempted", cJSON_IsTrue(jget(node, "_preempted")));
+	cJSON_AddStringToObject(v, "maintenance",
+	    cJSON_IsTrue(jget(node, "_maintenance"))
+	        ? "TERMINATE_ON_HOST_MAINTENANCE"
+	        : "NONE");
+	max = (int)jnum(node, "_workers", 1);
+	w = xcalloc((size_t)max, sizeof *w);
+	cnt = fleet_node_workers(e, node_key, w, max);
+	addrs = cJSON_AddArrayToObject(v, "addrs");
+	for (i = 0; i < cnt && i < max; i++)
+		cJSON_AddItemToArray(addrs, cJSON_CreateString(w[i].addr));
+	/* A slice of a multislice queued resource: its index and count. */
+	qr = jstr(node, "queuedResource");
+	if (*qr != '\0' && cJSON_IsTrue(jget(node, "multisliceNode"))) {
+		cJSON_ArrayForEach(n, S(e)->nodes)
+		{
+			if (strcmp(jstr(n, "queuedResource"), qr) != 0 ||
+			    !cJSON_IsTrue(jget(n, "multisliceNode")))
+				continue;
+			if (slices == 0 &&
+			    fleet_node_workers(e, jstr(n, "name"), w, 1) >= 1)
+				cJSON_AddStringToObject(
+				    v, "coordinator", w[0].addr);
+			if (n == node)
+				slice = slices;
+			slices++;
+		}
+	}
+	free(w);
+	cJSON_AddNumberToObject(v, "slice", slice);
+	cJSON_AddNumberToObject(v, "slices", slices);
+	return v;
 }
 
 /* Events. */
@@ -2098,8 +2196,24 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 			    jstr(node, "name"));
 			return -1;
 		}
-		if (cJSON_IsTrue(jget(node, "_fleet")))
-			fleet_node_stop(e, jstr(node, "name"));
+		/*
+		 * The notice: instance/preempted turns TRUE (answering the
+		 * waiting wait_for_change requests now), the workers are
+		 * stopped tpu.preempt_notice_ms later (tpu_tick).
+		 */
+		jset(node, "_preempted", cJSON_CreateTrue());
+		emu_md_changed(e);
+		if (cJSON_IsTrue(jget(node, "_fleet"))) {
+			long long ms =
+			    emu_opt_int(e, "tpu.preempt_notice_ms", 2000);
+
+			if (ms <= 0)
+				fleet_node_stop(e, jstr(node, "name"));
+			else
+				jset(node, "_stop_at",
+				    cJSON_CreateNumber(
+				        (double)(tpu_now_ms() + ms)));
+		}
 		node_set_state(e, node, "PREEMPTED");
 		qr = jget(s->qrs, jstr(node, "queuedResource"));
 		if (qr != NULL)
@@ -2133,6 +2247,7 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 			cJSON_AddStringToObject(um, "windowStartTime", ts);
 			jset(node, "upcomingMaintenance", um);
 		}
+		emu_md_changed(e);
 		s->dirty = 1;
 	} else if (strcmp(kind, "symptom") == 0) {
 		const char *type = jstr(ev, "symptomType");

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The metadata server: Metadata-Flavor required, the values clients read
-# (token, email, project, zone), the "GET /" detection probe.
+# (token, email, project, zone), the "GET /" detection probe, and the
+# host's view on the main address (no worker attributes, wait_for_change).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -54,7 +55,31 @@ code=$(md "$M/instance/service-accounts/")
 assert_grep '^default/$' "$T/body"
 code=$(md "$M/instance/attributes/no-such-attribute")
 [ "$code" = 404 ] || fail "unknown attribute gave $code"
+# The main address is the host, not a worker: no worker attributes (a
+# header naming a worker changes nothing), the host's own instance values.
 code=$(md "$M/instance/attributes/agent-worker-number" -H 'X-Emulator-Worker: no-such-node/0')
-[ "$code" = 404 ] || fail "worker attribute of an unknown node gave $code"
+[ "$code" = 404 ] || fail "worker attribute on the host gave $code"
+code=$(md "$M/instance/attributes/")
+[ "$code" = 200 ] || fail "host attributes gave $code"
+[ ! -s "$T/body" ] || fail "host attributes: $(cat "$T/body")"
+md "$M/instance/preempted" >/dev/null
+[ "$(cat "$T/body")" = FALSE ] || fail "host preempted: $(cat "$T/body")"
+md "$M/instance/maintenance-event" >/dev/null
+[ "$(cat "$T/body")" = NONE ] || fail "host maintenance-event: $(cat "$T/body")"
+md "$M/instance/hostname" >/dev/null
+[ "$(cat "$T/body")" = tpuctl-emu.internal ] || fail "host hostname: $(cat "$T/body")"
+# wait_for_change with a stale last_etag answers at once; with the
+# current one it waits for timeout_sec (nothing changes on the host).
+code=$(md "$M/instance/preempted?wait_for_change=true&last_etag=0000000000000000")
+[ "$code" = 200 ] || fail "wait_for_change with a stale etag gave $code"
+etag=$(sed -n 's/^ETag: \([0-9a-f]*\).*/\1/p' "$T/hdr")
+[ -n "$etag" ] || fail "no ETag: $(cat "$T/hdr")"
+start=$(date +%s)
+code=$(md "$M/instance/preempted?wait_for_change=true&last_etag=$etag&timeout_sec=2")
+[ "$code" = 200 ] || fail "timed-out wait gave $code"
+[ "$(cat "$T/body")" = FALSE ] || fail "timed-out wait: $(cat "$T/body")"
+[ $(($(date +%s) - start)) -ge 1 ] || fail "wait_for_change did not wait"
+code=$(md "$M/instance/preempted?wait_for_change=true&timeout_sec=0")
+[ "$code" = 400 ] || fail "timeout_sec=0 gave $code"
 code=$(md "$M/no/such/thing")
 [ "$code" = 404 ] || fail "unknown metadata path gave $code"

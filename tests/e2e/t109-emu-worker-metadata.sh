@@ -1,8 +1,12 @@
 #!/bin/sh
-# The metadata server as seen from a TPU worker: with
-# "X-Emulator-Worker: NODE/N" it answers agent-worker-number,
-# worker-network-endpoints and accelerator-type for that worker of a node
-# created through the TPU API (short or full node names).
+# The metadata server as seen from a TPU worker: each worker's own address
+# (its GCE_METADATA_HOST, the emulator's port) answers as that worker:
+# agent-worker-number, worker-network-endpoints (t1v-n-X-w-N:id:addr, in
+# worker order), accelerator-type, tpu-env, the node's metadata keys, the
+# listing and ?recursive=true forms, instance/ hostname, name, id,
+# network-interfaces/0/ip, preempted and maintenance-event.  The main
+# address stays the host's view (no worker attributes); a header naming a
+# worker changes nothing; a deleted node's addresses stop answering.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -11,30 +15,128 @@ tok=$(cat "$EMU_DIR/access-token")
 parent="projects/tpuctl-emu/locations/us-central2-b"
 code=$(curl -s -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer $tok" \
     -H 'Content-Type: application/json' \
-    -d '{"acceleratorType":"v4-16","runtimeVersion":"tpu-ubuntu2204-base"}' \
+    -d '{"acceleratorType":"v4-16","runtimeVersion":"tpu-ubuntu2204-base","metadata":{"team":"ml","startup-script":"echo hi"}}' \
     "$TPUCTL_EMULATOR_URL/v2/$parent/nodes?nodeId=wmd")
 [ "$code" = 200 ] || fail "node create gave $code: $(cat "$T/body")"
-
-M="http://$GCE_METADATA_HOST/computeMetadata/v1/instance/attributes"
-md() {
-	curl -s -o "$T/body" -w '%{http_code}' -H 'Metadata-Flavor: Google' \
-	    -H "X-Emulator-Worker: $1" "$M/$2"
-}
 i=0
-until [ "$(md wmd/1 agent-worker-number)" = 200 ]; do
+while :; do
+	curl -s -H "Authorization: Bearer $tok" \
+	    "$TPUCTL_EMULATOR_URL/v2/$parent/nodes/wmd" >"$T/node.json"
+	[ "$(jq -r '.networkEndpoints | length' "$T/node.json")" = 2 ] && break
 	i=$((i + 1))
-	[ $i -lt 100 ] || fail "worker metadata never appeared"
+	[ $i -lt 100 ] || fail "node never got its endpoints: $(cat "$T/node.json")"
 	sleep 0.2
 done
-[ "$(cat "$T/body")" = 1 ] || fail "agent-worker-number: $(cat "$T/body")"
-[ "$(md "$parent/nodes/wmd/0" agent-worker-number)" = 200 ] || fail "full name"
-[ "$(cat "$T/body")" = 0 ] || fail "worker 0 number: $(cat "$T/body")"
-[ "$(md wmd/1 accelerator-type)" = 200 ] || fail "accelerator-type"
-[ "$(cat "$T/body")" = v4-16 ] || fail "accelerator-type: $(cat "$T/body")"
-[ "$(md wmd/0 worker-network-endpoints)" = 200 ] || fail "endpoints"
-n=$(tr ',' '\n' <"$T/body" | grep -cE '^unknown:unknown:127\.[0-9]+\.[0-9]+\.[0-9]+$')
-[ "$n" = 2 ] || fail "worker-network-endpoints: $(cat "$T/body")"
-[ "$(md wmd/0 '')" = 200 ] || fail "attribute listing"
-assert_grep '^agent-worker-number$' "$T/body"
-[ "$(md wmd/7 agent-worker-number)" = 404 ] || fail "worker 7 of a 2-worker node"
-[ "$(md wmd/x agent-worker-number)" = 404 ] || fail "bad worker number"
+a0=$(jq -r '.networkEndpoints[0].ipAddress' "$T/node.json")
+a1=$(jq -r '.networkEndpoints[1].ipAddress' "$T/node.json")
+id=$(jq -r .id "$T/node.json")
+port=${GCE_METADATA_HOST##*:}
+
+# md ADDR PATH [curl args]: the status; the body in $T/body.
+md() {
+	a=$1 p=$2
+	shift 2
+	curl -s -D "$T/hdr" -o "$T/body" -w '%{http_code}' \
+	    -H 'Metadata-Flavor: Google' "$@" \
+	    "http://$a:$port/computeMetadata/v1/$p"
+}
+body() { cat "$T/body"; }
+
+[ "$(md "$a1" instance/attributes/agent-worker-number)" = 200 ] ||
+    fail "worker 1 agent-worker-number: $(body)"
+[ "$(body)" = 1 ] || fail "agent-worker-number: $(body)"
+assert_grep '^Metadata-Flavor: Google' "$T/hdr"
+assert_grep '^ETag: [0-9a-f]{16}' "$T/hdr"
+md "$a0" instance/attributes/agent-worker-number >/dev/null
+[ "$(body)" = 0 ] || fail "worker 0 number: $(body)"
+# A header naming another worker changes nothing.
+md "$a0" instance/attributes/agent-worker-number -H 'X-Emulator-Worker: wmd/1' >/dev/null
+[ "$(body)" = 0 ] || fail "a header moved worker 0: $(body)"
+md "$a1" instance/attributes/accelerator-type >/dev/null
+[ "$(body)" = v4-16 ] || fail "accelerator-type: $(body)"
+md "$a1" instance/attributes/team >/dev/null
+[ "$(body)" = ml ] || fail "user metadata key: $(body)"
+md "$a1" instance/attributes/startup-script >/dev/null
+[ "$(body)" = 'echo hi' ] || fail "startup-script: $(body)"
+
+md "$a1" instance/attributes/worker-network-endpoints >/dev/null
+eps=$(body)
+h0=$(printf '%s' "$eps" | cut -d, -f1 | cut -d: -f1)
+printf '%s' "$eps" | grep -Eq "^t1v-n-[0-9a-f]{8}-w-0:[0-9]{19}:$a0,t1v-n-[0-9a-f]{8}-w-1:[0-9]{19}:$a1\$" ||
+    fail "worker-network-endpoints: $eps"
+md "$a0" instance/attributes/worker-network-endpoints >/dev/null
+[ "$(body)" = "$eps" ] || fail "workers disagree on the endpoints: $(body)"
+
+md "$a1" instance/attributes/tpu-env >/dev/null
+cat >"$T/want" <<EOT
+ACCELERATOR_TYPE: 'v4-16'
+CHIPS_PER_HOST_BOUNDS: '2,2,1'
+HOST_BOUNDS: '1,1,2'
+NODE_ID: 'wmd'
+TOPOLOGY: '2x2x2'
+TPU_CHIPS_PER_PROCESS_BOUNDS: '2,2,1'
+TPU_PROCESS_BOUNDS: '1,1,2'
+WORKER_ID: '1'
+ZONE: 'us-central2-b'
+EOT
+diff "$T/want" "$T/body" >&2 || fail "tpu-env of worker 1"
+
+# Listing and recursive forms.
+[ "$(md "$a0" instance/attributes/)" = 200 ] || fail "attribute listing"
+printf 'accelerator-type\nagent-worker-number\nstartup-script\nteam\ntpu-env\nworker-network-endpoints\n' >"$T/want"
+diff "$T/want" "$T/body" >&2 || fail "attribute listing"
+[ "$(md "$a0" 'instance/attributes/?recursive=true')" = 200 ] || fail "recursive"
+jq -e --arg eps "$eps" '.["agent-worker-number"] == "0" and .team == "ml"
+    and .["worker-network-endpoints"] == $eps
+    and (.["tpu-env"] | contains("WORKER_ID: '"'0'"'"))' "$T/body" >/dev/null ||
+    fail "recursive attributes: $(body)"
+md "$a1" 'instance/?recursive=true' >/dev/null
+jq -e --arg a "$a1" '.networkInterfaces[0].ip == $a and .preempted == "FALSE"
+    and .maintenanceEvent == "NONE" and .attributes["agent-worker-number"] == "1"' \
+    "$T/body" >/dev/null || fail "recursive instance: $(body)"
+
+# instance/ values.
+md "$a1" instance/name >/dev/null
+name1=$(body)
+printf '%s' "$name1" | grep -Eq '^t1v-n-[0-9a-f]{8}-w-1$' || fail "name: $name1"
+[ "${name1%-w-1}" = "${h0%-w-0}" ] || fail "name $name1 vs endpoint host $h0"
+md "$a1" instance/hostname >/dev/null
+[ "$(body)" = "$name1.us-central2-b.c.tpuctl-emu.internal" ] || fail "hostname: $(body)"
+md "$a1" instance/id >/dev/null
+printf '%s' "$eps" | grep -q "w-1:$(body):" || fail "id $(body) not in the endpoints"
+md "$a1" instance/network-interfaces/0/ip >/dev/null
+[ "$(body)" = "$a1" ] || fail "ip: $(body)"
+md "$a1" instance/preempted >/dev/null
+[ "$(body)" = FALSE ] || fail "preempted: $(body)"
+md "$a1" instance/maintenance-event >/dev/null
+[ "$(body)" = NONE ] || fail "maintenance-event: $(body)"
+md "$a1" instance/zone >/dev/null
+assert_grep '^projects/[0-9]*/zones/us-central2-b$' "$T/body"
+[ "$(md "$a1" instance/attributes/no-such-key)" = 404 ] || fail "unknown key"
+# A worker address serves the metadata server only.
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" \
+    "http://$a1:$port/v2/$parent/nodes")
+[ "$code" = 404 ] || fail "the TPU API on a worker address gave $code"
+
+# The main address: the host's view.
+[ "$(md "${GCE_METADATA_HOST%:*}" instance/attributes/agent-worker-number)" = 404 ] ||
+    fail "the host has a worker number: $(body)"
+
+# Node metadata changes show at once (the agent's view).
+curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $tok" \
+    -H 'Content-Type: application/json' -d '{"metadata":{"team":"infra"}}' \
+    "$TPUCTL_EMULATOR_URL/v2/$parent/nodes/wmd?updateMask=metadata"
+md "$a0" instance/attributes/team >/dev/null
+[ "$(body)" = infra ] || fail "patched key: $(body)"
+
+# Gone with the node.
+curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $tok" \
+    "$TPUCTL_EMULATOR_URL/v2/$parent/nodes/wmd"
+i=0
+while md "$a0" instance/attributes/agent-worker-number --max-time 2 >/dev/null; do
+	[ "$(cat "$T/body" 2>/dev/null)" = 0 ] || break
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "worker 0 still answers after delete"
+	sleep 0.2
+done
+: "$id"

@@ -40,8 +40,8 @@ while [ $i -lt 4 ]; do
 	    fail "worker $i does not start in its HOME: $(cat "$T/out")"
 	[ "$(sed -n 4p "$T/out")" = v4-32 ] ||
 	    fail "worker $i: TPU_ACCELERATOR_TYPE: $(cat "$T/out")"
-	# The workers' metadata server is the emulator's.
-	[ "$(sed -n 5p "$T/out")" = "$GCE_METADATA_HOST" ] ||
+	# The worker's own metadata server: its address, the emulator's port.
+	[ "$(sed -n 5p "$T/out")" = "$addr:${GCE_METADATA_HOST##*:}" ] ||
 	    fail "worker $i: GCE_METADATA_HOST: $(cat "$T/out")"
 	[ "$(sed -n 6p "$T/out")" = "$hostnames" ] ||
 	    fail "worker $i: TPU_WORKER_HOSTNAMES: $(cat "$T/out")"

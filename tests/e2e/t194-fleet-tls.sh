@@ -26,7 +26,7 @@ while [ $i -lt 2 ]; do
 	fleet_wait_key "$addr"
 	# shellcheck disable=SC2016 # expanded by the remote shell
 	expect_rc 0 fleet_ssh "$addr" 'echo $GCE_METADATA_HOST; curl -s -H "Metadata-Flavor: Google" "http://$GCE_METADATA_HOST/computeMetadata/v1/project/project-id"'
-	[ "$(sed -n 1p "$T/out")" = "$GCE_METADATA_HOST" ] ||
+	[ "$(sed -n 1p "$T/out")" = "$addr:${GCE_METADATA_HOST##*:}" ] ||
 	    fail "worker $i: GCE_METADATA_HOST: $(cat "$T/out")"
 	[ "$(sed -n 2p "$T/out")" = "$CLOUDSDK_CORE_PROJECT" ] ||
 	    fail "worker $i: metadata server unreachable: $(cat "$T/out")"
