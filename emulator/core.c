@@ -6,6 +6,7 @@
  * the generic faults applied around the handlers, the /_emulator control
  * endpoints and the JSONL request log.  Modules see only emu.h.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -596,6 +597,16 @@ workers_of(struct emu *e)
 	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		w->wake[0] = w->wake[1] = -1;
 	w->port80 = geteuid() == 0 && emu_opt_int(e, "metadata.port80", 1);
+	/* One fd per worker address and port: 2048 workers need room. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	e->workers = w;
 	return w;
 }
@@ -1484,8 +1495,10 @@ core_server_start(struct emu *e, int listen_fd, const char *tls_key,
     const char *tls_cert, int no_ticker, char *errbuf, size_t errlen)
 {
 	struct core_server *s = xcalloc(1, sizeof(*s));
+	/* poll, not select: worker listeners push fds past FD_SETSIZE. */
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
-	                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+	                     MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+	                     MHD_USE_ERROR_LOG;
 
 	if (tls_key != NULL)
 		flags |= MHD_USE_TLS;
