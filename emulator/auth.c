@@ -778,7 +778,7 @@ md_ctx_init(struct md_ctx *m, struct emu *e, struct emu_req *r)
 	m->r = r;
 	m->worker = emu_req_worker(r, m->node, sizeof(m->node));
 	if (m->worker >= 0 && (m->view = tpu_md_view(e, m->node)) == NULL)
-		m->worker = -1; /* the node went away meanwhile */
+		m->worker = -2; /* the node went away meanwhile */
 	if (m->worker < 0) {
 		emu_md_instance_id("host", e->project, 0, m->id, sizeof(m->id));
 		snprintf(m->name, sizeof(m->name), "tpuctl-emu");
@@ -916,7 +916,8 @@ md_instance_json(struct md_ctx *m)
 	for (i = 0; i < nitems(md_instance_keys); i++) {
 		v = md_instance_leaf(m, md_instance_keys[i]);
 		if (strcmp(md_instance_keys[i], "id") == 0)
-			cJSON_AddNumberToObject(o, "id", strtod(v, NULL));
+			/* 19 digits: more than a double keeps */
+			cJSON_AddRawToObject(o, "id", v);
 		else if (strcmp(md_instance_keys[i], "maintenance-event") == 0)
 			cJSON_AddStringToObject(o, "maintenanceEvent", v);
 		else
@@ -1146,6 +1147,12 @@ emu_auth_metadata(struct emu *e, struct emu_req *r)
 		return md_not_found(r);
 	rec = emu_query(r, "recursive");
 	md_ctx_init(&m, e, r);
+	if (m.worker == -2) {
+		/* The VM is gone: what a waiting client of it would see. */
+		md_ctx_release(&m);
+		return emu_reply_error(
+		    r, 503, "UNAVAILABLE", "The instance was deleted.");
+	}
 	v = md_instance_value(&m, p + strlen("instance/"),
 	    rec != NULL && strcasecmp(rec, "true") == 0, &json);
 	md_ctx_release(&m);

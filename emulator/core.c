@@ -730,6 +730,8 @@ emu_md_listen(struct emu *e, const char *node_key, int worker, const char *addr)
 	return rc;
 }
 
+static void waiters_resume(struct core_workers *, int);
+
 /* Drop the dead listeners (w->mu held; only while nothing polls them). */
 static void
 wl_reap(struct core_workers *w)
@@ -759,6 +761,8 @@ emu_md_unlisten(struct emu *e, const char *node_key)
 			w->v[i].dead = 1;
 	if (!w->thr_started)
 		wl_reap(w);
+	/* Its waiters run again and find their worker gone. */
+	waiters_resume(w, 1);
 	pthread_mutex_unlock(&w->mu);
 	workers_wake(w);
 }
@@ -772,7 +776,7 @@ emu_req_worker(struct emu_req *r, char *node, size_t len)
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof(sa);
 	size_t i;
-	int idx = -1;
+	int idx = -2;
 
 	if (w == NULL || !c->on_worker)
 		return -1;
@@ -781,7 +785,7 @@ emu_req_worker(struct emu_req *r, char *node, size_t len)
 	if (ci == NULL ||
 	    getsockname(ci->connect_fd, (struct sockaddr *)&sa, &sl) != 0 ||
 	    sa.sin_family != AF_INET)
-		return -1;
+		return -2;
 	pthread_mutex_lock(&w->mu);
 	for (i = 0; i < w->n; i++) {
 		if (!w->v[i].dead && w->v[i].in.s_addr == sa.sin_addr.s_addr &&

@@ -291,8 +291,9 @@ void emu_md_unlisten(struct emu *, const char *node_key);
 int emu_md_port(struct emu *);
 /*
  * The worker a request was sent to, by the local address it reached:
- * the worker index with its node key in node (len bytes), or -1 for
- * the main address (the host's view).
+ * the worker index with its node key in node (len bytes), -1 for the
+ * main address (the host's view), -2 for a worker address whose node
+ * was deleted meanwhile.
  */
 int emu_req_worker(struct emu_req *, char *node, size_t len);
 /*

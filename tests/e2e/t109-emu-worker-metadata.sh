@@ -129,9 +129,21 @@ curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $tok" \
 md "$a0" instance/attributes/team >/dev/null
 [ "$(body)" = infra ] || fail "patched key: $(body)"
 
-# Gone with the node.
+# recursive JSON keeps the 19-digit id exact.
+md "$a1" instance/id >/dev/null
+id1=$(body)
+md "$a1" 'instance/?recursive=true' >/dev/null
+grep -q "\"id\":$id1," "$T/body" || fail "recursive id, want $id1: $(body)"
+
+# Gone with the node; a waiter of a deleted worker is answered (503).
+md "$a1" 'instance/preempted?wait_for_change=true&timeout_sec=60' >/dev/null &
+waiter=$!
+sleep 1
+kill -0 $waiter 2>/dev/null || fail "the waiter did not wait"
 curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $tok" \
     "$TPUCTL_EMULATOR_URL/v2/$parent/nodes/wmd"
+wait $waiter
+assert_grep '^HTTP/1.1 503' "$T/hdr"
 i=0
 while md "$a0" instance/attributes/agent-worker-number --max-time 2 >/dev/null; do
 	[ "$(cat "$T/body" 2>/dev/null)" = 0 ] || break
