@@ -169,7 +169,10 @@ jq -e -s --arg c "$1:8476" --arg m "$1" '
     fail "frameworks disagree (one slice): $(cat "$T/py.jsonl")"
 
 # As root, port 80 of a worker address is its metadata server too.
-if [ "$(id -u)" = 0 ]; then
+if [ "$(id -u)" = 0 ] && grep -q "cannot listen on $3:80" "$EMU_DIR/emulator.log"; then
+	# Another emulator running at once holds that address's port 80.
+	echo "t110: $3:80 is taken by another process: not checked" >&2
+elif [ "$(id -u)" = 0 ]; then
 	[ "$(curl -s -H 'Metadata-Flavor: Google' \
 	    "http://$3:80/computeMetadata/v1/instance/attributes/agent-worker-number")" = 2 ] ||
 	    fail "port 80 of worker 2"

@@ -2,7 +2,7 @@
 # The workers' metadata listeners across an emulator restart: gone while
 # the emulator is down, back on the (new) port at the next start, still
 # answering as the same worker with the same name; a node created after
-# the restart gets its own.
+# the restart gets its own; metadata.port80=0 keeps port 80 closed.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
@@ -35,7 +35,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
 [ "$code" = 000 ] || fail "worker 1 answered ($code) with the emulator down"
 
 rm -f "$EMU_DIR/env"
-emu_start --set tpu.create_ms=300
+emu_start --set tpu.create_ms=300 --set metadata.port80=0
 fleet_api_setup
 i=0
 until [ "$(md attributes/agent-worker-number)" = 1 ]; do
@@ -46,6 +46,10 @@ done
 [ "$(md name)" = "$name" ] || fail "name changed across the restart: $(md name)"
 md attributes/tpu-env >"$T/env"
 assert_grep "^WORKER_ID: '1'\$" "$T/env"
+# metadata.port80=0: no port-80 listener even as root.
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
+    -H 'Metadata-Flavor: Google' "http://$a1:80/computeMetadata/v1/instance/name" || true)
+[ "$code" = 000 ] || fail "port 80 answered ($code) with metadata.port80=0"
 
 # A second node after the restart: its own addresses and answers.
 fleet_create_node t112b v4-8 60
