@@ -4,7 +4,8 @@
 # agent-worker-number, worker-network-endpoints (t1v-n-X-w-N:id:addr, in
 # worker order), accelerator-type, tpu-env, the node's metadata keys, the
 # listing and ?recursive=true forms, instance/ hostname, name, id,
-# network-interfaces/0/ip, preempted and maintenance-event.  The main
+# network-interfaces/0/ip, preempted and maintenance-event; a metadata
+# update answers a wait_for_change on its key.  The main
 # address stays the host's view (no worker attributes); a header naming a
 # worker changes nothing; a deleted node's addresses stop answering.
 # shellcheck source=tests/e2e/lib.sh
@@ -122,10 +123,21 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" \
 [ "$(md "${GCE_METADATA_HOST%:*}" instance/attributes/agent-worker-number)" = 404 ] ||
     fail "the host has a worker number: $(body)"
 
-# Node metadata changes show at once (the agent's view).
+# Node metadata changes show at once (the agent's view), and answer a
+# wait_for_change on the key.
+(
+	curl -s -H 'Metadata-Flavor: Google' \
+	    "http://$a0:$port/computeMetadata/v1/instance/attributes/team?wait_for_change=true&timeout_sec=30" \
+	    >"$T/team-wait"
+) &
+waiter=$!
+sleep 1
+kill -0 $waiter 2>/dev/null || fail "the attribute waiter did not wait: $(cat "$T/team-wait")"
 curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $tok" \
     -H 'Content-Type: application/json' -d '{"metadata":{"team":"infra"}}' \
     "$TPUCTL_EMULATOR_URL/v2/$parent/nodes/wmd?updateMask=metadata"
+wait $waiter
+[ "$(cat "$T/team-wait")" = infra ] || fail "attribute waiter: $(cat "$T/team-wait")"
 md "$a0" instance/attributes/team >/dev/null
 [ "$(body)" = infra ] || fail "patched key: $(body)"
 
