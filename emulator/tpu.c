@@ -32,7 +32,6 @@
 #include "xmalloc.h"
 
 #define PROJECT_NUMBER "123456789012"
-#define MAX_WORKERS 256
 #define STATE_CAP (256 << 20)
 
 struct tpu_state {
@@ -414,15 +413,23 @@ node_endpoints(struct emu *e, cJSON *node)
 {
 	struct fleet_worker_info *w;
 	cJSON *eps, *ep, *ac;
-	int n, i, ext;
+	int n, cap, i, ext;
 
 	node_health(e, node);
 	if (!cJSON_IsTrue(jget(node, "_fleet")))
 		return;
-	w = xcalloc(MAX_WORKERS, sizeof *w);
-	n = fleet_node_workers(e, jstr(node, "name"), w, MAX_WORKERS);
+	/* The count first: a node may have up to 4096 workers, and
+	 * fleet_node_workers fills at most max. */
+	n = fleet_node_workers(e, jstr(node, "name"), NULL, 0);
+	if (n <= 0)
+		return;
+	cap = n;
+	w = xcalloc((size_t)cap, sizeof *w);
+	n = fleet_node_workers(e, jstr(node, "name"), w, cap);
 	if (n <= 0)
 		goto out;
+	if (n > cap)
+		n = cap;
 	ext = cJSON_IsTrue(json_path(node, "networkConfig.enableExternalIps"));
 	eps = cJSON_CreateArray();
 	for (i = 0; i < n; i++) {
@@ -1215,10 +1222,16 @@ node_guest_attributes(struct call *c, cJSON *node)
 			snprintf(key, sizeof key, "%s", slash + 1);
 	}
 	if (cJSON_IsTrue(jget(node, "_fleet"))) {
-		w = xcalloc(MAX_WORKERS, sizeof *w);
-		n = fleet_node_workers(c->e, c->name, w, MAX_WORKERS);
+		int cap = fleet_node_workers(c->e, c->name, NULL, 0);
+
+		if (cap < 0)
+			cap = 0;
+		w = xcalloc((size_t)(cap > 0 ? cap : 1), sizeof *w);
+		n = fleet_node_workers(c->e, c->name, w, cap);
 		if (n < 0)
 			n = 0;
+		if (n > cap)
+			n = cap;
 	}
 	want = xcalloc((size_t)(n > 0 ? n : 1), 1);
 	ids = jget(body, "workerIds");
