@@ -28,6 +28,7 @@
 #include "json.h"
 #include "tpu_logic.h"
 #include "util.h"
+#include "validate.h"
 #include "xmalloc.h"
 
 #define PROJECT_NUMBER "123456789012"
@@ -1021,7 +1022,6 @@ nodes_create(struct call *c)
 {
 	struct emu *e = c->e;
 	const char *id = emu_query(c->req, "nodeId");
-	struct tpu_err err;
 	cJSON *body, *node, *op;
 	char msg[1024], name[512];
 	int nworkers = 1;
@@ -1029,9 +1029,9 @@ nodes_create(struct call *c)
 	if (id == NULL || *id == '\0')
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
 		    "Field 'node_id' is required (query parameter nodeId)");
-	if (catalog_node_name_validate(id, &err) != 0)
+	if (validate_node_id(id, msg, sizeof msg) != 0)
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
-		    "Invalid value for field 'node_id': %s", err.msg);
+		    "Invalid value for field 'node_id': %s", msg);
 	snprintf(name, sizeof name, "%s/nodes/%s", c->parent, id);
 	if (jget(S(e)->nodes, name) != NULL)
 		return emu_reply_error(c->req, 409, "ALREADY_EXISTS",
@@ -1461,7 +1461,6 @@ qr_create(struct call *c)
 {
 	struct emu *e = c->e;
 	const char *id = emu_query(c->req, "queuedResourceId");
-	struct tpu_err err;
 	cJSON *body = NULL, *qr = NULL, *specs, *spec, *ids, *nid, *op, *all;
 	char msg[1024], name[512], nname[512], ts[64];
 	int nworkers, tiers = 0, rc;
@@ -1470,10 +1469,9 @@ qr_create(struct call *c)
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
 		    "Field 'queued_resource_id' is required (query parameter "
 		    "queuedResourceId)");
-	if (catalog_node_name_validate(id, &err) != 0)
+	if (validate_qr_id(id, msg, sizeof msg) != 0)
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
-		    "Invalid value for field 'queued_resource_id': %s",
-		    err.msg);
+		    "Invalid value for field 'queued_resource_id': %s", msg);
 	snprintf(name, sizeof name, "%s/queuedResources/%s", c->parent, id);
 	if (jget(S(e)->qrs, name) != NULL)
 		return emu_reply_error(c->req, 409, "ALREADY_EXISTS",
@@ -2066,12 +2064,8 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	char ts[64], te[64];
 
 	if (strcmp(kind, "stockout") == 0) {
-		struct tpu_err err;
-
-		if (catalog_zone_validate(zone, &err) != 0) {
-			snprintf(errbuf, errlen, "%s", err.msg);
+		if (validate_zone(zone, errbuf, errlen) != 0)
 			return -1;
-		}
 		for (it = s->stockouts->child; it != NULL; it = it->next) {
 			if (strcmp(it->valuestring, zone) == 0)
 				break;
