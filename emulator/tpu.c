@@ -685,6 +685,26 @@ qr_delete_nodes(struct emu *e, const char *qname)
 	}
 }
 
+/*
+ * The node ids of a nodeSpec, with tpu.v2.json's default for the prefix:
+ * "If this field is not provided we use queued_resource_id as the
+ * node_id_prefix."  The stored spec stays as the client sent it.
+ */
+static cJSON *
+qr_spec_node_ids(const cJSON *spec, enum tpu_api api, const char *qr_id,
+    char *msg, size_t msglen)
+{
+	cJSON *copy = cJSON_Duplicate(spec, 1), *mp, *ids;
+
+	mp = jget(
+	    copy, api == TPU_API_V2 ? "multisliceParams" : "multiNodeParams");
+	if (cJSON_IsObject(mp) && jget(mp, "nodeIdPrefix") == NULL)
+		cJSON_AddStringToObject(mp, "nodeIdPrefix", qr_id);
+	ids = tpu_qr_node_ids(copy, api, msg, msglen);
+	cJSON_Delete(copy);
+	return ids;
+}
+
 /* Create the nodes of a queued resource (PROVISIONING). */
 static int
 qr_provision(struct emu *e, cJSON *qr, char *msg, size_t msglen)
@@ -699,7 +719,8 @@ qr_provision(struct emu *e, cJSON *qr, char *msg, size_t msglen)
 	sscanf(qname, "projects/%127[^/]/locations/%63[^/]/", project, zone);
 	cJSON_ArrayForEach(spec, json_path(qr, "tpu.nodeSpec"))
 	{
-		ids = tpu_qr_node_ids(spec, api, msg, msglen);
+		ids = qr_spec_node_ids(
+		    spec, api, strrchr(qname, '/') + 1, msg, msglen);
 		if (ids == NULL)
 			return -1;
 		multi =
@@ -1533,7 +1554,7 @@ qr_create(struct call *c)
 				    node, "schedulingConfig");
 			jset(sc, "reserved", cJSON_CreateTrue());
 		}
-		ids = tpu_qr_node_ids(spec, c->p.api, msg, sizeof msg);
+		ids = qr_spec_node_ids(spec, c->p.api, id, msg, sizeof msg);
 		if (ids == NULL) {
 			rc = emu_reply_error(
 			    c->req, 400, "INVALID_ARGUMENT", "%s", msg);

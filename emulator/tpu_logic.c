@@ -683,10 +683,12 @@ tpu_qr_node_ids(const cJSON *spec, enum tpu_api api, char *msg, size_t msglen)
 	}
 	count = cJSON_GetObjectItemCaseSensitive(params, "nodeCount");
 	prefix = cJSON_GetObjectItemCaseSensitive(params, "nodeIdPrefix");
-	if (count == NULL || json_as_int64(count, &n) != 0 || n < 1 || n > 64) {
+	/* tpu.v2.json MultisliceParams.nodeCount: "This needs to be > 1"
+	 * (one node is a nodeId); 64 is the emulator's own bound. */
+	if (count == NULL || json_as_int64(count, &n) != 0 || n < 2 || n > 64) {
 		fail(msg, msglen,
-		    "Invalid value for '%s.node_count': an integer from 1 to "
-		    "64",
+		    "Invalid value for '%s.node_count': an integer from 2 to "
+		    "64 (one node is a node_id)",
 		    pkey);
 		return NULL;
 	}

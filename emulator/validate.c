@@ -84,9 +84,13 @@ utf8_count(const char *s)
  * Resource names: Compute Engine's naming convention, "1-63 characters
  * long and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])?"
  * (https://cloud.google.com/compute/docs/naming-resources#resource-name-format).
- * tpu.v2.json documents nodeId only as "the unqualified resource name";
- * TPU nodes are named by that rule, and so are network tags
- * (https://cloud.google.com/vpc/docs/add-remove-network-tags).
+ * tpu.v2.json documents nodes.create's nodeId only as "the unqualified
+ * resource name"; TPU nodes are named by that rule, and so are network
+ * tags (https://cloud.google.com/vpc/docs/add-remove-network-tags).
+ * XXX NodeSpec.nodeId and nodeIdPrefix of a queued resource "Should
+ * follow the ^[A-Za-z0-9_.~+%-]+$ regex format" there, which would admit
+ * "A" or "..": the emulator keeps one rule for every node id, this one,
+ * as a node made by a queued resource is the same Node resource.
  */
 static int
 rfc1035(const char *s)

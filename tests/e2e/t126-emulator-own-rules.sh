@@ -112,6 +112,16 @@ p61=$(printf 'p%.0s' $(seq 61))
 refused "queuedResources?queuedResourceId=ms" \
     "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"multisliceParams\":{\"nodeCount\":11,\"nodeIdPrefix\":\"$p61\"},\"node\":{$V4}}]}}" \
     "node_id_prefix"
+# Without nodeIdPrefix the queued resource id is the prefix (tpu.v2.json);
+# nodeCount "needs to be > 1".
+expect_api 200 POST "/v2/$P/queuedResources?queuedResourceId=dflt" \
+    "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"multisliceParams\":{\"nodeCount\":2},\"node\":{$V4}}]}}"
+wait_state "/v2/$P/queuedResources/dflt" ACTIVE .state.state
+expect_jq '.tpu.nodeSpec[0].multisliceParams | has("nodeIdPrefix")' false
+expect_api 200 GET "/v2/$P/nodes/dflt-1"
+refused "queuedResources?queuedResourceId=one" \
+    "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"multisliceParams\":{\"nodeCount\":1,\"nodeIdPrefix\":\"o\"},\"node\":{$V4}}]}}" \
+    "node_count"
 
 # --- Cloud Storage --------------------------------------------------------
 # gcserr WHAT: a 400 in GCS's shape with reason "invalid".

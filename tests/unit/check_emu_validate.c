@@ -360,12 +360,15 @@ START_TEST(qr_node_prefix)
 	static const struct {
 		const char *prefix;
 		int count, ok;
+		const char *word; /* in the message of a refusal */
 	} cases[] = {
-		{ "ms", 2, 1 },
-		{ "{61*p}", 2, 1 },  /* "ppp...-1": 63 characters */
-		{ "{61*p}", 11, 0 }, /* "ppp...-10": 64 */
-		{ "{62*p}", 1, 0 },
-		{ "Bad", 2, 0 },
+		{ "ms", 2, 1, NULL },
+		{ "{61*p}", 2, 1, NULL },              /* "ppp...-1": 63 */
+		{ "{61*p}", 11, 0, "node_id_prefix" }, /* "ppp...-10": 64 */
+		{ "{62*p}", 2, 0, "node_id_prefix" },  /* "ppp...-0": 64 */
+		{ "Bad", 2, 0, "node_id_prefix" },
+		/* tpu.v2.json nodeCount: "This needs to be > 1". */
+		{ "ms", 1, 0, "node_count" },
 	};
 	char body[256], msg[512], *p;
 	cJSON *spec, *ids;
@@ -387,7 +390,7 @@ START_TEST(qr_node_prefix)
 			ck_assert_int_eq(
 			    cJSON_GetArraySize(ids), cases[i].count);
 		else
-			ck_assert_ptr_nonnull(strstr(msg, "node_id_prefix"));
+			ck_assert_ptr_nonnull(strstr(msg, cases[i].word));
 		cJSON_Delete(ids);
 		cJSON_Delete(spec);
 		free(p);
