@@ -45,8 +45,8 @@
 #include "crc32c.h"
 #include "emu.h"
 #include "gcs_util.h"
-#include "gcsurl.h"
 #include "util.h"
+#include "validate.h"
 #include "xmalloc.h"
 
 #define GCS_CHUNK_ALIGN (256 * 1024)
@@ -796,7 +796,7 @@ static cJSON *
 gcs_obj_render(struct emu *e, const struct gcs_bkt *b, const struct gcs_obj *o)
 {
 	cJSON *j = cJSON_Duplicate(o->meta, 1);
-	char *enc = gcs_pct_encode(o->name), *s;
+	char *enc = gcsemu_pct_encode(o->name), *s;
 	char etag[48];
 
 	cJSON_DeleteItemFromObjectCaseSensitive(j, GCS_SEGMENTS);
@@ -1101,7 +1101,7 @@ gcs_obj_commit(
 	struct gcs_state *st = gcs_st(e);
 	struct gcs_bkt *b;
 	struct gcs_obj *old, *o = NULL;
-	struct tpu_err err;
+	char why[256];
 	char now[64], crcb[CRC32C_B64LEN], *data = NULL;
 	const char *ctype = NULL;
 	uint32_t crc = nw->crc;
@@ -1111,9 +1111,8 @@ gcs_obj_commit(
 
 	if ((b = gcs_bkt_find(st, nw->bucket, NULL)) == NULL)
 		return gcs_no_bucket(r);
-	tpu_err_init(&err);
-	if (gcs_object_validate(nw->name, &err) != 0)
-		return gcs_err(r, 400, "invalid", "%s", err.msg);
+	if (validate_object(nw->name, why, sizeof(why)) != 0)
+		return gcs_err(r, 400, "invalid", "%s", why);
 	old = gcs_obj_find(b, nw->name, &pos);
 	if (gcs_pre_check(r, &nw->pre, old, 0) != 0)
 		return -1;
@@ -1251,7 +1250,7 @@ gcs_bkt_insert_h(struct emu *e, struct emu_req *r)
 {
 	struct gcs_state *st = gcs_st(e);
 	struct gcs_bkt *b = NULL, *other;
-	struct tpu_err err;
+	char why[256];
 	const char *project = emu_query(r, "project"), *name, *v;
 	char now[64], pnum[32], *dir = NULL, *path = NULL;
 	cJSON *body, *m, *iam, *file;
@@ -1270,10 +1269,8 @@ gcs_bkt_insert_h(struct emu *e, struct emu_req *r)
 		gcs_err(r, 400, "required", "Required field: name");
 		goto out;
 	}
-	tpu_err_init(&err);
-	if (gcs_bucket_validate(name, &err) != 0) {
-		gcs_err(r, 400, "invalid", "Invalid bucket name: '%s': %s",
-		    name, err.msg);
+	if (validate_bucket(name, why, sizeof(why)) != 0) {
+		gcs_err(r, 400, "invalid", "Invalid bucket name: %s", why);
 		goto out;
 	}
 	if ((other = gcs_bkt_find(st, name, &pos)) != NULL) {
@@ -2169,7 +2166,7 @@ gcs_upload_start(struct emu *e, struct emu_req *r, const char *bucket)
 {
 	struct gcs_bkt *b;
 	struct gcs_pre pre;
-	struct tpu_err err;
+	char why[256];
 	const char *name, *ctype;
 	char id[33], *enc = NULL, *loc = NULL, *jpath = NULL, *dpath = NULL;
 	cJSON *user = NULL, *s = NULL;
@@ -2191,9 +2188,8 @@ gcs_upload_start(struct emu *e, struct emu_req *r, const char *bucket)
 		gcs_err(r, 400, "required", "Required parameter: name");
 		goto out;
 	}
-	tpu_err_init(&err);
-	if (gcs_object_validate(name, &err) != 0) {
-		gcs_err(r, 400, "invalid", "%s", err.msg);
+	if (validate_object(name, why, sizeof(why)) != 0) {
+		gcs_err(r, 400, "invalid", "%s", why);
 		goto out;
 	}
 	if (gcs_pre_check(r, &pre, gcs_obj_find(b, name, NULL), 0) != 0)
@@ -2219,7 +2215,7 @@ gcs_upload_start(struct emu *e, struct emu_req *r, const char *bucket)
 		unlink(dpath);
 		goto out;
 	}
-	enc = gcs_pct_encode(name);
+	enc = gcsemu_pct_encode(name);
 	loc = xasprintf("%s/upload/storage/v1/b/%s/o?uploadType=resumable&"
 	                "name=%s&upload_id=%s",
 	    e->base_url, bucket, enc, id);

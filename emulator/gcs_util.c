@@ -54,6 +54,29 @@ bad:
 	return NULL;
 }
 
+char *
+gcsemu_pct_encode(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p;
+	char *out = xmalloc(strlen(s) * 3 + 1);
+	size_t o = 0;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' ||
+		    *p == '_' || *p == '~') {
+			out[o++] = (char)*p;
+			continue;
+		}
+		out[o++] = '%';
+		out[o++] = hex[*p >> 4];
+		out[o++] = hex[*p & 0xf];
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* Decode and join segs[from..to) with '/'; NULL on a bad escape. */
 static char *
 gcsemu_join(char **segs, size_t from, size_t to)

@@ -53,6 +53,14 @@ void gcsemu_path_release(struct gcsemu_path *);
 char *gcsemu_pct_decode(const char *s, size_t len);
 
 /*
+ * Percent-encode s as one URL path segment or query value: everything
+ * but RFC 3986's unreserved characters (A-Z a-z 0-9 - . _ ~), '/'
+ * included, as GCS writes object names in selfLink and mediaLink.  The
+ * caller frees the result.
+ */
+char *gcsemu_pct_encode(const char *s);
+
+/*
  * The boundary of a "multipart/related; boundary=X" (or boundary="X")
  * Content-Type into out; 0, or -1 when missing, empty or too long.
  */

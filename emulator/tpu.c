@@ -29,6 +29,7 @@
 #include "md.h"
 #include "tpu_logic.h"
 #include "util.h"
+#include "validate.h"
 #include "xmalloc.h"
 
 #define PROJECT_NUMBER "123456789012"
@@ -707,6 +708,26 @@ qr_delete_nodes(struct emu *e, const char *qname)
 	}
 }
 
+/*
+ * The node ids of a nodeSpec, with tpu.v2.json's default for the prefix:
+ * "If this field is not provided we use queued_resource_id as the
+ * node_id_prefix."  The stored spec stays as the client sent it.
+ */
+static cJSON *
+qr_spec_node_ids(const cJSON *spec, enum tpu_api api, const char *qr_id,
+    char *msg, size_t msglen)
+{
+	cJSON *copy = cJSON_Duplicate(spec, 1), *mp, *ids;
+
+	mp = jget(
+	    copy, api == TPU_API_V2 ? "multisliceParams" : "multiNodeParams");
+	if (cJSON_IsObject(mp) && jget(mp, "nodeIdPrefix") == NULL)
+		cJSON_AddStringToObject(mp, "nodeIdPrefix", qr_id);
+	ids = tpu_qr_node_ids(copy, api, msg, msglen);
+	cJSON_Delete(copy);
+	return ids;
+}
+
 /* Create the nodes of a queued resource (PROVISIONING). */
 static int
 qr_provision(struct emu *e, cJSON *qr, char *msg, size_t msglen)
@@ -721,7 +742,8 @@ qr_provision(struct emu *e, cJSON *qr, char *msg, size_t msglen)
 	sscanf(qname, "projects/%127[^/]/locations/%63[^/]/", project, zone);
 	cJSON_ArrayForEach(spec, json_path(qr, "tpu.nodeSpec"))
 	{
-		ids = tpu_qr_node_ids(spec, api, msg, msglen);
+		ids = qr_spec_node_ids(
+		    spec, api, strrchr(qname, '/') + 1, msg, msglen);
 		if (ids == NULL)
 			return -1;
 		multi =
@@ -1044,7 +1066,6 @@ nodes_create(struct call *c)
 {
 	struct emu *e = c->e;
 	const char *id = emu_query(c->req, "nodeId");
-	struct tpu_err err;
 	cJSON *body, *node, *op;
 	char msg[1024], name[512];
 	int nworkers = 1;
@@ -1052,9 +1073,9 @@ nodes_create(struct call *c)
 	if (id == NULL || *id == '\0')
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
 		    "Field 'node_id' is required (query parameter nodeId)");
-	if (catalog_node_name_validate(id, &err) != 0)
+	if (validate_node_id(id, msg, sizeof msg) != 0)
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
-		    "Invalid value for field 'node_id': %s", err.msg);
+		    "Invalid value for field 'node_id': %s", msg);
 	snprintf(name, sizeof name, "%s/nodes/%s", c->parent, id);
 	if (jget(S(e)->nodes, name) != NULL)
 		return emu_reply_error(c->req, 409, "ALREADY_EXISTS",
@@ -1492,7 +1513,6 @@ qr_create(struct call *c)
 {
 	struct emu *e = c->e;
 	const char *id = emu_query(c->req, "queuedResourceId");
-	struct tpu_err err;
 	cJSON *body = NULL, *qr = NULL, *specs, *spec, *ids, *nid, *op, *all;
 	char msg[1024], name[512], nname[512], ts[64];
 	int nworkers, tiers = 0, rc;
@@ -1501,10 +1521,9 @@ qr_create(struct call *c)
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
 		    "Field 'queued_resource_id' is required (query parameter "
 		    "queuedResourceId)");
-	if (catalog_node_name_validate(id, &err) != 0)
+	if (validate_qr_id(id, msg, sizeof msg) != 0)
 		return emu_reply_error(c->req, 400, "INVALID_ARGUMENT",
-		    "Invalid value for field 'queued_resource_id': %s",
-		    err.msg);
+		    "Invalid value for field 'queued_resource_id': %s", msg);
 	snprintf(name, sizeof name, "%s/queuedResources/%s", c->parent, id);
 	if (jget(S(e)->qrs, name) != NULL)
 		return emu_reply_error(c->req, 409, "ALREADY_EXISTS",
@@ -1566,7 +1585,7 @@ qr_create(struct call *c)
 				    node, "schedulingConfig");
 			jset(sc, "reserved", cJSON_CreateTrue());
 		}
-		ids = tpu_qr_node_ids(spec, c->p.api, msg, sizeof msg);
+		ids = qr_spec_node_ids(spec, c->p.api, id, msg, sizeof msg);
 		if (ids == NULL) {
 			rc = emu_reply_error(
 			    c->req, 400, "INVALID_ARGUMENT", "%s", msg);
@@ -2177,12 +2196,8 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	char ts[64], te[64];
 
 	if (strcmp(kind, "stockout") == 0) {
-		struct tpu_err err;
-
-		if (catalog_zone_validate(zone, &err) != 0) {
-			snprintf(errbuf, errlen, "%s", err.msg);
+		if (validate_zone(zone, errbuf, errlen) != 0)
 			return -1;
-		}
 		for (it = s->stockouts->child; it != NULL; it = it->next) {
 			if (strcmp(it->valuestring, zone) == 0)
 				break;

@@ -14,6 +14,7 @@
 #include "json.h"
 #include "tpu_logic.h"
 #include "util.h"
+#include "validate.h"
 
 struct enum_val {
 	const char *ctx;   /* parent key, or "" for any */
@@ -512,9 +513,8 @@ tpu_node_check(
 	struct catalog_accel a;
 	const cJSON *rv, *sc, *desc, *tags, *it;
 	cJSON *cfg;
-	struct tpu_err err;
+	char detail[512];
 
-	tpu_err_init(&err);
 	if (z == NULL)
 		return fail(msg, msglen, "Location %s is not found", zone);
 	if (!cJSON_IsObject(node))
@@ -533,25 +533,22 @@ tpu_node_check(
 		    "Runtime version \"%s\" is not supported for accelerator "
 		    "type \"%s\" (e.g. \"%s\")",
 		    rv->valuestring, a.type, a.gen->runtimes[0]);
-	if (catalog_labels_validate(
-	        cJSON_GetObjectItemCaseSensitive(node, "labels"), &err) != 0)
+	if (validate_labels(cJSON_GetObjectItemCaseSensitive(node, "labels"),
+	        detail, sizeof detail) != 0)
 		return fail(msg, msglen,
-		    "Invalid value for field "
-		    "'node.labels': %s",
-		    err.msg);
-	if (catalog_metadata_validate_obj(
-	        cJSON_GetObjectItemCaseSensitive(node, "metadata"), 1, &err) !=
-	    0)
+		    "Invalid value for field 'node.labels': %s", detail);
+	if (validate_metadata(
+	        cJSON_GetObjectItemCaseSensitive(node, "metadata"), detail,
+	        sizeof detail) != 0)
 		return fail(msg, msglen,
-		    "Invalid value for field "
-		    "'node.metadata': %s",
-		    err.msg);
+		    "Invalid value for field 'node.metadata': %s", detail);
 	desc = cJSON_GetObjectItemCaseSensitive(node, "description");
-	if (desc != NULL &&
-	    (!cJSON_IsString(desc) || strlen(desc->valuestring) > 2048))
+	if (desc != NULL && !cJSON_IsNull(desc) &&
+	    (!cJSON_IsString(desc) || validate_description(desc->valuestring,
+	                                  detail, sizeof detail) != 0))
 		return fail(msg, msglen,
-		    "Invalid value for field 'node.description': a string of "
-		    "at most 2048 characters");
+		    "Invalid value for field 'node.description': %s",
+		    cJSON_IsString(desc) ? detail : "must be a string");
 	tags = cJSON_GetObjectItemCaseSensitive(node, "tags");
 	if (tags != NULL) {
 		if (!cJSON_IsArray(tags))
@@ -560,12 +557,15 @@ tpu_node_check(
 			    "list of strings");
 		cJSON_ArrayForEach(it, tags)
 		{
-			if (!cJSON_IsString(it) ||
-			    catalog_node_name_validate(it->valuestring, &err) !=
-			        0)
+			if (!cJSON_IsString(it))
 				return fail(msg, msglen,
-				    "Invalid value for field 'node.tags': "
-				    "each tag must be an RFC 1035 name");
+				    "Invalid value for field 'node.tags': must "
+				    "be a list of strings");
+			if (validate_tag(
+			        it->valuestring, detail, sizeof detail) != 0)
+				return fail(msg, msglen,
+				    "Invalid value for field 'node.tags': %s",
+				    detail);
 		}
 	}
 	sc = cJSON_GetObjectItemCaseSensitive(node, "schedulingConfig");
@@ -654,12 +654,10 @@ tpu_qr_node_ids(const cJSON *spec, enum tpu_api api, char *msg, size_t msglen)
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(spec, "nodeId");
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(spec, pkey);
 	const cJSON *count, *prefix;
-	struct tpu_err err;
 	cJSON *ids = NULL;
-	char name[128];
+	char name[128], detail[512];
 	long long n = 0, i;
 
-	tpu_err_init(&err);
 	if (cJSON_IsString(id) && params != NULL) {
 		fail(msg, msglen,
 		    "Only one of 'node_id' and '%s' may be set in a node spec",
@@ -667,8 +665,9 @@ tpu_qr_node_ids(const cJSON *spec, enum tpu_api api, char *msg, size_t msglen)
 		return NULL;
 	}
 	if (cJSON_IsString(id)) {
-		if (catalog_node_name_validate(id->valuestring, &err) != 0) {
-			fail(msg, msglen, "Invalid node_id: %s", err.msg);
+		if (validate_node_id(id->valuestring, detail, sizeof detail) !=
+		    0) {
+			fail(msg, msglen, "Invalid node_id: %s", detail);
 			return NULL;
 		}
 		ids = cJSON_CreateArray();
@@ -684,24 +683,32 @@ tpu_qr_node_ids(const cJSON *spec, enum tpu_api api, char *msg, size_t msglen)
 	}
 	count = cJSON_GetObjectItemCaseSensitive(params, "nodeCount");
 	prefix = cJSON_GetObjectItemCaseSensitive(params, "nodeIdPrefix");
-	if (count == NULL || json_as_int64(count, &n) != 0 || n < 1 || n > 64) {
+	/* tpu.v2.json MultisliceParams.nodeCount: "This needs to be > 1"
+	 * (one node is a nodeId); 64 is the emulator's own bound. */
+	if (count == NULL || json_as_int64(count, &n) != 0 || n < 2 || n > 64) {
 		fail(msg, msglen,
-		    "Invalid value for '%s.node_count': an integer from 1 to "
-		    "64",
+		    "Invalid value for '%s.node_count': an integer from 2 to "
+		    "64 (one node is a node_id)",
 		    pkey);
 		return NULL;
 	}
-	if (!cJSON_IsString(prefix) || strlen(prefix->valuestring) > 56 ||
-	    catalog_node_name_validate(prefix->valuestring, &err) != 0) {
-		fail(msg, msglen,
-		    "Invalid value for '%s.node_id_prefix': an RFC 1035 name "
-		    "of at most 56 characters",
-		    pkey);
+	if (!cJSON_IsString(prefix) ||
+	    validate_node_id(prefix->valuestring, detail, sizeof detail) != 0) {
+		fail(msg, msglen, "Invalid value for '%s.node_id_prefix': %s",
+		    pkey, cJSON_IsString(prefix) ? detail : "must be a string");
 		return NULL;
 	}
+	/* The nodes are named prefix-0 .. prefix-(N-1): each a node id. */
 	ids = cJSON_CreateArray();
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof name, "%s-%lld", prefix->valuestring, i);
+		if (validate_node_id(name, detail, sizeof detail) != 0) {
+			fail(msg, msglen,
+			    "Invalid value for '%s.node_id_prefix': node %s",
+			    pkey, detail);
+			cJSON_Delete(ids);
+			return NULL;
+		}
 		cJSON_AddItemToArray(ids, cJSON_CreateString(name));
 	}
 	return ids;

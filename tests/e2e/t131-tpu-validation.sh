@@ -45,7 +45,7 @@ bad "?nodeId=n1" '{"acceleratorType":"v4-8"}' "runtime_version"
 bad "?nodeId=n1" '{"acceleratorType":"v4-8","runtimeVersion":"v2-alpha-tpuv6e"}' "not supported"
 bad "?nodeId=n1" "{\"acceleratorType\":\"v4-8\",$V4,\"labels\":{\"Env\":\"x\"}}" "label key 'Env'"
 bad "?nodeId=n1" "{\"acceleratorType\":\"v4-8\",$V4,\"labels\":{\"k\":\"Has Space\"}}" "Has Space"
-bad "?nodeId=n1" "{\"acceleratorType\":\"v4-8\",$V4,\"metadata\":{\"ssh-keys\":\"a:ssh-ed25519 AAAA\\nb:ssh-ed25519 BB\\rBB\"}}" "carriage return"
+bad "?nodeId=n1" "{\"acceleratorType\":\"v4-8\",$V4,\"metadata\":{\"bad key\":\"x\"}}" "metadata key 'bad key'"
 bad "?nodeId=n1" "{\"acceleratorType\":\"v4-8\",$V4,\"schedulingConfig\":{\"spot\":true,\"reserved\":true}}" "reserved"
 expect_api 200 GET "/v2/$P/nodes"
 expect_jq '.nodes // [] | length' 0

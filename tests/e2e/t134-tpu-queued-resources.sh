@@ -105,7 +105,7 @@ expect_api 400 POST "$Q?queuedResourceId=bad" \
     "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"x\",$NODE}]},\"spot\":{},\"guaranteed\":{}}"
 expect_api 400 POST "$Q?queuedResourceId=bad" \
     "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"x\",$NODE}]},\"queueingPolicy\":{\"validUntilDuration\":\"soon\"}}"
-expect_api 400 POST "$Q?queuedResourceId=Bad" \
+expect_api 400 POST "$Q?queuedResourceId=bad!id" \
     "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"x\",$NODE}]}}"
 expect_api 400 POST "$Q?queuedResourceId=bad" \
     "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"nodeId\":\"x\",\"node\":{\"acceleratorType\":\"v5p-8\",\"runtimeVersion\":\"v2-alpha-tpuv5\"}}]}}"

@@ -291,6 +291,32 @@ START_TEST(pct_decode)
 }
 END_TEST
 
+/* selfLink/mediaLink form: all but A-Z a-z 0-9 - . _ ~ escaped, '/'
+ * too, and decoding gives the name back. */
+START_TEST(pct_encode)
+{
+	static const char *const names[] = { "dir/a b+c?d#e%f",
+		"\xc3\xbcn\xc3\xaf/\xe6\x96\x87", "a-b.c_d~e", "" };
+	char *e, *d;
+	size_t i;
+
+	e = gcsemu_pct_encode("dir/a b+c?d#e%f");
+	ck_assert_str_eq(e, "dir%2Fa%20b%2Bc%3Fd%23e%25f");
+	free(e);
+	e = gcsemu_pct_encode("\xc3\xbc~");
+	ck_assert_str_eq(e, "%C3%BC~");
+	free(e);
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		e = gcsemu_pct_encode(names[i]);
+		d = gcsemu_pct_decode(e, strlen(e));
+		ck_assert_ptr_nonnull(d);
+		ck_assert_str_eq(d, names[i]);
+		free(d);
+		free(e);
+	}
+}
+END_TEST
+
 static Suite *
 emu_gcs_suite(void)
 {
@@ -302,6 +328,7 @@ emu_gcs_suite(void)
 	tcase_add_test(tc, path_actions);
 	tcase_add_test(tc, path_rejects);
 	tcase_add_test(tc, pct_decode);
+	tcase_add_test(tc, pct_encode);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("multipart");
 	tcase_add_test(tc, multipart_gcsfs_lf);

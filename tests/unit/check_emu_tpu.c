@@ -269,9 +269,8 @@ START_TEST(node_check_bad)
 		  "\"tpu-vm-v4-base\",\"labels\":{\"Env\":\"x\"}}",
 		    "us-central2-b", "label key 'Env'" },
 		{ "{\"acceleratorType\":\"v4-8\",\"runtimeVersion\":"
-		  "\"tpu-vm-v4-base\",\"metadata\":{\"ssh-keys\":"
-		  "\"a:ssh-ed25519 AAAA\\r\\nb:ssh-ed25519 BBBB\"}}",
-		    "us-central2-b", "carriage return" },
+		  "\"tpu-vm-v4-base\",\"metadata\":{\"bad key\":\"x\"}}",
+		    "us-central2-b", "metadata key 'bad key'" },
 		{ "{\"acceleratorType\":\"v4-8\",\"runtimeVersion\":"
 		  "\"tpu-vm-v4-base\",\"schedulingConfig\":{\"spot\":true,"
 		  "\"reserved\":true}}",

@@ -1,0 +1,53 @@
+/*
+ * The emulator's own request rules: what Google documents that the Cloud
+ * TPU API and Cloud Storage accept, written from the discovery documents
+ * (tpu.v2.json, tpu.v2alpha1.json, storage.v1.json) and Google's
+ * published limits, independently of tpuctl's validators (src/catalog.c,
+ * src/tpuvalid.c, src/gcsurl.c).  A rule the client gets wrong must not
+ * pass twice, so the emulator never calls those; `make lint` checks it.
+ * Where tpuctl is deliberately stricter than Google (its ssh-keys line
+ * format, ASCII-only labels) the emulator accepts what Google accepts.
+ *
+ * Every check returns 0, or -1 with a one-line message in msg naming the
+ * value and the rule; the caller wraps it in Google's error shape.  No
+ * state, no I/O: tests/unit/check_emu_validate.c drives the table.
+ */
+#ifndef TPUCTL_VALIDATE_H
+#define TPUCTL_VALIDATE_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#define VALIDATE_NAME_MAX 63           /* RFC 1035 resource names */
+#define VALIDATE_LABELS_MAX 64         /* labels per resource */
+#define VALIDATE_LABEL_MAX 63          /* characters per key or value */
+#define VALIDATE_MD_KEY_MAX 128        /* bytes per metadata key */
+#define VALIDATE_MD_VALUE_MAX 262144   /* bytes per metadata value */
+#define VALIDATE_MD_TOTAL_MAX 524288   /* bytes of all keys and values */
+#define VALIDATE_DESCRIPTION_MAX 512   /* characters of Node.description */
+#define VALIDATE_QR_ID_MAX 127         /* what tpu_path_parse can hold */
+#define VALIDATE_BUCKET_MAX 63         /* without dots */
+#define VALIDATE_BUCKET_DOTTED_MAX 222 /* with dots */
+#define VALIDATE_OBJECT_MAX 1024       /* bytes of UTF-8 */
+
+/* A node id (nodes.create nodeId, a nodeSpec's nodeId): RFC 1035. */
+int validate_node_id(const char *, char *msg, size_t msglen);
+/* A queued resource id: ^[A-Za-z0-9_.~+%-]+$ (tpu.v2.json). */
+int validate_qr_id(const char *, char *msg, size_t msglen);
+/* A network tag of Node.tags: RFC 1035, as Compute Engine's tags. */
+int validate_tag(const char *, char *msg, size_t msglen);
+/* Node.description: at most 512 characters. */
+int validate_description(const char *, char *msg, size_t msglen);
+/* Node.labels (NULL or JSON null: none). */
+int validate_labels(const cJSON *, char *msg, size_t msglen);
+/* Node.metadata, a map of strings (NULL or JSON null: none). */
+int validate_metadata(const cJSON *, char *msg, size_t msglen);
+/* A zone name in Compute Engine's form REGION-LETTER ("us-central2-b"). */
+int validate_zone(const char *, char *msg, size_t msglen);
+/* A Cloud Storage bucket name (buckets.insert). */
+int validate_bucket(const char *, char *msg, size_t msglen);
+/* A Cloud Storage object name (any write that names a new object). */
+int validate_object(const char *, char *msg, size_t msglen);
+
+#endif
