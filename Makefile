@@ -122,7 +122,8 @@ lint: check-format
 	@echo "== mandoc"
 	mandoc -Tlint -Wwarning man/*.[15]
 	@echo "== shellcheck"
-	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh)
+	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
+		$(wildcard config/recipes/*.sh tests/frameworks/*.sh)
 
 FORMAT_FILES = $(wildcard src/*.c src/*.h cmd/*.c cmd/*.h emulator/*.c \
 	emulator/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c)
@@ -165,6 +166,9 @@ install: all
 	install -m 755 $(TPUCTL) $(EMULATOR) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -d $(DESTDIR)$(PREFIX)/share/tpuctl/recipes
+	install -m 644 config/compat.json $(DESTDIR)$(PREFIX)/share/tpuctl/
+	install -m 644 config/recipes/*.sh $(DESTDIR)$(PREFIX)/share/tpuctl/recipes/
 	$(TPUCTL) completion bash > \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/tpuctl
 	$(TPUCTL) completion zsh > \
