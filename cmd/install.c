@@ -16,7 +16,6 @@
  */
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +25,11 @@
 #include "catalog.h"
 #include "cmd.h"
 #include "compat.h"
-#include "fsutil.h"
+#include "fwcmd.h"
 #include "json.h"
 #include "log.h"
-#include "nodecache.h"
 #include "shquote.h"
 #include "sshcmd.h"
-#include "sshsel.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -46,81 +43,6 @@ enum {
 };
 
 #define MAX_FIND_LINKS 8
-
-static volatile sig_atomic_t install_abort;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	install_abort = 1;
-}
-
-struct install_run {
-	const struct sshcmd *sc;
-};
-
-static void
-on_output(
-    void *arg, size_t idx, int stream, const char *data, size_t len, int flags)
-{
-	struct install_run *r = arg;
-	const struct sshcmd_slice *sl = sshcmd_slice_of(r->sc, idx);
-	char pre[48];
-
-	(void)flags;
-	(void)stream; /* recipes write progress on both: one stream here */
-	sshsel_prefix(pre, sizeof pre, r->sc->qr ? sl->index : -1,
-	    r->sc->targets[idx].worker);
-	printf("%s%.*s\n", pre, (int)len, data);
-	fflush(stdout);
-}
-
-/* The node's generation (catalog name) and runtime version. */
-static int
-read_node(struct tpu_ctx *ctx, const char *name, char *gen, size_t genlen,
-    char *runtime, size_t rtlen, struct tpu_err *err)
-{
-	struct tpucmd tc;
-	struct catalog_accel a;
-	cJSON *node = NULL;
-	const char *type, *rv;
-	char *path;
-	int rc;
-
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
-		return rc;
-	path = tpuapi_node_path(&tc.api, tc.zone, name);
-	rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &node, err);
-	free(path);
-	if (rc == TPU_E_NOTFOUND)
-		tpu_error(
-		    err, rc, "node '%s' not found in zone %s", name, tc.zone);
-	if (rc != 0)
-		goto out;
-	type = json_opt_string(node, "acceleratorType", NULL);
-	rv = json_opt_string(node, "runtimeVersion", NULL);
-	if (type == NULL || rv == NULL) {
-		rc = tpu_error(err, TPU_E_API,
-		    "node '%s' has no acceleratorType or runtimeVersion", name);
-		goto out;
-	}
-	if (catalog_accel_parse(type, &a, err) != 0) {
-		rc = tpu_error(err, TPU_E_API,
-		    "node '%s': accelerator type '%s' is not in tpuctl's "
-		    "catalog",
-		    name, type);
-		goto out;
-	}
-	snprintf(gen, genlen, "%s", a.gen->name);
-	snprintf(runtime, rtlen, "%s", rv);
-	/* ssh's resolution reads the cache: one nodes.get, not two */
-	nodecache_put(tc.project, tc.zone, name, node);
-out:
-	cJSON_Delete(node);
-	tpucmd_close(&tc);
-	return rc;
-}
 
 /* "dist=version dist=version" from the matrix's packages object. */
 static char *
@@ -144,20 +66,17 @@ build_command(const struct compat *c, const struct compat_choice *ch,
     const char *python, const char *const *links, int nlinks, int no_index,
     char **out, struct tpu_err *err)
 {
-	struct buf script, opts;
+	struct buf opts;
 	const cJSON *it;
-	char **argv = NULL, *path, *pkgs = NULL, *e_ver, *e_pkg, *e_min, *e_opt,
-	     *e_py;
+	char **argv = NULL, *rel, *script = NULL, *pkgs = NULL, *e_ver, *e_pkg,
+	     *e_min, *e_opt, *e_py;
 	int argc = 0, rc, i;
 
-	buf_init(&script, 1 << 20);
-	path = xasprintf("%s/recipes/%s.sh", c->dir, ch->framework);
-	rc = fsutil_read_file(path, 0, &script, NULL, err);
-	free(path);
-	if (rc != 0) {
-		buf_release(&script);
+	rel = xasprintf("recipes/%s.sh", ch->framework);
+	rc = fwcmd_read_script(c->dir, rel, &script, err);
+	free(rel);
+	if (rc != 0)
 		return rc;
-	}
 	buf_init(&opts, 0);
 	if (no_index)
 		buf_puts(&opts, "--no-index");
@@ -189,7 +108,7 @@ build_command(const struct compat *c, const struct compat_choice *ch,
 	argv[argc++] = e_py;
 	argv[argc++] = (char *)"sh";
 	argv[argc++] = (char *)"-c";
-	argv[argc++] = script.data;
+	argv[argc++] = script;
 	argv[argc++] = (char *)ch->framework;
 	cJSON_ArrayForEach(it, ch->requirements)
 	{
@@ -205,60 +124,7 @@ build_command(const struct compat *c, const struct compat_choice *ch,
 	free(e_py);
 	free(pkgs);
 	buf_release(&opts);
-	buf_release(&script);
-	return rc;
-}
-
-static int
-run_recipe(struct sshcmd *sc, const char *command, int timeout_s,
-    const struct compat_choice *ch, struct tpu_err *err)
-{
-	struct sshpool_result *res = xcalloc(sc->ntargets, sizeof *res);
-	struct install_run r = { sc };
-	size_t i, nok = 0;
-	int rc;
-
-	sc->popts.command = command;
-	sc->popts.flags |= SSHPOOL_F_LINES;
-	sc->popts.command_timeout_ms = timeout_s * 1000;
-	sc->popts.on_output = on_output;
-	sc->popts.arg = &r;
-	sc->popts.abort = &install_abort;
-	rc = sshpool_run(sc->targets, sc->ntargets, &sc->popts, res, err);
-	for (i = 0; i < sc->ntargets; i++) {
-		const struct sshpool_result *x = &res[i];
-		const struct sshcmd_slice *sl = sshcmd_slice_of(sc, i);
-
-		nok += x->status == SSHPOOL_S_OK;
-		if (sc->qr)
-			fprintf(
-			    stderr, "node %s (slice %d) ", sl->name, sl->index);
-		if (x->status == SSHPOOL_S_OK ||
-		    x->status == SSHPOOL_S_REMOTE_NONZERO)
-			fprintf(stderr, "worker %d: exit %d (%.1f s)\n",
-			    sc->targets[i].worker, x->exit_status,
-			    (double)x->duration_ms / 1000.0);
-		else
-			fprintf(stderr, "worker %d: %s%s%s (%.1f s)\n",
-			    sc->targets[i].worker,
-			    sshpool_status_name(x->status),
-			    x->msg[0] != '\0' ? ": " : "", x->msg,
-			    (double)x->duration_ms / 1000.0);
-	}
-	fprintf(stderr, "%s %s: %zu of %zu workers succeeded\n", ch->framework,
-	    ch->version, nok, sc->ntargets);
-	if (rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE) {
-		tpu_err_init(err);
-		tpu_error(err, rc,
-		    rc == TPU_E_PARTIAL
-		        ? "%s %s: %zu of %zu workers failed"
-		        : "%s %s: no worker could be reached (%zu of %zu)",
-		    ch->framework, ch->version, sc->ntargets - nok,
-		    sc->ntargets);
-	}
-	for (i = 0; i < sc->ntargets; i++)
-		sshpool_result_release(&res[i]);
-	free(res);
+	free(script);
 	return rc;
 }
 
@@ -279,10 +145,9 @@ install_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct sshcmd sc;
 	struct compat c;
 	struct compat_choice ch;
-	struct sigaction sa, old_int, old_term;
 	const char *framework = NULL, *version = NULL, *python = "python3";
 	const char *links[MAX_FIND_LINKS];
-	char gen[32], runtime[128], *command = NULL;
+	char gen[32], runtime[128], *command = NULL, *what;
 	long long timeout_s = 0;
 	int ch_, rc, nlinks = 0, no_index = 0, prepared = 0;
 
@@ -356,7 +221,7 @@ install_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = compat_check_framework(&c, framework, version, err)) != 0)
 		goto out;
 	/* 2. the node's generation and runtime: one nodes.get */
-	if ((rc = read_node(ctx, argv[0], gen, sizeof gen, runtime,
+	if ((rc = fwcmd_read_node(ctx, argv[0], gen, sizeof gen, runtime,
 	         sizeof runtime, err)) != 0)
 		goto out;
 	if ((rc = compat_resolve(
@@ -372,16 +237,9 @@ install_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = sshcmd_prepare(ctx, argv[0], &so, &sc, err)) != 0)
 		goto out;
 	prepared = 1;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	rc = run_recipe(&sc, command, (int)timeout_s, &ch, err);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (rc == TPU_E_INTERRUPTED && err->msg[0] == '\0')
-		tpu_error(err, rc, "interrupted");
+	what = xasprintf("%s %s", ch.framework, ch.version);
+	rc = fwcmd_run(&sc, command, (int)timeout_s, what, "failed", err);
+	free(what);
 out:
 	if (prepared)
 		sshcmd_release(&sc);
