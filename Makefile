@@ -166,9 +166,11 @@ install: all
 	install -m 755 $(TPUCTL) $(EMULATOR) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
-	install -d $(DESTDIR)$(PREFIX)/share/tpuctl/recipes
+	install -d $(DESTDIR)$(PREFIX)/share/tpuctl/recipes \
+		$(DESTDIR)$(PREFIX)/share/tpuctl/probes
 	install -m 644 config/compat.json $(DESTDIR)$(PREFIX)/share/tpuctl/
 	install -m 644 config/recipes/*.sh $(DESTDIR)$(PREFIX)/share/tpuctl/recipes/
+	install -m 644 config/probes/*.py $(DESTDIR)$(PREFIX)/share/tpuctl/probes/
 	$(TPUCTL) completion bash > \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/tpuctl
 	$(TPUCTL) completion zsh > \

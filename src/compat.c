@@ -457,6 +457,11 @@ add_rows(cJSON *rows, const char *framework, const cJSON *versions,
 				        cJSON_GetObjectItemCaseSensitive(
 				            e, "requirements"),
 				        1));
+				cJSON_AddItemToObject(row, "packages",
+				    cJSON_Duplicate(
+				        cJSON_GetObjectItemCaseSensitive(
+				            e, "packages"),
+				        1));
 				cJSON_AddItemToObject(row, "findLinks",
 				    cJSON_Duplicate(
 				        cJSON_GetObjectItemCaseSensitive(
