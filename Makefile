@@ -123,7 +123,7 @@ lint: check-format
 	mandoc -Tlint -Wwarning man/*.[15]
 	@echo "== shellcheck"
 	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
-		$(wildcard config/recipes/*.sh tests/frameworks/*.sh)
+		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh)
 
 FORMAT_FILES = $(wildcard src/*.c src/*.h cmd/*.c cmd/*.h emulator/*.c \
 	emulator/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c)
@@ -170,7 +170,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/tpuctl/probes
 	install -m 644 config/compat.json $(DESTDIR)$(PREFIX)/share/tpuctl/
 	install -m 644 config/recipes/*.sh $(DESTDIR)$(PREFIX)/share/tpuctl/recipes/
-	install -m 644 config/probes/*.py $(DESTDIR)$(PREFIX)/share/tpuctl/probes/
+	install -m 644 config/probes/* $(DESTDIR)$(PREFIX)/share/tpuctl/probes/
 	$(TPUCTL) completion bash > \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/tpuctl
 	$(TPUCTL) completion zsh > \
