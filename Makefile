@@ -65,6 +65,15 @@ EMULATOR = $(if $(wildcard emulator/main.c),$(BIN)/tpuctl-emulator)
 .PHONY: all check unit e2e lint fuzz bench install clean format check-format
 all: $(TPUCTL) $(EMULATOR)
 
+# tpuctl finds config/ (compat.json, recipes) at <bin>/../config, as in
+# the source tree: give the sanitizer build's bin the same neighbour.
+ifneq ($(SANITIZE),)
+all: $(B)/config
+$(B)/config:
+	@mkdir -p $(B)
+	ln -sfn ../../config $@
+endif
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(OBJ_CFLAGS) -MMD -MP -c -o $@ $<
