@@ -120,3 +120,13 @@ assert_grep '^\[w0\] .*(ResolutionImpossible|conflicting dependencies)' "$T/out"
 assert_grep '^\[w1\] jax 0\.6\.1: pip install failed$' "$T/out"
 assert_grep '^worker 3: exit 4 ' "$T/err"
 assert_grep '^tpuctl: jax 0\.6\.1: 4 of 4 workers failed$' "$T/err"
+
+# --- the recipe checks the worker's own Python too (the matrix only
+# knows the runtime's): a runtime said to have 3.12 with a 3.11 worker
+jq '.runtimes["tpu-ubuntu2204-base"].python = "3.12" |
+    .frameworks.jax[0].python_min = "3.12"' \
+    "$SRCDIR/config/compat.json" >"$T/cfg/compat.json"
+# shellcheck disable=SC2086
+TPUCTL_CONFIG_DIR="$T/cfg" expect_rc 8 "$TPUCTL" install pod --framework jax $I
+assert_grep "^\[w2\] jax 0\.6\.1 needs Python >= 3\.12; $PY is 3\.[0-9]+\.[0-9]+$" "$T/out"
+assert_grep '^worker 2: exit 3 ' "$T/err"
