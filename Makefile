@@ -65,6 +65,15 @@ EMULATOR = $(if $(wildcard emulator/main.c),$(BIN)/tpuctl-emulator)
 .PHONY: all check unit e2e lint fuzz bench install clean format check-format
 all: $(TPUCTL) $(EMULATOR)
 
+# tpuctl finds config/ (compat.json, recipes) at <bin>/../config, as in
+# the source tree: give the sanitizer build's bin the same neighbour.
+ifneq ($(SANITIZE),)
+all: $(B)/config
+$(B)/config:
+	@mkdir -p $(B)
+	ln -sfn ../../config $@
+endif
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(OBJ_CFLAGS) -MMD -MP -c -o $@ $<
@@ -124,7 +133,8 @@ lint: check-format
 	@echo "== mandoc"
 	mandoc -Tlint -Wwarning man/*.[15]
 	@echo "== shellcheck"
-	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh)
+	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
+		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh)
 
 # The emulator judges requests by emulator/validate.c, never by tpuctl's
 # validators (a rule the client gets wrong must not pass twice): not
@@ -173,6 +183,11 @@ install: all
 	install -m 755 $(TPUCTL) $(EMULATOR) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -d $(DESTDIR)$(PREFIX)/share/tpuctl/recipes \
+		$(DESTDIR)$(PREFIX)/share/tpuctl/probes
+	install -m 644 config/compat.json $(DESTDIR)$(PREFIX)/share/tpuctl/
+	install -m 644 config/recipes/*.sh $(DESTDIR)$(PREFIX)/share/tpuctl/recipes/
+	install -m 644 config/probes/* $(DESTDIR)$(PREFIX)/share/tpuctl/probes/
 	$(TPUCTL) completion bash > \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/tpuctl
 	$(TPUCTL) completion zsh > \

@@ -29,10 +29,12 @@ struct catalog_gen {
 	int chips_per_host;          /* hosts of a multi-host slice */
 	int max_host_chips;          /* largest single-host slice (8 on v5e) */
 	int cores_per_chip;          /* TensorCores per chip */
-	int hbm_gib;                 /* HBM per chip, GiB */
+	int hbm_gib;                 /* HBM per chip, GiB (whole chip) */
 	int name_counts_cores;       /* 1: v4-8 counts cores; 0: counts chips */
 	int topo_dims;               /* 2 (AxB) or 3 (AxBxC) */
 	const char *const *runtimes; /* NULL-terminated; [0] is the default */
+	const char *hbm_source;      /* where hbm_gib and chips_per_host
+	                                come from (a URL) */
 };
 
 /* An accelerator type resolved against the catalog. */

@@ -284,6 +284,11 @@ START_TEST(gen_sizes)
 	ck_assert_int_eq(catalog_gen_size_at(g, 0), 1);
 	ck_assert_int_eq(g->cores_per_chip, 1);
 	ck_assert_int_eq(g->hbm_gib, 16);
+	/* per chip, not per TensorCore: 8 GiB per v2 core, 16 per v3 core */
+	ck_assert_int_eq(catalog_gen_find("v2")->hbm_gib, 16);
+	ck_assert_int_eq(catalog_gen_find("v3")->hbm_gib, 32);
+	ck_assert_int_eq(catalog_gen_find("v5p")->hbm_gib, 95);
+	ck_assert_ptr_nonnull(strstr(g->hbm_source, "cloud.google.com"));
 	ck_assert_ptr_null(catalog_gen_at(6));
 }
 END_TEST
