@@ -58,7 +58,7 @@ assert_grep '^worker 2: exit 4' "$T/err"
 assert_no_grep '^worker 3: exit 0' "$T/err"
 
 # An interactive shell through a pty.
-if command -v script >/dev/null 2>&1; then
+if have_tool script bsdutils "the interactive shell through a pty"; then
 	printf 'echo pty-$((6*7)); tty; exit 5\n' |
 	    script -qec "$TPUCTL ssh t071 --worker=3" /dev/null >"$T/out" 2>&1 &&
 	    rc=0 || rc=$?

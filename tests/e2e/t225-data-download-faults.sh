@@ -76,8 +76,7 @@ expect_rc 0 "$TPUCTL" data cp gs://e2e-df/f "$T/dest"
 
 # C13: ENOSPC on a 1 MiB tmpfs, in a private mount namespace
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
-	echo "SKIP: $TEST_NAME: C13 needs root for unshare -m (not root)"
-	exit 0
+	skip "C13 needs root for unshare -m (not root, or no unshare)"
 fi
 mkdir -p "$T/small"
 cat >"$T/c13.sh" <<S
@@ -89,8 +88,7 @@ ls -A "$T/small" >"$T/c13ls"
 S
 unshare -m sh "$T/c13.sh" || true
 [ -f "$T/c13rc" ] || {
-	echo "SKIP: $TEST_NAME: C13: tmpfs mount not permitted here"
-	exit 0
+	skip "C13: tmpfs mount not permitted here"
 }
 [ "$(cat "$T/c13rc")" = 1 ] || { cat "$T/c13out" >&2; fail "C13: exit $(cat "$T/c13rc")"; }
 assert_grep 'No space left' "$T/c13out"
