@@ -103,7 +103,11 @@ int gcsx_upload(struct gcs *, const char *path, const char *bucket,
 
 /*
  * Download obj (bucket, name, generation, size and checksums from a
- * gcs_stat or gcs_list) to dest as described above.
+ * gcs_stat or gcs_list) to dest: into dest GCSX_TMP_SUFFIX, verified,
+ * fsynced and renamed over dest.  A dest that exists and is not a regular
+ * file (a device, a FIFO, a symbolic link such as /dev/stdout) is written
+ * in place in one stream instead, never replaced.  A write error is
+ * TPU_E_IO.
  */
 int gcsx_download(struct gcs *, const struct gcs_object *obj, const char *dest,
     const struct gcsx_opts *, struct tpu_err *);
