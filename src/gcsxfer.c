@@ -1101,6 +1101,9 @@ tracker_where(struct gcs *g, const char *path, const char *dst,
 	*dir = o->tracker_dir != NULL ? xstrdup(o->tracker_dir)
 	                              : gcsx_tracker_dir();
 	*tpath = gcsx_tracker_path(*dir, *abs, dst);
+	/* a run killed while writing a tracker left its temp (0600, live
+	 * session URLs): no writer keeps one for minutes */
+	fsutil_sweep_temps(*dir, GCSX_TRACKER_TEMP_AGE);
 	return 0;
 }
 

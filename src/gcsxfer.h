@@ -70,6 +70,7 @@ struct gcs_object; /* gcs.h: a parsed object resource */
 #define GCSX_SLICE_MIN ((int64_t)64 << 20)      /* >=: sliced download */
 #define GCSX_MAX_PARTS 32                       /* one compose call */
 #define GCSX_TMP_SUFFIX ".tpuctl-tmp"
+#define GCSX_TRACKER_TEMP_AGE 300 /* s: a tracker's temp older is stale */
 
 /*
  * Bytes moved (delta, may be negative after a rewind): called from worker
