@@ -6,8 +6,9 @@
 #   E2E_NO_SKIP=1      a skipped test fails, unless its reason matches a
 #                      line of skip-allow.txt (what CI's machine cannot do).
 #   E2E_TIMEOUT        seconds per test (300).
-#   E2E_LOG_DIR        where a failed or skipped test's log is kept
-#                      (default $TMPDIR or /tmp, as e2e-NAME.log).
+#   E2E_LOG_DIR        where a failed or skipped test's log is kept, as
+#                      e2e-NAME.log (default: a new $TMPDIR/e2e-logs.XXXXXX,
+#                      removed at the end when it holds nothing).
 # A test skips by exiting 77 after printing "SKIP: name: reason" (lib.sh's
 # skip), or skips a part of itself by printing such a line and going on
 # (lib.sh's have_tool): either way it is counted as skipped, not passed.
@@ -15,7 +16,8 @@ set -u
 
 dir=$(cd "$(dirname "$0")" && pwd)
 limit=${E2E_TIMEOUT:-300}
-logdir=${E2E_LOG_DIR:-${TMPDIR:-/tmp}}
+# a directory of this run's own: runs side by side never share a log
+logdir=${E2E_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/e2e-logs.XXXXXX")}
 allow="$dir/skip-allow.txt"
 pass=0
 failed=0
@@ -108,6 +110,7 @@ for t in "$dir"/t*.sh; do
 	echo "     log kept: $log"
 done
 
+[ -n "${E2E_LOG_DIR:-}" ] || rmdir "$logdir" 2>/dev/null || true
 [ -z "$skips" ] || echo "skipped:$skips"
 [ -z "$failures" ] || echo "failed:$failures"
 echo "e2e: $pass passed, $failed failed, $skipped skipped"
