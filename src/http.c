@@ -601,6 +601,8 @@ perform(struct http *h, const struct http_request *req,
 
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, req->url);
+	if (req->flags & HTTP_F_ONCE)
+		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, https ? "https" : "http");
