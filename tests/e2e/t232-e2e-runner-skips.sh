@@ -31,7 +31,7 @@ runs() {
 	_n=$1
 	shift
 	set +e
-	env E2E_LOG_DIR="$T/logs" TPUCTL_BIN_DIR="$BIN_DIR" "$@" \
+	env E2E_NO_SKIP=0 E2E_LOG_DIR="$T/logs" TPUCTL_BIN_DIR="$BIN_DIR" "$@" \
 	    sh "$S/run.sh" >"$T/$_n.out" 2>&1
 	echo $? >"$T/$_n.rc"
 	set -e
