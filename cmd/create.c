@@ -99,6 +99,50 @@ create_ours(void *arg, int *rcp, struct tpu_err *err)
 }
 
 /*
+ * The newest "create" operation on node name (operations.list of the zone,
+ * by metadata target and verb), for a creation resolved by reading the
+ * node back (R4): its outcome (a stockout, code 8) is the creation's, and
+ * waiting on the node alone sees it vanish as "not found".  NULL when
+ * none is listed or the list fails (the node wait then decides).
+ */
+static cJSON *
+find_create_op(struct tpucmd *tc, const char *zone, const char *name)
+{
+	struct tpu_err e2;
+	cJSON *ops = NULL, *op, *best = NULL;
+	char *parent = xasprintf("projects/%s/locations/%s", tc->project, zone);
+	char *target = xasprintf("%s/nodes/%s", parent, name);
+	const char *bt = "";
+
+	tpu_err_init(&e2);
+	if (tpuapi_list(
+	        &tc->api, parent, "operations", "operations", &ops, &e2) == 0) {
+		cJSON_ArrayForEach(op, ops)
+		{
+			const char *t =
+			    json_opt_string(op, "metadata.target", "");
+			const char *v =
+			    json_opt_string(op, "metadata.verb", "");
+			const char *ct =
+			    json_opt_string(op, "metadata.createTime", "");
+
+			if (strcmp(t, target) == 0 &&
+			    strcmp(v, "create") == 0 &&
+			    (best == NULL || strcmp(ct, bt) >= 0)) {
+				best = op;
+				bt = ct;
+			}
+		}
+	}
+	if (best != NULL)
+		best = cJSON_Duplicate(best, 1);
+	cJSON_Delete(ops);
+	free(parent);
+	free(target);
+	return best;
+}
+
+/*
  * Create in one zone.  Returns 0 (node ready in *nodep, or *opp with
  * --async), or an errc; a stockout sets *stockout.
  */
@@ -138,6 +182,8 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 		goto out;
 	if (ctx->dry_run)
 		goto out;
+	if (op == NULL && !o->async) /* resolved through R4 */
+		op = find_create_op(tc, zone, name);
 	if (o->async) {
 		char *path = tpuapi_node_path(&tc->api, zone, name);
 

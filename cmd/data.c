@@ -21,6 +21,7 @@
 #include "gcsurl.h"
 #include "http.h"
 #include "json.h"
+#include "util.h"
 #include "xmalloc.h"
 
 extern const struct cmd_entry data_children[];
@@ -125,6 +126,7 @@ ls_cb(void *arg, const struct gcs_object *o, const char *prefix)
 {
 	struct ls_state *st = arg;
 	FILE *fp = st->ctx->out.fp;
+	char *shown;
 
 	if (o != NULL && !ls_keep(st, o->name))
 		return 0;
@@ -145,16 +147,21 @@ ls_cb(void *arg, const struct gcs_object *o, const char *prefix)
 		}
 		return 0;
 	}
+	/* names are anyone's bytes: control characters shown escaped
+	 * (the json form carries them as they are) */
 	if (prefix != NULL) {
+		char *shown = tpu_show_dup(prefix, 0);
+
 		if (st->long_fmt)
-			fprintf(
-			    fp, "%32s gs://%s/%s\n", "", st->bucket, prefix);
+			fprintf(fp, "%32s gs://%s/%s\n", "", st->bucket, shown);
 		else
-			fprintf(fp, "gs://%s/%s\n", st->bucket, prefix);
+			fprintf(fp, "gs://%s/%s\n", st->bucket, shown);
+		free(shown);
 		return 0;
 	}
 	st->nobj++;
 	st->nbytes += o->size;
+	shown = tpu_show_dup(o->name, 0);
 	if (st->long_fmt) {
 		char t[24] = "-";
 
@@ -162,9 +169,10 @@ ls_cb(void *arg, const struct gcs_object *o, const char *prefix)
 		if (o->updated != NULL && strlen(o->updated) >= 19)
 			snprintf(t, sizeof t, "%.19sZ", o->updated);
 		fprintf(fp, "%10" PRId64 "  %-20s  gs://%s/%s", o->size, t,
-		    st->bucket, o->name);
+		    st->bucket, shown);
 	} else
-		fprintf(fp, "gs://%s/%s", st->bucket, o->name);
+		fprintf(fp, "gs://%s/%s", st->bucket, shown);
+	free(shown);
 	/* -a: gsutil's "URL#GENERATION" (-l: "  metageneration=M") */
 	if (st->versions)
 		fprintf(fp, "#%" PRId64, o->generation);
@@ -365,12 +373,21 @@ rm_report(struct rm_job *j, const struct rm_item *it, int rc, struct tpu_err *e)
 
 		if (j->versions)
 			snprintf(ver, sizeof ver, "#%" PRId64, it->generation);
-		if (!j->quiet)
+		if (!j->quiet) {
+			char *shown = tpu_show_dup(it->name, 0);
+
 			fprintf(stderr, "Removing gs://%s/%s%s\n", j->bucket,
-			    it->name, ver);
+			    shown, ver);
+			free(shown);
+		}
 	} else {
-		fprintf(stderr, "tpuctl: gs://%s/%s: %s\n", j->bucket, it->name,
-		    e->msg);
+		char *shown = tpu_show_dup(it->name, 0);
+		char *msg = tpu_show_dup(e->msg, 0);
+
+		fprintf(
+		    stderr, "tpuctl: gs://%s/%s: %s\n", j->bucket, shown, msg);
+		free(shown);
+		free(msg);
 		if (j->failed++ == 0) {
 			j->first_rc = rc;
 			j->first_err = *e;
@@ -565,9 +582,13 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		rc = gcs_delete(g, urls[i].bucket, urls[i].object, -1, err);
 		if (rc != 0)
 			rc = object_err(err, urls[i].bucket, urls[i].object);
-		else if (!ctx->quiet)
+		else if (!ctx->quiet) {
+			char *shown = tpu_show_dup(urls[i].object, 0);
+
 			fprintf(stderr, "Removing gs://%s/%s\n", urls[i].bucket,
-			    urls[i].object);
+			    shown);
+			free(shown);
+		}
 	}
 out:
 	gcs_close(g);
@@ -653,8 +674,12 @@ out:
 static void
 stat_row(FILE *fp, const char *k, const char *v)
 {
-	if (v != NULL)
-		fprintf(fp, "    %-24s%s\n", k, v);
+	if (v != NULL) {
+		char *shown = tpu_show_dup(v, 0);
+
+		fprintf(fp, "    %-24s%s\n", k, shown);
+		free(shown);
+	}
 }
 
 static void
@@ -662,7 +687,12 @@ stat_table(FILE *fp, const struct gcs_object *o)
 {
 	char n[32];
 
-	fprintf(fp, "gs://%s/%s:\n", o->bucket, o->name);
+	{
+		char *shown = tpu_show_dup(o->name, 0);
+
+		fprintf(fp, "gs://%s/%s:\n", o->bucket, shown);
+		free(shown);
+	}
 	stat_row(fp,
 	    "Creation time:", json_opt_string(o->json, "timeCreated", NULL));
 	stat_row(fp, "Update time:", o->updated);

@@ -709,6 +709,10 @@ run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
 	r.o.progress_arg = &pr;
 	tpu_err_init(&r.err);
 	pthread_mutex_init(&r.mu, NULL);
+	/* SIGINT and SIGTERM stop the transfers through their error paths
+	 * (exit 130 or 143): a download removes its DEST.tpuctl-tmp, an
+	 * upload keeps its tracker for the rerun. */
+	retry_install_signals();
 	nth = (size_t)parallel < p->n ? (size_t)parallel : p->n;
 	/* one file (or one big one among few): its parts go in parallel */
 	r.inner_parallel = p->n <= 1 ? parallel : 1;

@@ -249,9 +249,15 @@ main(int argc, char **argv)
 	}
 out:
 	if (rc < 0) {
-		fprintf(stderr, "tpuctl: %s\n",
+		/* a message quotes what the user or a server gave: no
+		 * control character of it reaches the terminal */
+		char *shown = tpu_show_dup(
 		    err.msg[0] != '\0' ? err.msg
-		                       : tpu_errc_name((enum tpu_errc)rc));
+		                       : tpu_errc_name((enum tpu_errc)rc),
+		    0);
+
+		fprintf(stderr, "tpuctl: %s\n", shown);
+		free(shown);
 		if (rc == TPU_E_USAGE && cmd_usage_wanted()) {
 			if (cmd_current() != NULL)
 				cmd_print_usage(stderr, cmd_current());

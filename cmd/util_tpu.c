@@ -8,18 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "catalog.h"
 #include "cmd.h"
 #include "config.h"
 #include "endpoint.h"
-#include "fsutil.h"
 #include "http.h"
 #include "json.h"
 #include "nodecache.h"
 #include "log.h"
 #include "retry.h"
 #include "tpucmd.h"
+#include "tpuvalid.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -623,8 +622,6 @@ fail:
 
 /* The node flags shared by "create" and "queued-resources create". */
 
-#define MAX_METADATA_FILE (256 * 1024)
-
 int
 tpucmd_node_opt(
     struct tpucmd_node_opts *o, int ch, const char *optarg, struct tpu_err *err)
@@ -686,65 +683,6 @@ tpucmd_node_opt(
 		return 0;
 	}
 	return 1;
-}
-
-static int
-read_small_file(const char *path, char **out, struct tpu_err *err)
-{
-	struct buf b;
-	int rc;
-
-	buf_init(&b, MAX_METADATA_FILE);
-	if ((rc = fsutil_read_file(path, 0, &b, NULL, err)) != 0) {
-		buf_release(&b);
-		if (rc == TPU_E_NOTFOUND || rc == TPU_E_IO)
-			err->code = TPU_E_USAGE;
-		return tpu_error_prefix(err, "--metadata-from-file");
-	}
-	*out = buf_detach(&b, NULL);
-	return 0;
-}
-
-/* "k=v,k2=v2" (or k=FILE with from_file) into obj, validated. */
-static int
-parse_metadata(
-    const char *arg, int from_file, int raw, cJSON *obj, struct tpu_err *err)
-{
-	char *copy = xstrdup(arg), *item, *save = NULL, *value = NULL;
-	int rc = 0;
-
-	for (item = strtok_r(copy, ",", &save); item != NULL;
-	     item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '=');
-
-		if (eq == NULL || eq == item) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "invalid %s item '%s': expected KEY=%s",
-			    from_file ? "--metadata-from-file" : "--metadata",
-			    item, from_file ? "FILE" : "VALUE");
-			break;
-		}
-		*eq = '\0';
-		if (from_file) {
-			if ((rc = read_small_file(eq + 1, &value, err)) != 0)
-				break;
-		} else
-			value = xstrdup(eq + 1);
-		if ((rc = catalog_metadata_validate(item, value, raw, err)) !=
-		    0)
-			break;
-		if (cJSON_GetObjectItemCaseSensitive(obj, item) != NULL) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "metadata key '%s' given twice", item);
-			break;
-		}
-		cJSON_AddStringToObject(obj, item, value);
-		free(value);
-		value = NULL;
-	}
-	free(value);
-	free(copy);
-	return rc;
 }
 
 static cJSON *
@@ -910,11 +848,13 @@ tpucmd_node_body(
 	}
 	if (o->metadata != NULL || o->metadata_files != NULL) {
 		md = cJSON_AddObjectToObject(node, "metadata");
-		if (o->metadata != NULL && parse_metadata(o->metadata, 0,
-		                               o->metadata_raw, md, err) != 0)
+		/* the one parser update uses too: NUL bytes refused */
+		if (o->metadata != NULL &&
+		    tpuvalid_metadata_parse(
+		        o->metadata, 0, o->metadata_raw, md, err) != 0)
 			goto fail;
 		if (o->metadata_files != NULL &&
-		    parse_metadata(
+		    tpuvalid_metadata_parse(
 		        o->metadata_files, 1, o->metadata_raw, md, err) != 0)
 			goto fail;
 	}

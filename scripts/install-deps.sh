@@ -13,7 +13,7 @@ mandoc shellcheck clang clang-format libclang-rt-14-dev valgrind
 nodejs npm
 hyperfine pdsh pssh zsh
 tinyproxy faketime fiu-utils socat stunnel4 tmux
-iproute2 procps psmisc time bsdutils util-linux curl ca-certificates openssl jq python3 python3-yaml
+iproute2 procps psmisc time bsdutils util-linux binutils curl ca-certificates openssl jq python3 python3-yaml
 python3-torch python3-notebook python3-pip python3-wheel"
 
 missing=""

@@ -155,37 +155,7 @@ static const char *const known_metadata[] = { "ssh-keys", "startup-script",
 static const char *
 show(const char *s, size_t len, char *out, size_t outlen)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < len && o + 8 < outlen; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\\' || c < 0x20 || c == 0x7f) {
-			out[o++] = '\\';
-			if (c == '\n')
-				out[o++] = 'n';
-			else if (c == '\r')
-				out[o++] = 'r';
-			else if (c == '\t')
-				out[o++] = 't';
-			else if (c == '\\')
-				out[o++] = '\\';
-			else {
-				out[o++] = 'x';
-				out[o++] = hex[c >> 4];
-				out[o++] = hex[c & 15];
-			}
-		} else
-			out[o++] = (char)c;
-	}
-	if (i < len) {
-		out[o++] = '.';
-		out[o++] = '.';
-		out[o++] = '.';
-	}
-	out[o] = '\0';
-	return out;
+	return tpu_show(s, len, out, outlen, TPU_SHOW_BACKSLASH);
 }
 
 #define SHOW(s) show((s), strlen(s), shown, sizeof shown)

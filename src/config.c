@@ -24,6 +24,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "endpoint.h"
 #include "log.h"
 #include "output.h"
 #include "util.h"
@@ -305,8 +306,16 @@ config_validate(const char *key, const char *value, struct tpu_err *err)
 			    key, value, errstr, k->min, k->max);
 		break;
 	case CONFIG_K_ENDPOINT:
-		if (!valid_endpoint(value))
+		if (!valid_endpoint(value)) {
 			rule = "want an http:// or https:// URL, or host:port";
+			break;
+		}
+		/* the rule the use applies (https, or http to loopback) */
+		if (endpoint_check_value(value, err) != 0) {
+			tpu_error_prefix(err, "invalid %s", key);
+			err->code = TPU_E_INVALID;
+			return TPU_E_INVALID;
+		}
 		break;
 	case CONFIG_K_ACCOUNT:
 		if (strchr(value, '@') == NULL || strpbrk(value, " \t") != NULL)

@@ -120,6 +120,14 @@ check_url(
 	    shown);
 }
 
+/* An override as a URL: host:port alone means http://host:port. */
+static char *
+as_url(const char *v)
+{
+	return strstr(v, "://") == NULL ? xasprintf("http://%s", v)
+	                                : xstrdup(v);
+}
+
 char *
 endpoint_base(
     const struct config *cfg, enum endpoint_service svc, struct tpu_err *err)
@@ -141,10 +149,7 @@ endpoint_base(
 	}
 	if (v == NULL || *v == '\0')
 		return xstrdup(services[svc].dflt);
-	if (strstr(v, "://") == NULL)
-		r = xasprintf("http://%s", v);
-	else
-		r = xstrdup(v);
+	r = as_url(v);
 	n = strlen(r);
 	if (services[svc].is_base && (n == 0 || r[n - 1] != '/')) {
 		char *t = xasprintf("%s/", r);
@@ -158,6 +163,16 @@ endpoint_base(
 		return NULL;
 	}
 	return r;
+}
+
+int
+endpoint_check_value(const char *value, struct tpu_err *err)
+{
+	char *r = as_url(value);
+	int rc = endpoint_check_url(r, 0, err);
+
+	free(r);
+	return rc;
 }
 
 char *

@@ -48,6 +48,15 @@ char *endpoint_base(
  */
 int endpoint_check_url(const char *url, int allow_http_any, struct tpu_err *);
 
+/*
+ * Check an api_endpoint_overrides/... value (or its environment variable)
+ * with the rule endpoint_base applies when it is used: "host:port" is
+ * http://host:port, then endpoint_check_url.  config set and the config
+ * file loader call it, so a value that could never be used is refused
+ * where it is given.  0 or TPU_E_USAGE naming the value and the rule.
+ */
+int endpoint_check_value(const char *value, struct tpu_err *);
+
 /* 1 if the URL's host is a loopback address or "localhost". */
 int endpoint_is_loopback(const char *url);
 

@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -270,6 +272,50 @@ out:
 		unlink(tmp);
 	free(tmp);
 	return rc;
+}
+
+/* name ends in ".tmp-" and the 12 hex digits fsutil_write_atomic uses */
+static int
+is_atomic_temp(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	if (n < 5 + 12 + 1 || memcmp(name + n - 17, ".tmp-", 5) != 0)
+		return 0;
+	for (i = n - 12; i < n; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		        (name[i] >= 'a' && name[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+int
+fsutil_sweep_temps(const char *dir, int64_t max_age)
+{
+	struct dirent *de;
+	struct stat st;
+	time_t now = time(NULL);
+	DIR *d;
+	int dfd, n = 0;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!is_atomic_temp(de->d_name) ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		    (int64_t)(now - st.st_mtime) <= max_age)
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }
 
 int

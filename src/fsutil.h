@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "err.h"
@@ -51,6 +52,15 @@ int fsutil_read_file(
  */
 int fsutil_write_atomic(const char *path, const void *data, size_t len,
     mode_t mode, struct tpu_err *);
+
+/*
+ * Remove the temp files that fsutil_write_atomic leaves when its process
+ * is killed (a SIGKILL between the create and the rename): the regular
+ * files of dir named "*.tmp-" and 12 hex digits, owned by the caller and
+ * last modified more than max_age seconds ago (a live writer renames its
+ * temp within milliseconds).  Best effort; returns how many were removed.
+ */
+int fsutil_sweep_temps(const char *dir, int64_t max_age);
 
 /* Remove path if it exists (not following symlinks); 0 or TPU_E_IO. */
 int fsutil_remove(const char *path, struct tpu_err *);

@@ -1101,6 +1101,9 @@ tracker_where(struct gcs *g, const char *path, const char *dst,
 	*dir = o->tracker_dir != NULL ? xstrdup(o->tracker_dir)
 	                              : gcsx_tracker_dir();
 	*tpath = gcsx_tracker_path(*dir, *abs, dst);
+	/* a run killed while writing a tracker left its temp (0600, live
+	 * session URLs): no writer keeps one for minutes */
+	fsutil_sweep_temps(*dir, GCSX_TRACKER_TEMP_AGE);
 	return 0;
 }
 
@@ -1926,6 +1929,7 @@ struct sink {
 	EVP_MD_CTX *md5;
 	int werr;        /* errno of a failed write */
 	int overflow;    /* the server sent more than asked */
+	int seq;         /* fd cannot seek (pipe, tty): write(), not pwrite() */
 	int64_t flushed; /* writeback started up to here */
 	const struct gcsx_opts *o;
 };
@@ -1944,10 +1948,19 @@ sink_write(const char *p, size_t n, void *arg)
 		return 0;
 	}
 	while (done < n) {
-		ssize_t w = pwrite(k->fd, p + done, n - done, k->off);
+		ssize_t w;
 
+		if (k->seq)
+			w = write(k->fd, p + done, n - done);
+		else
+			w = pwrite(k->fd, p + done, n - done, k->off);
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && errno == ESPIPE && !k->seq) {
+			/* a stream: the bytes go out in order anyway */
+			k->seq = 1;
+			continue;
+		}
 		if (w <= 0) {
 			k->werr = w < 0 ? errno : EIO;
 			return 0;
@@ -1958,7 +1971,7 @@ sink_write(const char *p, size_t n, void *arg)
 		done += (size_t)w;
 		k->off += w;
 	}
-	if (k->off - k->flushed >= SINK_FLUSH) {
+	if (!k->seq && k->off - k->flushed >= SINK_FLUSH) {
 		/* errors show at the fsync before the rename */
 		(void)sync_file_range(k->fd, k->flushed, k->off - k->flushed,
 		    SYNC_FILE_RANGE_WRITE);
@@ -2123,6 +2136,60 @@ fsync_dir(const char *path, struct tpu_err *err)
 	return rc;
 }
 
+/*
+ * A destination that is not a regular file (a device, a FIFO, a symbolic
+ * link such as /dev/stdout): written in place in one stream, as cp(1)
+ * does, never replaced.  The checksums are still verified, but the bytes
+ * are out by then: a mismatch says so.
+ */
+static int
+download_in_place(struct gcs *g, const struct gcs_object *obj, const char *dest,
+    const struct gcsx_opts *o, struct tpu_err *err)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char md5[MD5_B64LEN];
+	EVP_MD_CTX *m = NULL;
+	uint32_t crc = 0;
+	int fd, rc;
+
+	fd = open(dest, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return io_error(err, "open", dest, errno);
+	if (!obj->has_crc32c && obj->md5_b64 != NULL) {
+		if ((m = EVP_MD_CTX_new()) == NULL ||
+		    EVP_DigestInit_ex(m, EVP_md5(), NULL) != 1)
+			TPU_BUG("md5 init");
+	}
+	rc = fetch_range(g, obj, fd, 0, obj->size, dest, m, &crc, o, err);
+	if (rc == 0 && obj->has_crc32c && crc != obj->crc32c) {
+		char a[CRC32C_B64LEN], b[CRC32C_B64LEN];
+
+		crc32c_base64(crc, a);
+		crc32c_base64(obj->crc32c, b);
+		rc = tpu_error(err, TPU_E_INTEGRITY,
+		    "gs://%s/%s: crc32c mismatch: received %s, expected %s; "
+		    "the bytes written to %s are corrupt",
+		    obj->bucket, obj->name, a, b, dest);
+	}
+	if (rc == 0 && m != NULL) {
+		EVP_DigestFinal_ex(m, md, &mdlen);
+		EVP_EncodeBlock((unsigned char *)md5, md, (int)mdlen);
+		if (strcmp(md5, obj->md5_b64) != 0)
+			rc = tpu_error(err, TPU_E_INTEGRITY,
+			    "gs://%s/%s: md5 mismatch: received %s, expected "
+			    "%s; the bytes written to %s are corrupt",
+			    obj->bucket, obj->name, md5, obj->md5_b64, dest);
+	}
+	/* a pipe or a device cannot be synced (EINVAL): nothing to flush */
+	if (rc == 0 && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+		rc = io_error(err, "fsync", dest, errno);
+	if (close(fd) != 0 && rc == 0 && errno != EINTR)
+		rc = io_error(err, "close", dest, errno);
+	EVP_MD_CTX_free(m);
+	return rc;
+}
+
 int
 gcsx_download(struct gcs *g, const struct gcs_object *obj, const char *dest,
     const struct gcsx_opts *o, struct tpu_err *err)
@@ -2141,8 +2208,17 @@ gcsx_download(struct gcs *g, const struct gcs_object *obj, const char *dest,
 		progress(o, obj->size);
 		return 0;
 	}
-	if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode))
-		return tpu_error(err, TPU_E_IO, "%s: is a directory", dest);
+	if (lstat(dest, &st) == 0) {
+		int link = S_ISLNK(st.st_mode);
+
+		if (link && stat(dest, &st) != 0)
+			st.st_mode = 0; /* dangling: open reports it */
+		if (S_ISDIR(st.st_mode))
+			return tpu_error(
+			    err, TPU_E_IO, "%s: is a directory", dest);
+		if (link || !S_ISREG(st.st_mode))
+			return download_in_place(g, obj, dest, o, err);
+	}
 	tmp = xasprintf("%s%s", dest, GCSX_TMP_SUFFIX);
 	unlink(tmp);
 	fd = open(

@@ -70,6 +70,7 @@ struct gcs_object; /* gcs.h: a parsed object resource */
 #define GCSX_SLICE_MIN ((int64_t)64 << 20)      /* >=: sliced download */
 #define GCSX_MAX_PARTS 32                       /* one compose call */
 #define GCSX_TMP_SUFFIX ".tpuctl-tmp"
+#define GCSX_TRACKER_TEMP_AGE 300 /* s: a tracker's temp older is stale */
 
 /*
  * Bytes moved (delta, may be negative after a rewind): called from worker
@@ -103,7 +104,11 @@ int gcsx_upload(struct gcs *, const char *path, const char *bucket,
 
 /*
  * Download obj (bucket, name, generation, size and checksums from a
- * gcs_stat or gcs_list) to dest as described above.
+ * gcs_stat or gcs_list) to dest: into dest GCSX_TMP_SUFFIX, verified,
+ * fsynced and renamed over dest.  A dest that exists and is not a regular
+ * file (a device, a FIFO, a symbolic link such as /dev/stdout) is written
+ * in place in one stream instead, never replaced.  A write error is
+ * TPU_E_IO.
  */
 int gcsx_download(struct gcs *, const struct gcs_object *obj, const char *dest,
     const struct gcsx_opts *, struct tpu_err *);

@@ -35,6 +35,7 @@ struct http {
 	char errbuf[CURL_ERROR_SIZE];
 	/* trace state for one attempt */
 	struct buf trace_out, trace_in;
+	const char *secret; /* the request's upload session id, or NULL */
 };
 
 /* Per-attempt transfer state given to the callbacks. */
@@ -355,6 +356,12 @@ trace_lines(struct http *h, const char *prefix, const char *s, size_t n)
 		return;
 	}
 	r = redact_text(s, n);
+	if (h->secret != NULL && strstr(r, h->secret) != NULL) {
+		char *r2 = redact_secret(r, h->secret);
+
+		free(r);
+		r = r2;
+	}
 	for (p = r; *p != '\0'; p = e) {
 		e = strchr(p, '\n');
 		if (e == NULL)
@@ -594,6 +601,8 @@ perform(struct http *h, const struct http_request *req,
 
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, req->url);
+	if (req->flags & HTTP_F_ONCE)
+		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, https ? "https" : "http");
@@ -788,6 +797,19 @@ describe_curl(struct http *h, const struct attempt *a, char *out, size_t n)
 	free(clean);
 }
 
+/* Replace every occurrence of secret in the string buf (size n). */
+static void
+scrub(char *buf, size_t n, const char *secret)
+{
+	char *r;
+
+	if (secret == NULL || strstr(buf, secret) == NULL)
+		return;
+	r = redact_secret(buf, secret);
+	snprintf(buf, n, "%s", r);
+	free(r);
+}
+
 int
 http_request(struct http *h, const struct http_request *req,
     struct http_response *resp, struct tpu_err *err)
@@ -796,7 +818,7 @@ http_request(struct http *h, const struct http_request *req,
 	struct retry_state rs;
 	struct attempt a;
 	char invocation[37], last[600];
-	char *url = NULL;
+	char *url = NULL, *sid = NULL;
 	int64_t start, remaining, wait_ms, deadline;
 	int rc = 0, refreshed = 0, progressed, i, retryable;
 
@@ -806,6 +828,11 @@ http_request(struct http *h, const struct http_request *req,
 	if (req->max_response > 0)
 		resp->body.max = req->max_response;
 	url = redact_str(req->url);
+	/* the upload session id is a bearer credential for its upload: a
+	 * server message quoting it ("The upload session ID is busy") must
+	 * not carry it to the log or the error */
+	sid = redact_url_param(req->url, "upload_id");
+	h->secret = sid;
 	if ((rc = endpoint_check_url(
 	         req->url, (req->flags & HTTP_F_ALLOW_HTTP) != 0, err)) != 0)
 		goto out;
@@ -960,6 +987,7 @@ http_request(struct http *h, const struct http_request *req,
 			/* bytes already went to the caller's sink */
 			goto prefix;
 		}
+		scrub(last, sizeof last, sid);
 		if (retry_next(&rs, a.retry_after_ms, tpu_now_ms(), &wait_ms) !=
 		    0) {
 			double el = (double)(tpu_now_ms() - start) / 1000.0;
@@ -992,6 +1020,10 @@ prefix:
 	if (err->http_status == 0)
 		tpu_error_prefix(err, "%s %s", req->method, url);
 out:
+	if (rc != 0)
+		scrub(err->msg, sizeof err->msg, sid);
+	h->secret = NULL;
+	free(sid);
 	free(url);
 	return rc;
 }

@@ -56,6 +56,11 @@ enum http_flags {
 	HTTP_F_ALLOW_HTTP = (1 << 3), /* http to any host (metadata server) */
 	HTTP_F_NO_CONNECT_RETRY =
 	    (1 << 4), /* a failed connect is final (probes) */
+	/* sent at most once: on a connection of its own, since libcurl
+	 * silently re-sends a request whose reused connection died before
+	 * the reply ("Connection died, retrying a fresh connect"), which a
+	 * mutation that is not idempotent (a create) must never be */
+	HTTP_F_ONCE = (1 << 5),
 };
 
 struct http_request {

@@ -3,10 +3,13 @@
  * tests/fuzz/fuzz_knownhosts.c), keys compared blob to blob, written
  * through fsutil's atomic replace.  See knownhosts.h.
  */
+#include <sys/stat.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -303,6 +306,57 @@ knownhosts_parse(struct knownhosts *kh, const char *text, size_t len)
 	}
 }
 
+/* path (a file, or a directory when dir) may hold trusted keys: owned by
+ * the user or root and writable by nobody else (OpenSSH's StrictModes) */
+static int
+strict_one(const char *path, int dir, struct tpu_err *err)
+{
+	struct stat st;
+
+	if ((dir ? stat(path, &st) : lstat(path, &st)) != 0)
+		return 0; /* missing: nothing anyone could have planted */
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return tpu_error(err, TPU_E_PERMISSION,
+		    "refusing known_hosts '%s': %s '%s' is owned by uid %u, "
+		    "not by you or root",
+		    dir ? "its directory" : "the file", path, path,
+		    (unsigned)st.st_uid);
+	if ((st.st_mode & 022) != 0)
+		return tpu_error(err, TPU_E_PERMISSION,
+		    "refusing known_hosts: %s '%s' is writable by group or "
+		    "others (mode %04o), so anyone could pin a host key; "
+		    "chmod go-w '%s'",
+		    dir ? "directory" : "file", path,
+		    (unsigned)(st.st_mode & 07777), path);
+	return 0;
+}
+
+/* The file, its directory, and each parent up to HOME when under it. */
+static int
+strict_modes(const char *path, struct tpu_err *err)
+{
+	const char *home = getenv("HOME");
+	size_t hl = home != NULL ? strlen(home) : 0;
+	char *d = xstrdup(path), *slash;
+	int rc;
+
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	if ((rc = strict_one(path, 0, err)) != 0)
+		goto out;
+	while ((slash = strrchr(d, '/')) != NULL && slash != d) {
+		*slash = '\0';
+		if ((rc = strict_one(d, 1, err)) != 0)
+			goto out;
+		/* stop at HOME, or at once outside it */
+		if (hl == 0 || strncmp(d, home, hl) != 0 || d[hl] != '/')
+			break;
+	}
+out:
+	free(d);
+	return rc;
+}
+
 int
 knownhosts_load(struct knownhosts *kh, struct tpu_err *err)
 {
@@ -312,6 +366,8 @@ knownhosts_load(struct knownhosts *kh, struct tpu_err *err)
 	if (kh->path == NULL)
 		return tpu_error(
 		    err, TPU_E_INTERNAL, "known_hosts has no path");
+	if ((rc = strict_modes(kh->path, err)) != 0)
+		return rc;
 	buf_init(&b, KNOWNHOSTS_MAX_FILE);
 	rc = fsutil_read_file(kh->path, FSUTIL_F_NOFOLLOW, &b, NULL, err);
 	if (rc == TPU_E_NOTFOUND) {

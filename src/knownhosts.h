@@ -78,7 +78,10 @@ void knownhosts_init(struct knownhosts *, const char *path);
 void knownhosts_release(struct knownhosts *);
 
 /*
- * Load kh->path: a missing file is an empty set.  Symlinks are refused.
+ * Load kh->path: a missing file is an empty set.  Symlinks are refused,
+ * and so are a file, its directory or a parent directory up to HOME
+ * that is writable by group or others or owned by someone other than the
+ * user or root (OpenSSH's StrictModes): anyone could pin a key there.
  * Returns 0, or TPU_E_IO / TPU_E_PERMISSION naming the path.
  */
 int knownhosts_load(struct knownhosts *, struct tpu_err *);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "util.h"
 
 static int level = LOG_WARN;
 static const char *prog = "tpuctl";
@@ -34,13 +35,15 @@ static void vlog(const char *, const char *, va_list)
 static void
 vlog(const char *func, const char *fmt, va_list ap)
 {
-	char line[4096];
+	char raw[4096], line[4 * sizeof raw + 8];
 	size_t n;
 
-	vsnprintf(line, sizeof line, fmt, ap);
-	n = strlen(line);
-	while (n > 0 && line[n - 1] == '\n')
-		line[--n] = '\0';
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	n = strlen(raw);
+	while (n > 0 && raw[n - 1] == '\n')
+		raw[--n] = '\0';
+	/* one line, whatever untrusted text the message quotes */
+	tpu_show(raw, n, line, sizeof line, 0);
 	if (func != NULL)
 		fprintf(stderr, "%s: %s: %s\n", prog, func, line);
 	else

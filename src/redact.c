@@ -14,12 +14,9 @@
 #include "xmalloc.h"
 
 static const char *const secret_headers[] = {
-	"authorization",
-	"proxy-authorization",
-	"cookie",
-	"set-cookie",
-	"x-goog-api-key",
-	"x-goog-iam-authorization-token",
+	"authorization", "proxy-authorization", "cookie", "set-cookie",
+	"x-goog-api-key", "x-goog-iam-authorization-token",
+	"x-guploader-uploadid", /* the upload session id, as upload_id */
 };
 
 static const char *const secret_fields[] = {
@@ -311,4 +308,44 @@ char *
 redact_str(const char *s)
 {
 	return redact_text(s, strlen(s));
+}
+
+char *
+redact_url_param(const char *url, const char *name)
+{
+	const char *q = strchr(url, '?'), *p, *e;
+	size_t n = strlen(name);
+
+	for (p = q; p != NULL && *p != '\0' && *p != '#';
+	     p = strpbrk(p + 1, "&#")) {
+		if (*p == '#')
+			break;
+		if (strncmp(p + 1, name, n) == 0 && p[1 + n] == '=') {
+			p += 1 + n + 1;
+			e = p + strcspn(p, "&#");
+			return e > p ? xstrndup(p, (size_t)(e - p)) : NULL;
+		}
+	}
+	return NULL;
+}
+
+char *
+redact_secret(const char *s, const char *secret)
+{
+	struct buf out;
+	const char *p;
+	size_t n = secret != NULL ? strlen(secret) : 0;
+
+	buf_init(&out, BUF_NOCAP);
+	if (n < REDACT_SECRET_MIN) {
+		buf_puts(&out, s);
+		return buf_detach(&out, NULL);
+	}
+	while ((p = strstr(s, secret)) != NULL) {
+		buf_append(&out, s, (size_t)(p - s));
+		buf_puts(&out, REDACTED);
+		s = p + n;
+	}
+	buf_puts(&out, s);
+	return buf_detach(&out, NULL);
 }

@@ -34,4 +34,21 @@ char *redact_text(const char *, size_t len);
 /* Convenience for a NUL-terminated string. */
 char *redact_str(const char *);
 
+/*
+ * The raw value of query parameter name in url ("upload_id"), or NULL when
+ * absent or empty.  The caller frees.
+ */
+char *redact_url_param(const char *url, const char *name);
+
+/* Shorter secrets are not looked for (they would hit ordinary text). */
+#define REDACT_SECRET_MIN 8
+
+/*
+ * A copy of s with every occurrence of secret (a value the caller knows is
+ * one, such as the upload session id a server quotes in an error message)
+ * replaced by "<redacted>"; secret NULL or shorter than REDACT_SECRET_MIN
+ * changes nothing.  The caller frees.
+ */
+char *redact_secret(const char *s, const char *secret);
+
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "buf.h"
 #include "fsutil.h"
@@ -57,29 +58,16 @@ sshkey_default_path(void)
 	return xasprintf("%s/.ssh/google_compute_engine", home);
 }
 
-int
-sshkey_generate(const char *path, const char *comment, struct tpu_err *err)
+/* Run ssh-keygen for a new ed25519 key at path (and path.pub). */
+static int
+run_keygen(const char *path, const char *comment, struct tpu_err *err)
 {
-	struct stat st;
-	char *dir = NULL, *slash;
 	pid_t pid;
-	int status, rc = 0;
+	int status;
 
-	if (lstat(path, &st) == 0)
-		return tpu_error(err, TPU_E_CONFLICT,
-		    "cannot generate ssh key '%s': file exists", path);
-	dir = xstrdup(path);
-	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
-		*slash = '\0';
-		if (lstat(dir, &st) != 0 &&
-		    (rc = fsutil_mkdir_private(dir, err)) != 0)
-			goto out;
-	}
-	if ((pid = fork()) == -1) {
-		rc = tpu_error(err, TPU_E_IO, "cannot run ssh-keygen: %s",
+	if ((pid = fork()) == -1)
+		return tpu_error(err, TPU_E_IO, "cannot run ssh-keygen: %s",
 		    strerror(errno));
-		goto out;
-	}
 	if (pid == 0) {
 		const char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519",
 			"-N", "", "-C", comment, "-f", path, NULL };
@@ -95,18 +83,76 @@ sshkey_generate(const char *path, const char *comment, struct tpu_err *err)
 	}
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		rc = tpu_error(err, TPU_E_IO,
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return tpu_error(err, TPU_E_IO,
 		    "ssh-keygen failed to create '%s' (status %d)", path,
 		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
+/*
+ * The key is made under a temp name and linked into place: link(2) fails
+ * when path exists, so of several first uses at once exactly one wins,
+ * and the others (TPU_E_CONFLICT) use its key; path is never seen half
+ * written, nor with another process's .pub.
+ */
+int
+sshkey_generate(const char *path, const char *comment, struct tpu_err *err)
+{
+	struct stat st;
+	char *dir = NULL, *slash, *tmp = NULL, *tmppub = NULL, *pub = NULL;
+	unsigned char rnd[6];
+	int rc = 0;
+
+	if (lstat(path, &st) == 0)
+		return tpu_error(err, TPU_E_CONFLICT,
+		    "cannot generate ssh key '%s': file exists", path);
+	dir = xstrdup(path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (lstat(dir, &st) != 0 &&
+		    (rc = fsutil_mkdir_private(dir, err)) != 0 &&
+		    !(lstat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+			goto out;
+		rc = 0;
+	}
+	if (RAND_bytes(rnd, sizeof rnd) != 1) {
+		rc = tpu_error(err, TPU_E_INTERNAL, "no random bytes");
 		goto out;
 	}
-	if (chmod(path, 0600) != 0) {
-		rc = tpu_error(err, TPU_E_IO, "cannot chmod '%s': %s", path,
+	tmp = xasprintf("%s.keygen-%ld-%02x%02x%02x%02x%02x%02x", path,
+	    (long)getpid(), rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	tmppub = xasprintf("%s.pub", tmp);
+	pub = xasprintf("%s.pub", path);
+	if ((rc = run_keygen(tmp, comment, err)) != 0)
+		goto out;
+	if (chmod(tmp, 0600) != 0) {
+		rc = tpu_error(err, TPU_E_IO, "cannot chmod '%s': %s", tmp,
 		    strerror(errno));
 		goto out;
 	}
+	if (link(tmp, path) != 0) {
+		if (errno == EEXIST)
+			rc = tpu_error(err, TPU_E_CONFLICT,
+			    "cannot generate ssh key '%s': file exists", path);
+		else
+			rc = tpu_error(err, TPU_E_IO, "cannot link '%s': %s",
+			    path, strerror(errno));
+		goto out;
+	}
+	/* ours now: its .pub replaces any other (a loader may have derived
+	 * the same line from the private key meanwhile) */
+	if (rename(tmppub, pub) != 0)
+		rc = tpu_error(err, TPU_E_IO, "cannot rename '%s': %s", tmppub,
+		    strerror(errno));
 out:
+	if (tmp != NULL) {
+		unlink(tmp);
+		unlink(tmppub);
+	}
+	free(tmp);
+	free(tmppub);
+	free(pub);
 	free(dir);
 	return rc;
 }
@@ -276,8 +322,11 @@ sshkey_load(
 			    "ssh key '%s' not found", path);
 			goto out;
 		}
-		if ((rc = sshkey_generate(path, "tpuctl", err)) != 0)
+		/* TPU_E_CONFLICT: another first use won the race: its key */
+		if ((rc = sshkey_generate(path, "tpuctl", err)) != 0 &&
+		    rc != TPU_E_CONFLICT)
 			goto out;
+		rc = 0;
 		if (stat(path, &st) != 0) {
 			rc = tpu_error(err, TPU_E_IO, "ssh key '%s': %s", path,
 			    strerror(errno));

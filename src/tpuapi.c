@@ -81,6 +81,8 @@ tpuapi_call(struct tpuapi *api, const char *method, const char *path,
 	if (idempotent || strcmp(method, "GET") == 0 ||
 	    strcmp(method, "DELETE") == 0)
 		req.flags |= HTTP_F_IDEMPOTENT;
+	else
+		req.flags |= HTTP_F_ONCE; /* a create is never sent twice */
 	req.max_response = TPUAPI_MAX_REPLY;
 	http_response_init(&resp);
 	if ((rc = http_request(api->http, &req, &resp, err)) != 0)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "util.h"
+#include "xmalloc.h"
 
 long long
 tpu_strtonum(const char *s, long long min, long long max, const char **errstr)
@@ -230,4 +231,52 @@ tpu_utf8_len(const unsigned char *s)
 	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+char *
+tpu_show(const char *s, size_t len, char *out, size_t outlen, int flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, o = 0;
+
+	if (outlen == 0)
+		return out;
+	for (i = 0; i < len && o + 8 < outlen; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c == '\\' && (flags & TPU_SHOW_BACKSLASH)) || c < 0x20 ||
+		    c == 0x7f) {
+			out[o++] = '\\';
+			if (c == '\n')
+				out[o++] = 'n';
+			else if (c == '\r')
+				out[o++] = 'r';
+			else if (c == '\t')
+				out[o++] = 't';
+			else if (c == '\\')
+				out[o++] = '\\';
+			else {
+				out[o++] = 'x';
+				out[o++] = hex[c >> 4];
+				out[o++] = hex[c & 15];
+			}
+		} else
+			out[o++] = (char)c;
+	}
+	if (i < len && o + 3 < outlen) {
+		out[o++] = '.';
+		out[o++] = '.';
+		out[o++] = '.';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char *
+tpu_show_dup(const char *s, int flags)
+{
+	size_t len = strlen(s), n = 4 * len + 8;
+	char *out = xmalloc(n);
+
+	return tpu_show(s, len, out, n, flags);
 }

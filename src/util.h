@@ -54,4 +54,21 @@ size_t tpu_utf8_len(const unsigned char *s);
 
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 
+enum tpu_show_flags {
+	TPU_SHOW_BACKSLASH = (1 << 0), /* "\\" for a backslash too */
+};
+
+/*
+ * A printable, bounded rendering of untrusted text for a terminal or a
+ * message: control characters (below 0x20, and 0x7f) become \n, \r, \t or
+ * \xNN, so no escape sequence reaches the terminal.  Without
+ * TPU_SHOW_BACKSLASH a backslash stays as it is (text already shown this
+ * way is unchanged).  len bytes of s into out (outlen bytes, NUL always
+ * written); "..." marks a cut.  Returns out.
+ */
+char *tpu_show(const char *s, size_t len, char *out, size_t outlen, int flags);
+
+/* tpu_show of the whole NUL-terminated s into a new string (caller's). */
+char *tpu_show_dup(const char *s, int flags);
+
 #endif

@@ -135,3 +135,19 @@ emu_inject() {
 	"$EMULATOR" inject --state-dir "$EMU_DIR" "$@" >/dev/null ||
 	    fail "inject $* failed"
 }
+
+# skip REASON: the whole test (or the rest of it) cannot run here: say why
+# and exit 77, which run.sh counts as skipped (a failure under
+# E2E_NO_SKIP=1 unless the reason is in skip-allow.txt).
+skip() {
+	echo "SKIP: $TEST_NAME: $*"
+	exit 77
+}
+
+# have_tool TOOL PACKAGE WHAT: TOOL is on PATH; if not, print a SKIP line
+# for the part WHAT (run.sh then counts the test as skipped) and fail.
+have_tool() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	echo "SKIP: $TEST_NAME: $3 needs $1 (Debian package $2)"
+	return 1
+}

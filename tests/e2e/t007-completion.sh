@@ -87,7 +87,7 @@ zcheck() {
 	[ "$got" = "$zwant" ] ||
 	    fail "zsh completing '$*': got '$got', want '$zwant'"
 }
-if command -v zsh >/dev/null 2>&1; then
+if have_tool zsh zsh "the zsh completion checks"; then
 	zsh -n "$T/_tpuctl" || fail "zsh script does not parse"
 	zcheck "list get set unset" tpuctl config ''
 	zcheck "bash zsh" tpuctl --zone x completion ''

@@ -11,7 +11,7 @@
 LIBS_RE='lib(curl|ssh2|crypto)\.so'
 
 # Not linked: no NEEDED entry for them.
-if command -v readelf >/dev/null 2>&1; then
+if have_tool readelf binutils "the NEEDED check"; then
 	readelf -d "$TPUCTL" >"$T/dyn"
 	assert_grep 'NEEDED.*libcjson' "$T/dyn"
 	assert_no_grep "NEEDED.*$LIBS_RE" "$T/dyn"

@@ -125,7 +125,7 @@ expect_rc 0 "$TPUCTL" ssh t076 --node 1 -- sh -c 'echo s1 >slice.txt'
 expect_rc 0 "$TPUCTL" scp t076:slice.txt "$T/slice.txt"
 [ "$(cat "$T/slice.txt")" = s0 ] || fail "scp default download: not slice 0"
 # An interactive shell on a queued resource opens on slice 0.
-if command -v script >/dev/null 2>&1; then
+if have_tool script bsdutils "the interactive shell on a queued resource"; then
 	printf 'echo "in-${TPU_NAME##*/}"; exit 0\n' |
 	    script -qec "$TPUCTL ssh t076" /dev/null >"$T/out" 2>&1 ||
 	    fail "interactive shell: $(cat "$T/out")"

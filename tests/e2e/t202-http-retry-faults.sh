@@ -109,6 +109,9 @@ assert_grep 'retrying in' "$T/err"
 n=$(hits "$LOC")
 emu_inject reset-connection --method GET --path "$LOC" --count 1
 expect_rc 0 "$TPUCTL" api "v2/projects/$P/locations"
+# the reset GET and its one retry
+[ "$(hits "$LOC")" -eq $((n + 2)) ] ||
+    fail "A7: $(($(hits "$LOC") - n)) GETs for a reset, want 2"
 expect_rc 5 env CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU=https://x.invalid/ \
     "$TPUCTL" api --timeout 3 "v2/projects/$P/locations"
 assert_grep 'cannot resolve' "$T/err"

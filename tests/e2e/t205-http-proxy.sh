@@ -51,13 +51,16 @@ expect_rc 0 env NO_PROXY=127.0.0.1 "$TPUCTL" api "$LOC"
 [ "$(tunnels)" -eq "$n" ] || fail "NO_PROXY did not bypass the proxy"
 
 # a wrong password: 407, a clear error, exit 3, no retries
-n=$(grep -c 'CONNECT' "$T/tinyproxy.log" || true)
+n=$(grep -c '): CONNECT ' "$T/tinyproxy.log" || true)
 expect_rc 3 env HTTPS_PROXY="http://u:CANARYBAD@127.0.0.1:$pport" \
     "$TPUCTL" --log-http -vv api "$LOC"
 cp "$T/err" "$T/err.407"
 assert_grep 'refused the credentials \(HTTP 40[17]' "$T/err.407"
 assert_grep 'proxy' "$T/err.407"
 assert_no_grep 'retrying' "$T/err.407"
+# one CONNECT, not retried
+[ "$(grep -c '): CONNECT ' "$T/tinyproxy.log" || true)" -eq $((n + 1)) ] ||
+    fail "407: $(($(grep -c '): CONNECT ' "$T/tinyproxy.log" || true) - n)) CONNECTs, want 1"
 
 for f in "$T/err.ok" "$T/err.407" "$T/out"; do
 	assert_no_grep 'CANARY' "$f"

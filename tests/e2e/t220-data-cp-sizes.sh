@@ -35,7 +35,15 @@ emu_requests | grep -q 'uploadType=resumable' || fail "no resumable session"
 # 100 MiB: 2 requests (64 MiB + 36 MiB), then a single-stream download
 dd if=/dev/urandom of="$T/src/big" bs=1048576 count=100 2>/dev/null
 start=$(date +%s)
+puts() {
+	emu_requests | jq -r 'select(.method == "PUT" and
+	    (.path | startswith("/upload/storage/v1/b/e2e-cp/o"))) | .path' |
+	    grep -c . || true
+}
+p0=$(puts)
 expect_rc 0 "$TPUCTL" data cp "$T/src/big" gs://e2e-cp/big
+[ "$(puts)" -eq $((p0 + 2)) ] ||
+    fail "100 MiB went in $(($(puts) - p0)) PUTs, want 2 (64 MiB + 36 MiB)"
 expect_rc 0 "$TPUCTL" data cp --parallel 1 gs://e2e-cp/big "$T/dst/big"
 cmp -s "$T/src/big" "$T/dst/big" || fail "100 MiB download differs"
 # and sliced (64 MiB and more, --parallel 4)

@@ -2,8 +2,9 @@
 # t224: RELIABILITY.md C10: "tpuctl data cp" killed with SIGKILL in the
 # middle of a resumable upload leaves a 0600 tracker; a rerun with the
 # source unchanged resumes the same session (no new session, the bytes
-# already persisted are not sent again) and removes the tracker; a rerun
-# after the source changed starts over.
+# already persisted are not sent again: the rerun's PUTs carry exactly the
+# rest) and removes the tracker; a rerun after the source changed starts
+# over; a tracker whose session points elsewhere is never contacted.
 
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
@@ -46,9 +47,17 @@ tf="$TR/$(ls "$TR")"
 [ "$(stat -c %a "$TR")" = 700 ] || fail "tracker dir mode"
 grep -q '"session":"http://127' "$tf" || fail "tracker content: $(cat "$tf")"
 s0=$(sessions)
+l0=$(emu_requests | wc -l)
 expect_rc 0 "$TPUCTL" -v data cp "$T/f" gs://e2e-rk/obj
 assert_grep 'resuming the upload recorded in .* at byte [1-9]' "$T/err"
 [ "$(sessions)" = "$s0" ] || fail "a new session was started"
+# the bytes the server had are not sent again: the rerun's PUTs carry
+# exactly the rest
+at=$(sed -n 's/.*resuming the upload recorded in .* at byte \([0-9]*\).*/\1/p' "$T/err" | head -1)
+sent=$(emu_requests | tail -n +$((l0 + 1)) |
+    jq -s '[.[] | select(.method == "PUT") | .request_bytes] | add // 0')
+[ "$sent" -eq $((30000000 - at)) ] ||
+    fail "the rerun sent $sent bytes, want $((30000000 - at)) (resumed at $at)"
 [ -z "$(ls -A "$TR")" ] || fail "tracker left after success"
 req GET "$GCS/download/storage/v1/b/e2e-rk/o/obj?alt=media"
 cmp -s "$T/body" "$T/f" || fail "resumed object differs"
@@ -65,10 +74,45 @@ req GET "$GCS/download/storage/v1/b/e2e-rk/o/obj?alt=media"
 cmp -s "$T/body" "$T/f" || fail "object after the change differs"
 [ -z "$(ls -A "$TR")" ] || fail "tracker left"
 
-# a tracker pointing elsewhere is ignored (never sent the token)
+# a tracker pointing elsewhere (a loopback listener of ours, so a request
+# would reach it) is ignored: nothing is sent there, not the token, and
+# the upload starts a new session
 killrun
 tf="$TR/$(ls "$TR")"
-sed 's|"session":"http://127[^"]*"|"session":"http://evil.invalid/upload/storage/v1/b/x"|' \
+: >"$T/evil.log"
+timeout 120 python3 -c '
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        d = c.recv(65536)
+    except OSError:
+        d = b""
+    with open(sys.argv[1], "ab") as f:
+        f.write(d or b"(connected)")
+    c.close()
+' "$T/evil.log" >"$T/evil.port" &
+epid=$!
+i=0
+until [ -s "$T/evil.port" ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "the listener did not start"
+	sleep 0.1
+done
+eport=$(cat "$T/evil.port")
+sed "s|\"session\":\"http://127[^\"]*\"|\"session\":\"http://127.0.0.1:$eport/upload/storage/v1/b/e2e-rk/o?uploadType=resumable\&upload_id=x\"|" \
     "$tf" >"$T/t" && cat "$T/t" >"$tf"
+grep -q "127.0.0.1:$eport" "$tf" || fail "the tracker was not redirected"
+s0=$(sessions)
 expect_rc 0 "$TPUCTL" data cp "$T/f" gs://e2e-rk/obj
+kill $epid 2>/dev/null || true
+[ ! -s "$T/evil.log" ] || fail "tpuctl sent to the tracker's foreign session: $(cat "$T/evil.log")"
+[ "$(sessions)" = $((s0 + 1)) ] || fail "no new session instead of the foreign one"
+req GET "$GCS/download/storage/v1/b/e2e-rk/o/obj?alt=media"
+cmp -s "$T/body" "$T/f" || fail "object after the foreign tracker differs"
 exit 0

@@ -30,7 +30,7 @@ expect_rc 0 "$TPUCTL" data cp --progress=jsonl "$T/big" gs://e2e-pg/big
 assert_grep '"event":"done","bytes":20000000,' "$T/err"
 
 # on a terminal (script(1) gives one): a bar with throughput and ETA
-if command -v script >/dev/null; then
+if have_tool script bsdutils "the progress bar on a terminal"; then
 	# shellcheck disable=SC2016 # expanded by the shell script(1) runs
 	SCRIPT_CMD="$TPUCTL data cp gs://e2e-pg/big $T/tty.out" \
 	    script -qec 'eval "$SCRIPT_CMD"' /dev/null >"$T/tty" 2>&1 ||
@@ -41,13 +41,9 @@ if command -v script >/dev/null; then
 fi
 
 # C15
-if ! command -v fiu-run >/dev/null; then
-	echo "SKIP: $TEST_NAME: C15 needs fiu-run (Debian package fiu-utils)"
-	exit 0
-fi
+have_tool fiu-run fiu-utils C15 || exit 77
 if ldd "$TPUCTL" 2>/dev/null | grep -q libasan; then
-	echo "SKIP: $TEST_NAME: C15: fiu-run's preload cannot wrap a sanitizer build"
-	exit 0
+	skip "C15: fiu-run's preload cannot wrap a sanitizer build"
 fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 for point in posix/io/sync/fsync posix/io/dir/rename; do

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -220,6 +221,68 @@ START_TEST(wipe)
 }
 END_TEST
 
+/* touch dir/name with an mtime age seconds ago */
+static void
+plant(const char *name, int age)
+{
+	struct timespec ts[2];
+	char *p = xasprintf("%s/%s", dir, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= age;
+	ts[1] = ts[0];
+	ck_assert_int_eq(futimens(fd, ts), 0);
+	close(fd);
+	free(p);
+}
+
+static int
+present(const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	struct stat st;
+	int r = lstat(p, &st) == 0;
+
+	free(p);
+	return r;
+}
+
+/* issue 19 defect 9: a killed writer's temp is swept once stale, and
+ * nothing else is touched */
+START_TEST(sweep_stale_temps)
+{
+	char *sub = xasprintf("%s/d.tmp-0123456789ab", dir);
+	char *link = xasprintf("%s/l.json.tmp-aaaaaaaaaaaa", dir);
+
+	plant("a.json.tmp-0123456789ab", 3600);  /* stale: removed */
+	plant("b.json.tmp-fedcba987654", 10);    /* a live writer's: kept */
+	plant("c.json", 3600);                   /* a tracker: kept */
+	plant("e.json.tmp-0123456789AB", 3600);  /* not our name: kept */
+	plant("f.json.tmp-0123456789a", 3600);   /* 11 digits: kept */
+	plant("g.json.tmp-0123456789abc", 3600); /* 13 digits: kept */
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(symlink("/nonexistent", link), 0);
+	ck_assert_int_eq(fsutil_sweep_temps(dir, 300), 1);
+	ck_assert(!present("a.json.tmp-0123456789ab"));
+	ck_assert(present("b.json.tmp-fedcba987654"));
+	ck_assert(present("c.json"));
+	ck_assert(present("e.json.tmp-0123456789AB"));
+	ck_assert(present("f.json.tmp-0123456789a"));
+	ck_assert(present("g.json.tmp-0123456789abc"));
+	ck_assert(present("d.tmp-0123456789ab"));
+	ck_assert(present("l.json.tmp-aaaaaaaaaaaa"));
+	ck_assert_int_eq(fsutil_sweep_temps(dir, 300), 0);
+	/* a missing directory is nothing to do */
+	ck_assert_int_eq(fsutil_sweep_temps("/nonexistent/x", 300), 0);
+	rmdir(sub);
+	free(sub);
+	free(link);
+}
+END_TEST
+
 static Suite *
 fsutil_suite(void)
 {
@@ -235,6 +298,7 @@ fsutil_suite(void)
 	tcase_add_test(tc, read_symlink_nofollow);
 	tcase_add_test(tc, read_cap);
 	tcase_add_test(tc, wipe);
+	tcase_add_test(tc, sweep_stale_temps);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,6 +22,7 @@
 #include "buf.h"
 #include "canned_server.h"
 #include "http.h"
+#include "log.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -160,6 +161,69 @@ START_TEST(post_not_idempotent_not_retried)
 	log = slurp(logpath);
 	ck_assert_int_eq(count(log, "POST /v2/x"), 1);
 	free(log);
+	http_response_release(&resp);
+	http_free(h);
+}
+END_TEST
+
+/* issue 19 defect 6: a 503 quoting the upload session id (as GCS's "The
+ * upload session ID is busy") reaches neither the -v retry line, nor the
+ * trace, nor the final error */
+#define RBUSY                                                                  \
+	"HTTP/1.1 503 Service Unavailable\r\nContent-Type: "                   \
+	"application/json\r\nX-GUploader-UploadID: CANARYSESSION77\r\n"        \
+	"Content-Length: 108\r\nConnection: close\r\n\r\n"                     \
+	"{\"error\":{\"code\":503,\"message\":\"The upload session "           \
+	"CANARYSESSION77 is busy; retry.\",\"status\":\"UNAVAILABLE\"}}"
+START_TEST(upload_session_id_redacted)
+{
+	static const char *const rep[] = { RBUSY, RBUSY, RBUSY, RBUSY };
+	FILE *fp = tmpfile();
+	struct http *h = client(1, fp, 0, NULL);
+	struct http_response resp;
+	struct tpu_err err;
+	struct buf b;
+	char chunk[4096];
+	size_t n;
+	int lvl = log_get_level(), saved = dup(2);
+	FILE *errfp = tmpfile();
+
+	/* the -v lines go to stderr: catch them */
+	fflush(stderr);
+	dup2(fileno(errfp), 2);
+	log_set_level(2);
+	serve(rep, 4);
+	ck_assert_int_eq(
+	    do_req(h, "PUT",
+	        "/upload/storage/v1/b/b/o?uploadType=resumable&"
+	        "upload_id=CANARYSESSION77",
+	        HTTP_F_IDEMPOTENT | HTTP_F_NOAUTH, "x", &resp, &err),
+	    TPU_E_TRANSIENT);
+	stop_server();
+	log_set_level(lvl);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_int_eq(resp.attempts, 4);
+	ck_assert_msg(strstr(err.msg, "CANARY") == NULL, "error: %s", err.msg);
+	ck_assert_ptr_nonnull(strstr(err.msg, "session <redacted> is busy"));
+	rewind(errfp);
+	buf_init(&b, BUF_NOCAP);
+	while ((n = fread(chunk, 1, sizeof chunk, errfp)) > 0)
+		buf_append(&b, chunk, n);
+	fclose(errfp);
+	ck_assert_ptr_nonnull(strstr(b.data, "retrying in"));
+	ck_assert_msg(strstr(b.data, "CANARY") == NULL, "log:\n%s", b.data);
+	buf_release(&b);
+	rewind(fp);
+	buf_init(&b, BUF_NOCAP);
+	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+		buf_append(&b, chunk, n);
+	ck_assert_ptr_nonnull(
+	    strstr(b.data, "X-GUploader-UploadID: <redacted>"));
+	ck_assert_msg(strstr(b.data, "CANARY") == NULL, "trace:\n%s", b.data);
+	buf_release(&b);
+	fclose(fp);
 	http_response_release(&resp);
 	http_free(h);
 }
@@ -703,6 +767,7 @@ http_suite(void)
 	tcase_add_checked_fixture(tc, NULL, canned_cleanup);
 	tcase_add_test(tc, retry_503_then_200_same_invocation);
 	tcase_add_test(tc, post_not_idempotent_not_retried);
+	tcase_add_test(tc, upload_session_id_redacted);
 	tcase_add_test(tc, google_404_not_retried);
 	tcase_add_test(tc, html_502_exhausts);
 	tcase_add_test(tc, refresh_once_on_401);

@@ -285,6 +285,78 @@ START_TEST(test_foreign_lines)
 }
 END_TEST
 
+/* issue 19 defect 11: StrictModes for the file and its directories */
+START_TEST(test_strict_modes)
+{
+	struct knownhosts kh;
+	struct tpu_err err;
+	char *home = xasprintf("%s/h", base);
+	char *cfg = xasprintf("%s/h/.config", base);
+	char *dir = xasprintf("%s/h/.config/tpuctl", base);
+	char *path = xasprintf("%s/known_hosts", dir);
+	FILE *fp;
+
+	umask(022);
+	ck_assert_int_eq(mkdir(home, 0700), 0);
+	ck_assert_int_eq(mkdir(cfg, 0755), 0);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_ptr_nonnull(fp = fopen(path, "w"));
+	fprintf(fp, "tpu.1-0 %s\n", k1);
+	fclose(fp);
+	setenv("HOME", home, 1);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), 0);
+	ck_assert_uint_eq(kh.n, 1);
+	knownhosts_release(&kh);
+	/* a group- or world-writable file */
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), TPU_E_PERMISSION);
+	ck_assert_ptr_nonnull(strstr(err.msg, "writable by group or others"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "mode 0666"));
+	knownhosts_release(&kh);
+	ck_assert_int_eq(chmod(path, 0620), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), TPU_E_PERMISSION);
+	knownhosts_release(&kh);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	/* its directory, a parent under HOME, HOME itself */
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), TPU_E_PERMISSION);
+	ck_assert_ptr_nonnull(strstr(err.msg, "directory"));
+	knownhosts_release(&kh);
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	ck_assert_int_eq(chmod(cfg, 0775), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), TPU_E_PERMISSION);
+	ck_assert_ptr_nonnull(strstr(err.msg, cfg));
+	knownhosts_release(&kh);
+	ck_assert_int_eq(chmod(cfg, 0755), 0);
+	ck_assert_int_eq(chmod(home, 0757), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), TPU_E_PERMISSION);
+	knownhosts_release(&kh);
+	ck_assert_int_eq(chmod(home, 0700), 0);
+	/* above HOME is not looked at (base's parent is /tmp, 1777) */
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), 0);
+	knownhosts_release(&kh);
+	/* a missing file in a writable directory is refused too */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(chmod(dir, 0770), 0);
+	knownhosts_init(&kh, path);
+	ck_assert_int_eq(knownhosts_load(&kh, &err), TPU_E_PERMISSION);
+	knownhosts_release(&kh);
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	free(home);
+	free(cfg);
+	free(dir);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_default_path)
 {
 	char *p;
@@ -314,6 +386,7 @@ knownhosts_suite(void)
 	tcase_add_test(tc, test_parse_key_and_fingerprint);
 	tcase_add_test(tc, test_replace_save_load);
 	tcase_add_test(tc, test_foreign_lines);
+	tcase_add_test(tc, test_strict_modes);
 	tcase_add_test(tc, test_default_path);
 	suite_add_tcase(s, tc);
 	return s;

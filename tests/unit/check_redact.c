@@ -144,6 +144,42 @@ START_TEST(pem_and_tokens)
 }
 END_TEST
 
+/* issue 19 defect 6: the upload session id in its own header, and quoted
+ * by a server message */
+START_TEST(upload_session_id)
+{
+	char *v, *got;
+
+	expect("X-GUploader-UploadID: CANARYUPLOADID42\r\n",
+	    "X-GUploader-UploadID: <redacted>\r\n");
+	expect("x-guploader-uploadid: CANARYUPLOADID42",
+	    "x-guploader-uploadid: <redacted>");
+	v = redact_url_param(
+	    "http://h/upload/x?uploadType=resumable&upload_id=CANARY42&a=b",
+	    "upload_id");
+	ck_assert_str_eq(v, "CANARY42");
+	free(v);
+	ck_assert_ptr_null(redact_url_param("http://h/x?a=1", "upload_id"));
+	ck_assert_ptr_null(
+	    redact_url_param("http://h/x?upload_id=", "upload_id"));
+	ck_assert_ptr_null(
+	    redact_url_param("http://h/x?xupload_id=CANARY42", "upload_id"));
+	ck_assert_ptr_null(
+	    redact_url_param("http://h/x#upload_id=CANARY42", "upload_id"));
+	got = redact_secret(
+	    "The upload session CANARY42 is busy (CANARY42)", "CANARY42");
+	ck_assert_str_eq(
+	    got, "The upload session <redacted> is busy (<redacted>)");
+	free(got);
+	got = redact_secret("short abc", "abc");
+	ck_assert_str_eq(got, "short abc");
+	free(got);
+	got = redact_secret("nothing", NULL);
+	ck_assert_str_eq(got, "nothing");
+	free(got);
+}
+END_TEST
+
 START_TEST(binary_safe)
 {
 	char in[64];
@@ -168,6 +204,7 @@ redact_suite(void)
 	TCase *tc = tcase_create("rules");
 
 	tcase_add_test(tc, headers);
+	tcase_add_test(tc, upload_session_id);
 	tcase_add_test(tc, header_block);
 	tcase_add_test(tc, json_fields);
 	tcase_add_test(tc, form_fields);

@@ -7,7 +7,9 @@
  */
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,94 @@ START_TEST(test_generate_when_missing)
 	sshkey_release(&key);
 	free(pub);
 	free(path);
+}
+END_TEST
+
+/* issue 19 defect 4: first uses started at once in a fresh HOME all get
+ * one and the same key (a loser of the race uses the winner's) */
+#define RACERS 8
+START_TEST(test_generate_race)
+{
+	char *path = xasprintf("%s/race/.ssh/google_compute_engine", base);
+	char *dir = xasprintf("%s/race/.ssh", base);
+	char pubs[RACERS][256];
+	int go[2], out[RACERS][2], i, round;
+
+	for (round = 0; round < 3; round++) {
+		harness_rmrf(dir);
+		ck_assert_int_eq(pipe(go), 0);
+		for (i = 0; i < RACERS; i++) {
+			pid_t pid;
+
+			ck_assert_int_eq(pipe(out[i]), 0);
+			pid = fork();
+			ck_assert_int_ge(pid, 0);
+			if (pid == 0) {
+				struct sshkey key;
+				struct tpu_err err;
+				char c;
+				int rc;
+
+				close(go[1]);
+				close(out[i][0]);
+				/* all start when the parent closes go */
+				(void)read(go[0], &c, 1);
+				tpu_err_init(&err);
+				rc = sshkey_load(
+				    &key, path, SSHKEY_F_GENERATE, &err);
+				if (rc != 0) {
+					dprintf(out[i][1], "ERR %s", err.msg);
+					_exit(1);
+				}
+				dprintf(out[i][1], "%s", key.publine);
+				sshkey_release(&key);
+				_exit(0);
+			}
+			close(out[i][1]);
+		}
+		close(go[0]);
+		close(go[1]);
+		for (i = 0; i < RACERS; i++) {
+			ssize_t n =
+			    read(out[i][0], pubs[i], sizeof pubs[i] - 1);
+
+			pubs[i][n > 0 ? n : 0] = '\0';
+			close(out[i][0]);
+		}
+		for (i = 0; i < RACERS; i++) {
+			int status;
+
+			ck_assert_int_gt(wait(&status), 0);
+		}
+		for (i = 0; i < RACERS; i++) {
+			ck_assert_msg(strncmp(pubs[i], "ssh-ed25519 ", 12) == 0,
+			    "racer %d of round %d: '%s'", i, round, pubs[i]);
+			ck_assert_str_eq(pubs[i], pubs[0]);
+		}
+		{
+			char *pub = harness_publine(path);
+			struct sshkey key;
+			struct tpu_err err;
+			DIR *d;
+			struct dirent *de;
+			int n = 0;
+
+			ck_assert_str_eq(pub, pubs[0]);
+			free(pub);
+			ck_assert_int_eq(sshkey_load(&key, path, 0, &err), 0);
+			ck_assert_str_eq(key.publine, pubs[0]);
+			sshkey_release(&key);
+			/* the key, its .pub, and no temp file */
+			ck_assert_ptr_nonnull(d = opendir(dir));
+			while ((de = readdir(d)) != NULL)
+				if (de->d_name[0] != '.')
+					n++;
+			closedir(d);
+			ck_assert_int_eq(n, 2);
+		}
+	}
+	free(path);
+	free(dir);
 }
 END_TEST
 
@@ -252,6 +342,7 @@ sshkey_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_generate_when_missing);
+	tcase_add_test(tc, test_generate_race);
 	tcase_add_test(tc, test_permissions);
 	tcase_add_test(tc, test_rsa_refused);
 	tcase_add_test(tc, test_encrypted_and_ecdsa);

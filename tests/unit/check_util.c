@@ -198,6 +198,32 @@ START_TEST(utf8_sequences)
 }
 END_TEST
 
+/* issue 19 defect 12: what reaches a terminal has no control character */
+START_TEST(show_escapes_controls)
+{
+	char out[64], *d;
+
+	ck_assert_str_eq(
+	    tpu_show("a\033]0;x\007\r\n\tb\x7f", 12, out, sizeof out, 0),
+	    "a\\x1b]0;x\\x07\\r\\n\\tb\\x7f");
+	/* already shown text passes unchanged; with the flag, \ is \\ */
+	ck_assert_str_eq(tpu_show("a\\x1b", 5, out, sizeof out, 0), "a\\x1b");
+	ck_assert_str_eq(
+	    tpu_show("a\\b", 3, out, sizeof out, TPU_SHOW_BACKSLASH), "a\\\\b");
+	/* bounded, the cut marked */
+	tpu_show("0123456789abcdef0123", 20, out, 16, 0);
+	ck_assert_uint_lt(strlen(out), 16);
+	ck_assert_ptr_nonnull(strstr(out, "..."));
+	/* UTF-8 is kept */
+	ck_assert_str_eq(
+	    tpu_show("\xc3\xa9", 2, out, sizeof out, 0), "\xc3\xa9");
+	d = tpu_show_dup("\033\033\033\033\033\033\033\033\033\033", 0);
+	ck_assert_str_eq(
+	    d, "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b");
+	free(d);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -218,6 +244,9 @@ util_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("utf8");
 	tcase_add_test(tc, utf8_sequences);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("show");
+	tcase_add_test(tc, show_escapes_controls);
 	suite_add_tcase(s, tc);
 	return s;
 }
