@@ -133,7 +133,8 @@ int sshcmd_prepare(struct tpu_ctx *, const char *name,
  * drop the entries and resolve again, without the cache.  1 when
  * addresses, node ids or keys changed (retry once), 0 when not, <0 on
  * error; the targets are unchanged on error, and when the nodes or
- * workers selected are no longer the same (TPU_E_PRECONDITION).
+ * workers selected are no longer the same (TPU_E_PRECONDITION).  The
+ * command, env and nenv the caller set on each target are kept.
  */
 int sshcmd_refresh(struct tpu_ctx *, struct sshcmd *, struct tpu_err *);
 
