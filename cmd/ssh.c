@@ -187,13 +187,9 @@ out:
 const struct cmd_entry cmd_ssh_entry = {
 	.name = "ssh",
 	.alias = NULL,
-	.usage =
-	    "ssh [--zone zone] [--node all|0|0,2|0-3|node-id] "
-	    "[--worker 0|all|1,3|0-7] [--internal-ip] "
-	    "[--fanout n] [--timeout duration] [--output prefix|raw|jsonl] "
-	    "[--output-dir dir] [--fail-fast] [--command string] "
-	    "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
-	    "[--connect-timeout seconds] name [-- command ...]",
+	.usage = "ssh [--fail-fast] " SSHCMD_USAGE_MANY
+	         " [--timeout duration] [--output prefix|raw|jsonl] "
+	         "[--output-dir dir] [--command string] name [-- command ...]",
 	.summary = "run a command or a shell on a node's workers over SSH",
 	.min_args = 1,
 	.max_args = -1,
