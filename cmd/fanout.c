@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "fanout.h"
 #include "log.h"
+#include "retry.h"
 #include "sshsel.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -25,15 +26,6 @@ struct fanout_rx {
 	const struct fanout_who *who; /* per target */
 	int *fds;                     /* per target, with --output-dir */
 };
-
-static volatile sig_atomic_t fanout_abort;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	fanout_abort = 1;
-}
 
 void
 fanout_spec_init(struct fanout_spec *fs)
@@ -285,7 +277,7 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct fanout_rx *r,
 	struct fanout_rx subrun = *r;
 	struct tpu_err rerr;
 	size_t i, k, n = sc->ntargets, nsub = 0, nok = 0, nreach = 0;
-	int *subfds = NULL;
+	int *subfds = NULL, src;
 
 	for (i = 0; i < n; i++)
 		nsub += never_ran(res[i].status);
@@ -315,9 +307,11 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct fanout_rx *r,
 	subrun.fds = subfds;
 	sc->popts.arg = &subrun;
 	tpu_err_init(&rerr);
-	if (sshpool_run(sub, nsub, &sc->popts, subres, &rerr) ==
-	    TPU_E_INTERRUPTED)
-		rc = TPU_E_INTERRUPTED;
+	src = sshpool_run(sub, nsub, &sc->popts, subres, &rerr);
+	if (src == TPU_E_INTERRUPTED || src == TPU_E_TERMINATED) {
+		rc = src;
+		*err = rerr;
+	}
 	sc->popts.arg = r;
 	for (i = 0, k = 0; i < n; i++) {
 		if (!never_ran(res[i].status))
@@ -329,7 +323,7 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct fanout_rx *r,
 	free(subres);
 	free(subwho);
 	free(subfds);
-	if (rc == TPU_E_INTERRUPTED)
+	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
 		return rc;
 	for (i = 0; i < n; i++) {
 		nok += res[i].status == SSHPOOL_S_OK;
@@ -348,7 +342,6 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	struct sshpool_result *res;
 	struct fanout_who *who = fanout_who_make(sc);
 	struct fanout_rx r = { fs->mode, who, NULL };
-	struct sigaction sa, old_int, old_term;
 	char name[128];
 	size_t i;
 	int rc, nok = 0;
@@ -368,17 +361,13 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	sc->popts.command_timeout_ms = fs->timeout_s * 1000;
 	sc->popts.on_output = on_output;
 	sc->popts.arg = &r;
-	fanout_abort = 0;
-	sc->popts.abort = &fanout_abort;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	retry_install_signals();
+	sc->popts.abort = &retry_interrupted;
 	rc = sshpool_run(sc->targets, sc->ntargets, &sc->popts, res, err);
 	if (rc == TPU_E_USAGE)
 		goto out;
-	if (rc != 0 && rc != TPU_E_INTERRUPTED && sc->from_cache)
+	if (rc != 0 && rc != TPU_E_INTERRUPTED && rc != TPU_E_TERMINATED &&
+	    sc->from_cache)
 		rc = retry_fresh(ctx, sc, &r, res, rc, err);
 	for (i = 0; i < sc->ntargets; i++)
 		nok += res[i].status == SSHPOOL_S_OK;
@@ -398,7 +387,7 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 			    sc->nslices == 1 ? "" : "s");
 		fputc('\n', stderr);
 	}
-	if (rc == TPU_E_INTERRUPTED)
+	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
 		goto out;
 	if (sc->ntargets == 1) {
 		/* One worker: its own status. */
@@ -442,10 +431,6 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 		    sc->ntargets - (size_t)nok, sc->ntargets);
 	}
 out:
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (rc == TPU_E_INTERRUPTED && err->msg[0] == '\0')
-		tpu_error(err, rc, "interrupted");
 	for (i = 0; i < sc->ntargets; i++) {
 		if (fs->results == NULL)
 			sshpool_result_release(&res[i]);

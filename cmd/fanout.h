@@ -7,7 +7,8 @@
  * several: 0 all ok, 8 partial, 9 none reachable), one retry of the
  * workers that could not be reached when the node description came from
  * the cache (retry_fresh: a command never runs twice on a worker), and
- * SIGINT/SIGTERM while the command runs.
+ * SIGINT/SIGTERM while the command runs (the one interrupt flag of
+ * src/retry.h).
  *
  * Typical use (a `run`-like command):
  *
@@ -84,7 +85,8 @@ int fanout_parse_output(const char *, enum fanout_output *, struct tpu_err *);
  * Run the command(s) on sc's targets as described above: output
  * rendered per fs->mode, the summary ("worker 3: exit 1 (0.2 s)" ...
  * "7 of 8 workers succeeded") on stderr when there are several targets,
- * SIGINT/SIGTERM stop every worker (TPU_E_INTERRUPTED).  Returns 0, the
+ * SIGINT/SIGTERM stop every worker (retry_interrupted, installed here
+ * if not yet: TPU_E_INTERRUPTED or TPU_E_TERMINATED).  Returns 0, the
  * remote exit status of a single worker (1..255; 128+N when killed by
  * signal N, after "tpuctl: worker 0: killed by signal KILL" on stderr),
  * or a negative enum tpu_errc with err set.

@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "fanout.h"
+#include "retry.h"
 #include "shquote.h"
 #include "sshcmd.h"
 #include "util.h"
@@ -27,15 +28,13 @@ enum {
 	OPT_FAIL_FAST,
 };
 
-static volatile sig_atomic_t ssh_abort, ssh_winch;
+static volatile sig_atomic_t ssh_winch;
 
 static void
-on_signal(int sig)
+on_winch(int sig)
 {
-	if (sig == SIGWINCH)
-		ssh_winch = 1;
-	else
-		ssh_abort = 1;
+	(void)sig;
+	ssh_winch = 1;
 }
 
 static int
@@ -59,7 +58,7 @@ run_shell(struct sshcmd *sc, struct tpu_err *err)
 	so.out_fd = 1;
 	so.err_fd = 2;
 	so.winch = &ssh_winch;
-	so.abort = &ssh_abort;
+	so.abort = &retry_interrupted;
 	rc = sshpool_shell(&conn, &so, &status, signame, err);
 	sshpool_conn_close(&conn);
 	if (rc != 0)
@@ -83,7 +82,7 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	};
 	struct sshcmd_opts so;
 	struct sshcmd sc;
-	struct sigaction sa, old_int, old_term, old_winch;
+	struct sigaction sa, old_winch;
 	struct fanout_spec fs;
 	const char *command = NULL;
 	char *built = NULL;
@@ -166,18 +165,13 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		rc = fanout_run(ctx, &sc, &fs, err);
 		goto out;
 	}
+	retry_install_signals();
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
+	sa.sa_handler = on_winch;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGWINCH, &sa, &old_winch);
 	rc = run_shell(&sc, err);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGWINCH, &old_winch, NULL);
-	if (rc == TPU_E_INTERRUPTED && err->msg[0] == '\0')
-		tpu_error(err, rc, "interrupted");
 out:
 	sshcmd_release(&sc);
 	free(built);

@@ -30,6 +30,7 @@
 
 #include "buf.h"
 #include "knownhosts.h"
+#include "retry.h"
 #include "shquote.h"
 #include "sshpool.h"
 #include "util.h"
@@ -1163,8 +1164,9 @@ run_pool(const struct sshpool_target *targets, size_t n,
 	if (rc != 0)
 		; /* poll failed: err is set */
 	else if (p.aborted)
-		rc = tpu_error(err, TPU_E_INTERRUPTED,
-		    "interrupted: %zu of %zu workers finished", nfinished, n);
+		rc = tpu_error(err, retry_interrupt_errc(*o->abort),
+		    "%s: %zu of %zu workers finished",
+		    retry_interrupt_name(*o->abort), nfinished, n);
 	else if (nfail == 0)
 		rc = 0;
 	else if (nunreach == n)
@@ -1211,6 +1213,7 @@ sshpool_connect(const struct sshpool_target *t, const struct sshpool_opts *o,
 	memset(conn, 0, sizeof *conn);
 	conn->fd = -1;
 	rc = run_pool(t, 1, o, r, conn, err);
+	conn->abort = o->abort;
 	if (rc == 0 && conn->session == NULL)
 		rc = tpu_error(err, TPU_E_INTERNAL, "no session to hand over");
 	if (rc != 0 && r->msg[0] != '\0')
@@ -1364,7 +1367,8 @@ sshpool_shell(struct sshpool_conn *conn, const struct sshpool_shell_opts *so,
 		int dir, got = 0, zero = 0;
 
 		if (so->abort != NULL && *so->abort) {
-			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+			rc = tpu_error(err, retry_interrupt_errc(*so->abort),
+			    "%s", retry_interrupt_name(*so->abort));
 			goto out;
 		}
 		/* a new window size; a request that would block is
@@ -1583,7 +1587,8 @@ sshpool_forward(struct sshpool_conn *conn,
 		int np = 0;
 
 		if (fo->abort != NULL && *fo->abort) {
-			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+			rc = tpu_error(err, retry_interrupt_errc(*fo->abort),
+			    "%s", retry_interrupt_name(*fo->abort));
 			break;
 		}
 		for (i = 0; i < nf; i++) {
@@ -1646,10 +1651,26 @@ out:
 #define SFTP_IO_TIMEOUT_MS 30000
 
 /* Wait for libssh2, failing after SFTP_IO_TIMEOUT_MS without progress. */
+/* The connection's abort flag is set: TPU_E_INTERRUPTED/TERMINATED. */
+static int
+sftp_aborted(struct sshpool_conn *c, struct tpu_err *err)
+{
+	int sig = c->abort != NULL ? *c->abort : 0;
+
+	if (sig == 0)
+		return 0;
+	return tpu_error(
+	    err, retry_interrupt_errc(sig), "%s", retry_interrupt_name(sig));
+}
+
 static int
 sftp_wait(struct sshpool_conn *c, int64_t *deadline, const char *what,
     struct tpu_err *err)
 {
+	int rc;
+
+	if ((rc = sftp_aborted(c, err)) != 0)
+		return rc;
 	if (wait_session(c->session, c->fd, *deadline) != 0)
 		return tpu_error(err, TPU_E_TRANSIENT,
 		    "sftp: no progress for %d s while %s",
@@ -1731,9 +1752,10 @@ sftp_close(struct sshpool_conn *c, LIBSSH2_SFTP_HANDLE *h)
 				break;
 }
 
+/* Open path; errors name shown (the user's name for a temp file). */
 static LIBSSH2_SFTP_HANDLE *
 sftp_open(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
-    unsigned long flags, long mode, struct tpu_err *err)
+    const char *shown, unsigned long flags, long mode, struct tpu_err *err)
 {
 	LIBSSH2_SFTP_HANDLE *h;
 	int64_t deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
@@ -1742,13 +1764,53 @@ sftp_open(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
 	            flags, mode, LIBSSH2_SFTP_OPENFILE)) == NULL) {
 		if (libssh2_session_last_errno(c->session) !=
 		    LIBSSH2_ERROR_EAGAIN) {
-			sftp_fail(c->session, sftp, "open", path, err);
+			sftp_fail(c->session, sftp, "open", shown, err);
 			return NULL;
 		}
 		if (sftp_wait(c, &deadline, "opening", err) != 0)
 			return NULL;
 	}
 	return h;
+}
+
+/* Remove a remote file (best effort, 5 s at most). */
+static void
+sftp_unlink(struct sshpool_conn *c, const char *path)
+{
+	int64_t deadline = tpu_now_ms() + 5000;
+
+	while (libssh2_sftp_unlink_ex(c->sftp, path, (unsigned)strlen(path)) ==
+	       LIBSSH2_ERROR_EAGAIN)
+		if (wait_session(c->session, c->fd, deadline) != 0)
+			break;
+}
+
+/*
+ * Rename from to to on the worker, replacing to.  SFTP version 3 (what
+ * OpenSSH serves and libssh2 1.10 speaks) refuses to rename over an
+ * existing file: then to is removed and the rename tried again.
+ */
+static int
+sftp_rename(struct sshpool_conn *c, const char *from, const char *to,
+    int64_t *deadline, struct tpu_err *err)
+{
+	int rc, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		while ((rc = libssh2_sftp_rename_ex(c->sftp, from,
+		            (unsigned)strlen(from), to, (unsigned)strlen(to),
+		            LIBSSH2_SFTP_RENAME_OVERWRITE |
+		                LIBSSH2_SFTP_RENAME_ATOMIC |
+		                LIBSSH2_SFTP_RENAME_NATIVE)) ==
+		       LIBSSH2_ERROR_EAGAIN)
+			if ((rc = sftp_wait(c, deadline, "renaming", err)) != 0)
+				return rc;
+		if (rc == 0)
+			return 0;
+		if (tries == 0)
+			sftp_unlink(c, to);
+	}
+	return sftp_fail(c->session, c->sftp, "rename", to, err);
 }
 
 int
@@ -1759,7 +1821,7 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 	LIBSSH2_SFTP_HANDLE *h = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	struct stat st;
-	char *chunk = NULL;
+	char *chunk = NULL, *tmp = NULL;
 	int fd, rc = 0;
 	int64_t deadline;
 	ssize_t n, w;
@@ -1777,10 +1839,15 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 	if ((rc = sshpool_sftp_open(c, err)) != 0)
 		goto out;
 	sftp = c->sftp;
-	if ((h = sftp_open(c, sftp, remote,
+	/* a temp name beside the destination, renamed when complete: the
+	 * destination never holds a partial file */
+	tmp = xasprintf("%s.tpuctl-tmp", remote);
+	if ((h = sftp_open(c, sftp, tmp, remote,
 	         LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC,
 	         (long)(st.st_mode & 0777), err)) == NULL) {
 		rc = err->code != TPU_OK ? err->code : TPU_E_IO;
+		free(tmp);
+		tmp = NULL; /* not created */
 		goto out;
 	}
 	chunk = xmalloc(SSHPOOL_CHUNK);
@@ -1793,6 +1860,8 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 			    local, strerror(errno));
 			goto out;
 		}
+		if ((rc = sftp_aborted(c, err)) != 0)
+			goto out;
 		for (off = 0; off < (size_t)n;) {
 			w = libssh2_sftp_write(h, chunk + off, (size_t)n - off);
 			if (w == LIBSSH2_ERROR_EAGAIN) {
@@ -1822,8 +1891,14 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 		rc = sftp_fail(c->session, sftp, "chmod", remote, err);
 		goto out;
 	}
+	sftp_close(c, h);
+	h = NULL;
+	rc = sftp_rename(c, tmp, remote, &deadline, err);
 out:
 	sftp_close(c, h);
+	if (rc != 0 && tmp != NULL && rc != TPU_E_UNREACHABLE)
+		sftp_unlink(c, tmp);
+	free(tmp);
 	free(chunk);
 	close(fd);
 	return rc;
@@ -1844,8 +1919,8 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 	if ((rc = sshpool_sftp_open(c, err)) != 0)
 		goto out;
 	sftp = c->sftp;
-	if ((h = sftp_open(c, sftp, remote, LIBSSH2_FXF_READ, 0, err)) ==
-	    NULL) {
+	if ((h = sftp_open(
+	         c, sftp, remote, remote, LIBSSH2_FXF_READ, 0, err)) == NULL) {
 		rc = err->code != TPU_OK ? err->code : TPU_E_IO;
 		goto out;
 	}
@@ -1870,6 +1945,8 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 	}
 	chunk = xmalloc(SSHPOOL_CHUNK);
 	for (;;) {
+		if ((rc = sftp_aborted(c, err)) != 0)
+			goto out;
 		n = libssh2_sftp_read(h, chunk, SSHPOOL_CHUNK);
 		if (n == LIBSSH2_ERROR_EAGAIN) {
 			if ((rc = sftp_wait(c, &deadline, "reading", err)) != 0)

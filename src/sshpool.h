@@ -152,6 +152,11 @@ struct sshpool_conn {
 	int fd;
 	const struct sshpool_target *target;
 	void *sftp; /* LIBSSH2_SFTP *: sshpool_sftp_open(), else NULL */
+	/* opts->abort (sshpool_connect); the caller may change it.  Set
+	 * (to the signal number, e.g. &retry_interrupted), it stops SFTP
+	 * calls within a chunk or 200 ms: TPU_E_INTERRUPTED, or
+	 * TPU_E_TERMINATED for SIGTERM. */
+	volatile sig_atomic_t *abort;
 };
 
 /*
@@ -231,12 +236,18 @@ int sshpool_sftp_open(struct sshpool_conn *, struct tpu_err *);
 
 /*
  * SFTP copy of one regular file over conn, on its SFTP subsystem
- * (started by the first call, kept for the next files).  put: local to
- * remote, the remote file created or truncated and given the local mode
- * exactly.
+ * (started by the first call, kept for the next files).  Both ways the
+ * data goes to "<destination>.tpuctl-tmp" beside the destination, which
+ * is replaced only when the copy is complete, so the destination never
+ * holds a partial file; on failure or interrupt the temp file is
+ * removed (on the worker: unless the connection itself is lost).
+ * put: local to remote, the remote temp file given the local mode
+ * exactly, then renamed over the destination (SFTP v3 cannot rename
+ * over a file: an existing destination is removed first).
  * get: remote to "<local>.tpuctl-tmp", the remote mode applied, fsync,
- * then renamed to local (nothing is left at local on failure).  30 s
- * without progress is an error (TPU_E_TRANSIENT).  Errors name the path:
+ * then renamed to local.  30 s without progress is an error
+ * (TPU_E_TRANSIENT).  conn->abort is checked for every chunk
+ * (TPU_E_INTERRUPTED / TPU_E_TERMINATED).  Errors name the path:
  * TPU_E_NOTFOUND, TPU_E_PERMISSION, TPU_E_IO, TPU_E_UNREACHABLE.
  */
 int sshpool_sftp_put(struct sshpool_conn *, const char *local,

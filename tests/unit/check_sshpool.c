@@ -1098,6 +1098,47 @@ START_TEST(test_sftp)
 	/* the session still works after the errors, on the same subsystem */
 	ck_assert_int_eq(sshpool_sftp_get(&conn, dst, back, &err), 0);
 	ck_assert_ptr_eq(conn.sftp, sftp);
+	/* a put over an existing file replaces it (SFTP v3 rename cannot:
+	 * the destination is removed first), mode and content exact */
+	{
+		char *small = xasprintf("%s/sftp-small", base);
+		char *rtmp = xasprintf("%s.tpuctl-tmp", dst);
+		volatile sig_atomic_t stop = 0;
+		size_t clen;
+		char *c;
+
+		ck_assert_int_eq(harness_write(small, "new\n", 0604), 0);
+		ck_assert_msg(sshpool_sftp_put(&conn, small, dst, &err) == 0,
+		    "%s", err.msg);
+		c = harness_slurp(dst, &clen);
+		ck_assert_uint_eq(clen, 4);
+		ck_assert_int_eq(memcmp(c, "new\n", 4), 0);
+		free(c);
+		ck_assert_int_eq(stat(dst, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, 0604);
+		ck_assert_int_ne(access(rtmp, F_OK), 0);
+		/* the abort flag stops a transfer inside the file: no partial
+		 * file under either name, the old destination kept */
+		conn.abort = &stop;
+		stop = SIGTERM;
+		ck_assert_int_eq(
+		    sshpool_sftp_put(&conn, src, dst, &err), TPU_E_TERMINATED);
+		ck_assert_str_eq(err.msg, "terminated");
+		ck_assert_int_ne(access(rtmp, F_OK), 0);
+		c = harness_slurp(dst, &clen);
+		ck_assert_uint_eq(clen, 4);
+		free(c);
+		stop = SIGINT;
+		ck_assert_int_eq(sshpool_sftp_get(&conn, dst, back, &err),
+		    TPU_E_INTERRUPTED);
+		ck_assert_int_ne(access(tmp, F_OK), 0);
+		ck_assert_int_eq(stat(back, &st), 0); /* the earlier copy */
+		ck_assert_uint_eq(st.st_size, 3000001);
+		stop = 0;
+		conn.abort = NULL;
+		free(small);
+		free(rtmp);
+	}
 	sshpool_conn_close(&conn);
 	ck_assert_ptr_null(conn.sftp);
 	sshpool_result_release(&r);
