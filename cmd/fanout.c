@@ -25,6 +25,9 @@ struct fanout_rx {
 	enum fanout_output mode;
 	const struct fanout_who *who; /* per target */
 	int *fds;                     /* per target, with --output-dir */
+	int out_errno;                /* a write to stdout failed */
+	int log_errno;                /* a write to a log file failed */
+	size_t log_idx;               /* its target */
 };
 
 void
@@ -50,7 +53,8 @@ fanout_parse_output(
 	return 0;
 }
 
-static void
+/* 0, or the errno of a failed write. */
+static int
 write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
@@ -59,10 +63,51 @@ write_all(int fd, const char *p, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return;
+			return errno != 0 ? errno : EIO;
 		}
 		p += w;
 		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Output that cannot be written (stdout closed or full, a log file on a
+ * full disk) stops the run, as any command stops on a write error: the
+ * pool's abort flag is raised with SIGPIPE as the marker (taken back
+ * after the run; a real SIGINT or SIGTERM keeps its own number).
+ */
+static void
+output_failed(void)
+{
+	if (retry_interrupted == 0)
+		retry_interrupted = SIGPIPE;
+}
+
+/*
+ * stdout goes through stdio, flushed at once (every line reaches a pipe
+ * as it comes, ordered with stderr), so that its error state is the one
+ * cmd/main.c checks for every command; remote stderr goes to fd 2 (a
+ * failure there is ignored, as everywhere).
+ */
+static void
+emit(struct fanout_rx *r, size_t idx, int fd, const char *p, size_t n)
+{
+	int e;
+
+	if (fd == 1) {
+		if (r->out_errno != 0)
+			return;
+		if (fwrite(p, 1, n, stdout) != n || fflush(stdout) != 0) {
+			r->out_errno = errno != 0 ? errno : EIO;
+			output_failed();
+		}
+	} else if (fd == 2)
+		(void)write_all(fd, p, n);
+	else if (r->log_errno == 0 && (e = write_all(fd, p, n)) != 0) {
+		r->log_errno = e;
+		r->log_idx = idx;
+		output_failed();
 	}
 }
 
@@ -136,7 +181,7 @@ on_output(
 			fd = 1;
 		break;
 	}
-	write_all(fd, b.data, b.len);
+	emit(r, idx, fd, b.data, b.len);
 	buf_release(&b);
 }
 
@@ -308,6 +353,16 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct fanout_rx *r,
 	sc->popts.arg = &subrun;
 	tpu_err_init(&rerr);
 	src = sshpool_run(sub, nsub, &sc->popts, subres, &rerr);
+	r->out_errno = subrun.out_errno;
+	for (i = 0, k = 0; i < n && subrun.log_errno != 0; i++) {
+		if (!never_ran(res[i].status))
+			continue;
+		if (k++ == subrun.log_idx) {
+			r->log_errno = subrun.log_errno;
+			r->log_idx = i;
+			break;
+		}
+	}
 	if (src == TPU_E_INTERRUPTED || src == TPU_E_TERMINATED) {
 		rc = src;
 		*err = rerr;
@@ -335,16 +390,43 @@ retry_fresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct fanout_rx *r,
 	return nreach == 0 ? TPU_E_UNREACHABLE : TPU_E_PARTIAL;
 }
 
+/* After a write error stopped the run: what the command returns. */
+static int
+output_error(const struct fanout_spec *fs, const struct fanout_rx *r,
+    struct tpu_err *err)
+{
+	const struct fanout_who *who = &r->who[r->log_idx];
+
+	if (retry_interrupted == SIGPIPE)
+		retry_interrupted = 0;
+	tpu_err_init(err);
+	if (r->out_errno == EPIPE) {
+		/* stdout is in error: main's final check ends quietly by
+		   SIGPIPE, like any filter writing to a closed pipe */
+		errno = EPIPE;
+		return 0;
+	}
+	if (r->out_errno != 0)
+		return tpu_error(err, TPU_E_IO,
+		    "write error on standard output: %s",
+		    strerror(r->out_errno));
+	if (who->slice < 0)
+		return tpu_error(err, TPU_E_IO, "cannot write %s/w%d.log: %s",
+		    fs->outdir, who->worker, strerror(r->log_errno));
+	return tpu_error(err, TPU_E_IO, "cannot write %s/%s-w%d.log: %s",
+	    fs->outdir, who->node, who->worker, strerror(r->log_errno));
+}
+
 int
 fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
     struct tpu_err *err)
 {
 	struct sshpool_result *res;
 	struct fanout_who *who = fanout_who_make(sc);
-	struct fanout_rx r = { fs->mode, who, NULL };
+	struct fanout_rx r = { fs->mode, who, NULL, 0, 0, 0 };
 	char name[128];
 	size_t i;
-	int rc, nok = 0;
+	int rc, nok = 0, saved_errno;
 
 	if (fs->outdir != NULL &&
 	    (rc = open_logs(fs->outdir, sc, who, &r.fds, err)) != 0) {
@@ -367,8 +449,12 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	if (rc == TPU_E_USAGE)
 		goto out;
 	if (rc != 0 && rc != TPU_E_INTERRUPTED && rc != TPU_E_TERMINATED &&
-	    sc->from_cache)
+	    r.out_errno == 0 && r.log_errno == 0 && sc->from_cache)
 		rc = retry_fresh(ctx, sc, &r, res, rc, err);
+	if (r.out_errno != 0 || r.log_errno != 0) {
+		rc = output_error(fs, &r, err);
+		goto out;
+	}
 	for (i = 0; i < sc->ntargets; i++)
 		nok += res[i].status == SSHPOOL_S_OK;
 	if (sc->ntargets > 1) {
@@ -431,6 +517,7 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 		    sc->ntargets - (size_t)nok, sc->ntargets);
 	}
 out:
+	saved_errno = errno; /* EPIPE for main, see output_error */
 	for (i = 0; i < sc->ntargets; i++) {
 		if (fs->results == NULL)
 			sshpool_result_release(&res[i]);
@@ -444,5 +531,6 @@ out:
 	sc->popts.on_output = NULL;
 	sc->popts.arg = NULL;
 	sc->popts.abort = NULL;
+	errno = saved_errno;
 	return rc;
 }

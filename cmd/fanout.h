@@ -90,6 +90,13 @@ int fanout_parse_output(const char *, enum fanout_output *, struct tpu_err *);
  * remote exit status of a single worker (1..255; 128+N when killed by
  * signal N, after "tpuctl: worker 0: killed by signal KILL" on stderr),
  * or a negative enum tpu_errc with err set.
+ *
+ * Output that cannot be written stops the run on every worker (no
+ * summary): TPU_E_IO "write error on standard output: ..." (exit 1, as
+ * every command), or a log file of --output-dir named; a closed stdout
+ * pipe returns 0 with errno EPIPE and stdout in error, which cmd/main.c
+ * turns into a quiet death by SIGPIPE: return straight from exec,
+ * keeping errno (as data cat does).
  */
 int fanout_run(struct tpu_ctx *, struct sshcmd *sc, const struct fanout_spec *,
     struct tpu_err *);

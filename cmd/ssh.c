@@ -87,7 +87,7 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	const char *command = NULL;
 	char *built = NULL;
 	long long timeout_s = 0;
-	int ch, rc;
+	int ch, rc, saved_errno;
 
 	sshcmd_opts_init(&so);
 	fanout_spec_init(&fs);
@@ -173,8 +173,10 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	rc = run_shell(&sc, err);
 	sigaction(SIGWINCH, &old_winch, NULL);
 out:
+	saved_errno = errno; /* EPIPE after a closed stdout: see fanout.h */
 	sshcmd_release(&sc);
 	free(built);
+	errno = saved_errno;
 	return rc;
 }
 
