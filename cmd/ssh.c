@@ -136,10 +136,19 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return tpu_error(err, TPU_E_USAGE,
 			    "give the remote command either with --command or "
 			    "after --, not both");
-		if (i < argc &&
-		    (rc = shquote_argv(argc - i, argv + i, &built, err)) != 0)
-			return rc;
-		command = built;
+		/* As ssh(1): one operand is a command line for the remote
+		 * shell; several are each quoted, so they arrive as given. */
+		if (argc - i == 1) {
+			if (argv[i][0] == '\0')
+				return tpu_error(err, TPU_E_USAGE,
+				    "empty remote command after --");
+			command = argv[i];
+		} else if (i < argc) {
+			if ((rc = shquote_argv(
+			         argc - i, argv + i, &built, err)) != 0)
+				return rc;
+			command = built;
+		}
 	}
 	if (timeout_s > 24 * 3600) {
 		free(built);
