@@ -908,6 +908,32 @@ sshpool_command_line(const struct sshpool_target *t, const char *opts_command,
 	return 0;
 }
 
+/*
+ * Put before every command line (see sshpool.h, SSHPOOL_F_NO_WATCH).  The
+ * login shell that sshd starts for a session without a pty is a session
+ * and process group leader (sshd calls setsid()), so everything the
+ * command starts is in the group $$ unless it makes its own.  A watcher,
+ * forked twice (no child of the shell: a `wait` in the command does not
+ * wait for it) and holding only the channel's stdin (fd 3 carries it
+ * past the /dev/null an asynchronous list gets), reads until EOF: sshd
+ * closes that pipe when the channel or the connection goes.  If the
+ * shell still runs then, the client went away (interrupt, --timeout,
+ * fail-fast, lost connection): the group gets SIGTERM, and SIGKILL
+ * SSHPOOL_KILL_GRACE_S later (the watcher, in the group, goes with it).
+ * After a normal end the shell has been reaped before the channel closes,
+ * and what it left in the background is left alone.  The command runs in
+ * the login shell itself, as before: $$, $PPID, its exit status, and a
+ * death by a signal (reported by sshd) are unchanged.
+ */
+#define SSHPOOL_KILL_GRACE_S "5"
+static const char watch_prefix[] =
+    "exec 3<&0\n"
+    "( ( trap '' HUP INT TERM PIPE; exec 0<&3 3<&- >/dev/null 2>&1; "
+    "while read -r _; do :; done; "
+    "kill -0 $$ 2>/dev/null && { kill -TERM -$$; sleep " SSHPOOL_KILL_GRACE_S
+    "; kill -KILL -$$; } ) & )\n"
+    "exec 3<&-\n";
+
 static int
 validate(struct pool *p, const struct sshpool_target *t, size_t n,
     const struct sshpool_opts *o, int connect_only, struct tpu_err *err)
@@ -916,10 +942,19 @@ validate(struct pool *p, const struct sshpool_target *t, size_t n,
 	int rc;
 
 	if (!connect_only)
-		for (i = 0; i < n; i++)
-			if ((rc = sshpool_command_line(&t[i], o->command,
-			         &p->w[i].cmdline, err)) != 0)
+		for (i = 0; i < n; i++) {
+			char *line;
+
+			if ((rc = sshpool_command_line(
+			         &t[i], o->command, &line, err)) != 0)
 				return rc;
+			p->w[i].cmdline =
+			    o->flags & SSHPOOL_F_NO_WATCH
+			        ? line
+			        : xasprintf("%s%s", watch_prefix, line);
+			if (p->w[i].cmdline != line)
+				free(line);
+		}
 	if (o->keyfile == NULL && !(o->flags & SSHPOOL_F_AGENT))
 		return tpu_error(err, TPU_E_USAGE, "no ssh key file given");
 	if (o->fanout < 0)

@@ -54,6 +54,20 @@ enum sshpool_flags {
 	/* Try the identities of ssh-agent ($SSH_AUTH_SOCK) first, then
 	 * keyfile if given (keyfile may be NULL with this flag). */
 	SSHPOOL_F_AGENT = (1 << 3),
+	/*
+	 * Do not put the watcher before the command lines.  By default
+	 * every command runs under a small POSIX sh watcher on the worker
+	 * (in the login shell itself, which must be a POSIX shell): when
+	 * the channel goes away while the command still runs (abort,
+	 * fail-fast, command timeout, lost client or connection), its
+	 * process group gets SIGTERM, then SIGKILL 5 s later, so nothing
+	 * of it keeps running; after a normal end, what it left in the
+	 * background is left alone.  The watcher reads the channel's
+	 * stdin to see it close (sshpool never sends stdin): a caller
+	 * that forwards stdin must set this flag and stop the command its
+	 * own way.  Exit status and signal reporting are unchanged.
+	 */
+	SSHPOOL_F_NO_WATCH = (1 << 4),
 };
 
 /* Output flags given to on_output. */
@@ -136,12 +150,13 @@ int sshpool_run(const struct sshpool_target *targets, size_t n,
 void sshpool_result_release(struct sshpool_result *);
 
 /*
- * The command line sshpool_run executes for target t: its command (or
- * opts_command when t->command is NULL), preceded by
- * "export K='v' K2='v2'; " when t->env is not empty, every value quoted
- * with shquote.  *out is the caller's to free.  Returns 0, or
- * TPU_E_USAGE (no or empty command, an entry without '=', a key that is
- * not a shell name, a NUL byte cannot occur in a C string).
+ * The command line for target t: its command (or opts_command when
+ * t->command is NULL), preceded by "export K='v' K2='v2'; " when t->env
+ * is not empty, every value quoted with shquote.  sshpool_run executes
+ * it after the watcher's lines (SSHPOOL_F_NO_WATCH), which end with a
+ * newline and leave the shell state as it was.  *out is the caller's to free.
+ * Returns 0, or TPU_E_USAGE (no or empty command, an entry without '=', a key
+ * that is not a shell name, a NUL byte cannot occur in a C string).
  */
 int sshpool_command_line(const struct sshpool_target *t,
     const char *opts_command, char **out, struct tpu_err *);

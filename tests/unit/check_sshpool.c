@@ -833,6 +833,80 @@ START_TEST(test_target_command_env)
 }
 END_TEST
 
+/* The pid (= process group) the command printed first, "[wN] PID". */
+static pid_t
+printed_pid(size_t idx)
+{
+	const char *d = strchr(seen.out[idx][0].data, ' ');
+
+	return d != NULL ? (pid_t)strtol(d + 1, NULL, 10) : 0;
+}
+
+/* 1 when process (pid > 0) or group (pid < 0) is gone within ms. */
+static int
+group_gone(pid_t pg, int ms)
+{
+	int64_t end = tpu_now_ms() + ms;
+
+	while (kill(pg, 0) == 0)
+		if (tpu_now_ms() > end)
+			return 0;
+		else
+			usleep(50000);
+	return 1;
+}
+
+/*
+ * A command stopped by the command timeout does not outlive it: the
+ * watcher kills its process group on the worker (SIGTERM, then SIGKILL
+ * for one that ignores SIGTERM); SSHPOOL_F_NO_WATCH leaves it running.
+ */
+START_TEST(test_watch_kills_group)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct tpu_err err;
+	pid_t pg[2];
+	int64_t t0;
+
+	seen_init();
+	opts_init(&o,
+	    "echo $$; if [ $TPU_WORKER_ID = 1 ]; then trap '' TERM; fi; "
+	    "sleep 30");
+	o.command_timeout_ms = 1000;
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), TPU_E_PARTIAL);
+	t0 = tpu_now_ms();
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_TIMEOUT);
+	pg[0] = printed_pid(0);
+	pg[1] = printed_pid(1);
+	ck_assert_int_gt(pg[0], 1);
+	ck_assert_int_gt(pg[1], 1);
+	/* the command at once (the watcher stays for the grace) */
+	ck_assert_msg(group_gone(pg[0], 3000), "worker 0 still runs");
+	/* SIGTERM ignored: only SIGKILL, after the 5 s grace */
+	usleep(1000000);
+	ck_assert_int_eq(kill(pg[1], 0), 0);
+	ck_assert_msg(group_gone(pg[1], 8000), "worker 1 still runs");
+	ck_assert_int_ge(tpu_now_ms() - t0, 3000);
+	/* then nothing of either group, the watchers included */
+	ck_assert_msg(group_gone(-pg[0], 3000), "group 0 still there");
+	ck_assert_msg(group_gone(-pg[1], 3000), "group 1 still there");
+	results_release(r, 2);
+
+	seen_init();
+	opts_init(&o, "echo $$; sleep 30");
+	o.command_timeout_ms = 500;
+	o.flags |= SSHPOOL_F_NO_WATCH;
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	pg[0] = printed_pid(0);
+	ck_assert_int_gt(pg[0], 1);
+	usleep(1000000);
+	ck_assert_int_eq(kill(pg[0], 0), 0); /* the old behaviour */
+	kill(-pg[0], SIGKILL);
+	results_release(r, 1);
+}
+END_TEST
+
 static int pty_master;
 static volatile sig_atomic_t winch_flag;
 
@@ -1328,6 +1402,7 @@ sshpool_suite(void)
 	tcase_add_test(tc, test_validation);
 	tcase_add_test(tc, test_d1_fanout_ok);
 	tcase_add_test(tc, test_target_command_env);
+	tcase_add_test(tc, test_watch_kills_group);
 	tcase_add_test(tc, test_d2_hostkey_mismatch);
 	tcase_add_test(tc, test_d5_blackhole);
 	tcase_add_test(tc, test_d6_one_nonzero);
