@@ -36,6 +36,13 @@ full --worker all --command 'echo hi; sleep 30'
 expect_rc 0 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" -- true \
     >/dev/full
 
+# the shell path (no command, stdin not a terminal): also exit 1
+rc=0
+echo 'echo hi' | "$TPUCTL" ssh pod --worker 0 --ssh-key-file "$KEY" \
+    >/dev/full 2>"$T/err" || rc=$?
+[ $rc -eq 1 ] || fail "shell >/dev/full: exit $rc: $(cat "$T/err")"
+assert_grep 'No space left on device' "$T/err"
+
 # a log file that cannot be written
 mkdir "$T/logs"
 ln -s /dev/full "$T/logs/w3.log"
