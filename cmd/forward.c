@@ -11,26 +11,17 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "retry.h"
 #include "sshcmd.h"
 #include "tpucmd.h"
 #include "util.h"
 #include "xmalloc.h"
-
-static volatile sig_atomic_t fwd_abort;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	fwd_abort = 1;
-}
 
 static int
 parse_port(const char *s, size_t len, const char *spec, struct tpu_err *err)
@@ -101,12 +92,17 @@ forward_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct sshpool_result pr;
 	struct sshpool_forward_opts fo;
 	struct sockaddr_in sin;
-	struct sigaction sa, oint, oterm;
 	char *host = NULL;
 	int ch, rc, lport = 0, rport = 0, fd = -1, one = 1, prepared = 0;
 
 	sshcmd_opts_init(&so);
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == SSHCMD_OPT_FANOUT) {
+			cmd_want_usage();
+			return tpu_error(err, TPU_E_USAGE,
+			    "--fanout %s: forward goes through one worker",
+			    optarg);
+		}
 		if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
 			return rc;
 		if (rc == 0)
@@ -155,20 +151,16 @@ forward_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    "tpuctl: forwarding 127.0.0.1:%d to %s:%d on worker %d; Ctrl-C "
 	    "to stop\n",
 	    lport, host, rport, sc.targets[0].worker);
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &oint);
-	sigaction(SIGTERM, &sa, &oterm);
+	retry_install_signals();
 	memset(&fo, 0, sizeof fo);
 	fo.listen_fd = fd;
 	fo.host = host;
 	fo.port = rport;
-	fo.abort = &fwd_abort;
+	fo.abort = &retry_interrupted;
 	rc = sshpool_forward(&conn, &fo, err);
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGTERM, &oterm, NULL);
 	sshpool_conn_close(&conn);
-	if (rc == TPU_E_INTERRUPTED) /* Ctrl-C: the normal end */
+	/* Ctrl-C or SIGTERM: the normal end */
+	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
 		rc = 0;
 out:
 	if (prepared)
@@ -182,11 +174,8 @@ out:
 const struct cmd_entry cmd_forward_entry = {
 	.name = "forward",
 	.alias = NULL,
-	.usage =
-	    "forward [--node n|node-id] [--worker n] [--ssh-key-file file] "
-	    "[--strict-host-key-checking yes|no] [--connect-timeout seconds] "
-	    "[--internal-ip] [--zone zone] name "
-	    "local_port[:remote_host:remote_port]",
+	.usage = "forward " SSHCMD_USAGE(
+	    "n|node-id", "n", "") " name local_port[:remote_host:remote_port]",
 	.summary = "forward a local port to a port on a TPU worker",
 	.min_args = 2,
 	.max_args = 2,

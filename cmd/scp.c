@@ -9,25 +9,16 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "retry.h"
 #include "sshcmd.h"
 #include "sshxfer.h"
 #include "tpucmd.h"
 #include "xmalloc.h"
-
-static volatile sig_atomic_t scp_abort;
-
-static void
-on_sigint(int sig)
-{
-	(void)sig;
-	scp_abort = 1;
-}
 
 static int
 scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
@@ -42,7 +33,6 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct sshxfer_result *res = NULL;
 	struct sshxfer_spec spec;
 	struct sshcmd sc;
-	struct sigaction sa, old;
 	const char **paths = NULL, *node = NULL;
 	int ch, rc = 0, recurse = 0, nops, i, upload, prepared = 0;
 	size_t w;
@@ -105,22 +95,19 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	spec.dst = paths[nops - 1];
 	spec.per_worker_dirs = !upload && sc.ntargets > 1;
 	spec.popts = &sc.popts;
-	spec.abort = &scp_abort;
+	spec.abort = &retry_interrupted;
 	if (spec.per_worker_dirs && mkdir(spec.dst, 0777) != 0 &&
 	    errno != EEXIST) {
 		rc = tpu_error(err, TPU_E_IO, "cannot create '%s': %s",
 		    spec.dst, strerror(errno));
 		goto out;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, &old);
+	retry_install_signals();
 	res = xcalloc(sc.ntargets, sizeof *res);
 	rc = sshxfer_run(&spec, sc.targets, sc.ntargets, res, err);
 	if (rc == TPU_E_UNREACHABLE && sc.ntargets > 0 &&
 	    sshcmd_refresh(ctx, &sc, err) == 1)
 		rc = sshxfer_run(&spec, sc.targets, sc.ntargets, res, err);
-	sigaction(SIGINT, &old, NULL);
 	if (sc.ntargets > 1)
 		for (w = 0; w < sc.ntargets; w++) {
 			if (res[w].rc != 0)
@@ -150,11 +137,7 @@ out:
 const struct cmd_entry cmd_scp_entry = {
 	.name = "scp",
 	.alias = NULL,
-	.usage = "scp [--recurse] [--node all|0|0,2|0-3|node-id] "
-	         "[--worker workers] [--fanout n] "
-	         "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
-	         "[--connect-timeout seconds] [--internal-ip] [--zone zone] "
-	         "source ... destination",
+	.usage = "scp [--recurse] " SSHCMD_USAGE_MANY " source ... destination",
 	.summary = "copy files to or from TPU workers over SFTP",
 	.min_args = 2,
 	.max_args = -1,

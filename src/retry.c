@@ -279,11 +279,27 @@ on_signal(int sig)
 	retry_interrupted = sig;
 }
 
+int
+retry_interrupt_errc(int sig)
+{
+	return sig == SIGTERM ? TPU_E_TERMINATED : TPU_E_INTERRUPTED;
+}
+
+const char *
+retry_interrupt_name(int sig)
+{
+	return sig == SIGTERM ? "terminated" : "interrupted";
+}
+
 void
 retry_install_signals(void)
 {
+	static int installed;
 	struct sigaction sa;
 
+	if (installed)
+		return;
+	installed = 1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -300,8 +316,7 @@ retry_sleep(int64_t ms, struct tpu_err *err)
 	for (;;) {
 		if (retry_interrupted != 0)
 			return tpu_error(err,
-			    retry_interrupted == SIGTERM ? TPU_E_TERMINATED
-			                                 : TPU_E_INTERRUPTED,
+			    retry_interrupt_errc(retry_interrupted),
 			    "interrupted");
 		left = end - tpu_now_ms();
 		if (left <= 0)

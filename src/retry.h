@@ -78,13 +78,26 @@ int retry_next(struct retry_state *, int64_t retry_after_ms, int64_t now_ms,
 int retry_parse_after(const char *, time_t now, int64_t *ms);
 
 /*
- * Set by the SIGINT/SIGTERM handler retry_install_signals() installs;
- * waits and transfers stop when it is non-zero (the signal number).
+ * The one interrupt mechanism of every command.  retry_install_signals()
+ * installs SIGINT and SIGTERM handlers once per process (later calls do
+ * nothing) that store the signal number in retry_interrupted.  Waits,
+ * HTTP transfers (http.c), the SSH fan-out, shells and forwards
+ * (sshpool: give &retry_interrupted as the abort pointer), SFTP
+ * transfers, checked inside every file (sshxfer), and the data commands
+ * poll it, and stop with retry_interrupt_errc(): TPU_E_INTERRUPTED
+ * (exit 130) after SIGINT, TPU_E_TERMINATED (exit 143) after SIGTERM;
+ * cmd/main.c then dies by the same signal.
  */
 extern volatile sig_atomic_t retry_interrupted;
 
-/* Install handlers (no SA_RESTART) that set retry_interrupted. */
+/* Install the handlers (no SA_RESTART: waits must wake up); once. */
 void retry_install_signals(void);
+
+/* TPU_E_TERMINATED when sig is SIGTERM, else TPU_E_INTERRUPTED. */
+int retry_interrupt_errc(int sig);
+
+/* "terminated" for SIGTERM, else "interrupted". */
+const char *retry_interrupt_name(int sig);
 
 /*
  * Sleep ms, waking early when retry_interrupted is set: returns 0, or

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -27,7 +28,10 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
+#include "buf.h"
 #include "knownhosts.h"
+#include "retry.h"
+#include "shquote.h"
 #include "sshpool.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -85,6 +89,7 @@ struct worker {
 	size_t nkeys;
 	char *hostkey_pref;
 	struct linebuf lb[2];
+	char *cmdline;        /* sshpool_command_line, for W_EXEC */
 	LIBSSH2_AGENT *agent; /* SSHPOOL_F_AGENT: identities being tried */
 	struct libssh2_agent_publickey *ident;
 	int agent_done; /* every agent identity tried (or no agent) */
@@ -733,7 +738,7 @@ step(struct pool *p, struct worker *w)
 			w->st = W_EXEC;
 			break;
 		case W_EXEC:
-			rc = libssh2_channel_exec(w->ch, p->o->command);
+			rc = libssh2_channel_exec(w->ch, w->cmdline);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return;
 			if (rc != 0) {
@@ -840,14 +845,116 @@ start_worker(struct pool *p, struct worker *w)
 	start_connect(p, w);
 }
 
+/* 1 when the n bytes at s are a shell variable name. */
 static int
-validate(const struct sshpool_target *t, size_t n, const struct sshpool_opts *o,
-    int connect_only, struct tpu_err *err)
+shell_name(const char *s, size_t n)
 {
 	size_t i;
 
-	if (!connect_only && (o->command == NULL || o->command[0] == '\0'))
-		return tpu_error(err, TPU_E_USAGE, "no remote command given");
+	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return 0;
+	for (i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+int
+sshpool_command_line(const struct sshpool_target *t, const char *opts_command,
+    char **out, struct tpu_err *err)
+{
+	const char *cmd = t->command != NULL ? t->command : opts_command;
+	struct buf b;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (cmd == NULL || cmd[0] == '\0')
+		return tpu_error(err, TPU_E_USAGE,
+		    "worker %d: no remote command given", t->worker);
+	if (t->nenv > 0 && t->env == NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "worker %d: %zu environment entries but no array",
+		    t->worker, t->nenv);
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < t->nenv && rc == 0; i++) {
+		const char *e = t->env[i], *eq;
+
+		if (e == NULL || (eq = strchr(e, '=')) == NULL)
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "worker %d: invalid environment entry '%s': must "
+			    "be KEY=VALUE",
+			    t->worker, e != NULL ? e : "(null)");
+		else if (!shell_name(e, (size_t)(eq - e)))
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "worker %d: invalid environment name '%.*s': must "
+			    "be letters, digits and '_', not starting with a "
+			    "digit",
+			    t->worker, (int)(eq - e), e);
+		else {
+			buf_puts(&b, i == 0 ? "export " : " ");
+			buf_append(&b, e, (size_t)(eq - e) + 1);
+			rc = shquote_append(&b, eq + 1, strlen(eq + 1), err);
+		}
+	}
+	if (rc != 0) {
+		buf_release(&b);
+		return rc;
+	}
+	if (t->nenv > 0)
+		buf_puts(&b, "; ");
+	buf_puts(&b, cmd);
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+/*
+ * Put before every command line (see sshpool.h, SSHPOOL_F_NO_WATCH).  The
+ * login shell that sshd starts for a session without a pty is a session
+ * and process group leader (sshd calls setsid()), so everything the
+ * command starts is in the group $$ unless it makes its own.  A watcher,
+ * forked twice (no child of the shell: a `wait` in the command does not
+ * wait for it) and holding only the channel's stdin (fd 3 carries it
+ * past the /dev/null an asynchronous list gets), reads until EOF: sshd
+ * closes that pipe when the channel or the connection goes.  If the
+ * shell still runs then, the client went away (interrupt, --timeout,
+ * fail-fast, lost connection): the group gets SIGTERM, and SIGKILL
+ * SSHPOOL_KILL_GRACE_S later (the watcher, in the group, goes with it).
+ * After a normal end the shell has been reaped before the channel closes,
+ * and what it left in the background is left alone.  The command runs in
+ * the login shell itself, as before: $$, $PPID, its exit status, and a
+ * death by a signal (reported by sshd) are unchanged.
+ */
+#define SSHPOOL_KILL_GRACE_S "5"
+static const char watch_prefix[] =
+    "exec 3<&0\n"
+    "( ( trap '' HUP INT TERM PIPE; exec 0<&3 3<&- >/dev/null 2>&1; "
+    "while read -r _; do :; done; "
+    "kill -0 $$ 2>/dev/null && { kill -TERM -$$; sleep " SSHPOOL_KILL_GRACE_S
+    "; kill -KILL -$$; } ) & )\n"
+    "exec 3<&-\n";
+
+static int
+validate(struct pool *p, const struct sshpool_target *t, size_t n,
+    const struct sshpool_opts *o, int connect_only, struct tpu_err *err)
+{
+	size_t i;
+	int rc;
+
+	if (!connect_only)
+		for (i = 0; i < n; i++) {
+			char *line;
+
+			if ((rc = sshpool_command_line(
+			         &t[i], o->command, &line, err)) != 0)
+				return rc;
+			p->w[i].cmdline =
+			    o->flags & SSHPOOL_F_NO_WATCH
+			        ? line
+			        : xasprintf("%s%s", watch_prefix, line);
+			if (p->w[i].cmdline != line)
+				free(line);
+		}
 	if (o->keyfile == NULL && !(o->flags & SSHPOOL_F_AGENT))
 		return tpu_error(err, TPU_E_USAGE, "no ssh key file given");
 	if (o->fanout < 0)
@@ -907,10 +1014,6 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		memset(&results[i], 0, sizeof results[i]);
 		results[i].exit_status = -1;
 	}
-	if ((rc = validate(targets, n, o, conn != NULL, err)) != 0)
-		return rc;
-	if ((rc = libssh2_ready(err)) != 0)
-		return rc;
 	p.o = o;
 	p.n = n;
 	p.connect_only = conn != NULL;
@@ -937,6 +1040,9 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		p.w[i].r = &results[i];
 		p.w[i].fd = -1;
 	}
+	if ((rc = validate(&p, targets, n, o, conn != NULL, err)) != 0 ||
+	    (rc = libssh2_ready(err)) != 0)
+		goto out;
 
 	for (;;) {
 		int64_t now, wake;
@@ -1093,8 +1199,9 @@ run_pool(const struct sshpool_target *targets, size_t n,
 	if (rc != 0)
 		; /* poll failed: err is set */
 	else if (p.aborted)
-		rc = tpu_error(err, TPU_E_INTERRUPTED,
-		    "interrupted: %zu of %zu workers finished", nfinished, n);
+		rc = tpu_error(err, retry_interrupt_errc(*o->abort),
+		    "%s: %zu of %zu workers finished",
+		    retry_interrupt_name(*o->abort), nfinished, n);
 	else if (nfail == 0)
 		rc = 0;
 	else if (nunreach == n)
@@ -1113,6 +1220,9 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		p.w[0].s = NULL;
 		p.w[0].fd = -1;
 	}
+out:
+	for (i = 0; i < n; i++)
+		free(p.w[i].cmdline);
 	free(p.chunk);
 	free(p.w);
 	free(pfd);
@@ -1138,6 +1248,7 @@ sshpool_connect(const struct sshpool_target *t, const struct sshpool_opts *o,
 	memset(conn, 0, sizeof *conn);
 	conn->fd = -1;
 	rc = run_pool(t, 1, o, r, conn, err);
+	conn->abort = o->abort;
 	if (rc == 0 && conn->session == NULL)
 		rc = tpu_error(err, TPU_E_INTERNAL, "no session to hand over");
 	if (rc != 0 && r->msg[0] != '\0')
@@ -1291,7 +1402,8 @@ sshpool_shell(struct sshpool_conn *conn, const struct sshpool_shell_opts *so,
 		int dir, got = 0, zero = 0;
 
 		if (so->abort != NULL && *so->abort) {
-			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+			rc = tpu_error(err, retry_interrupt_errc(*so->abort),
+			    "%s", retry_interrupt_name(*so->abort));
 			goto out;
 		}
 		/* a new window size; a request that would block is
@@ -1510,7 +1622,8 @@ sshpool_forward(struct sshpool_conn *conn,
 		int np = 0;
 
 		if (fo->abort != NULL && *fo->abort) {
-			rc = tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+			rc = tpu_error(err, retry_interrupt_errc(*fo->abort),
+			    "%s", retry_interrupt_name(*fo->abort));
 			break;
 		}
 		for (i = 0; i < nf; i++) {
@@ -1573,10 +1686,26 @@ out:
 #define SFTP_IO_TIMEOUT_MS 30000
 
 /* Wait for libssh2, failing after SFTP_IO_TIMEOUT_MS without progress. */
+/* The connection's abort flag is set: TPU_E_INTERRUPTED/TERMINATED. */
+static int
+sftp_aborted(struct sshpool_conn *c, struct tpu_err *err)
+{
+	int sig = c->abort != NULL ? *c->abort : 0;
+
+	if (sig == 0)
+		return 0;
+	return tpu_error(
+	    err, retry_interrupt_errc(sig), "%s", retry_interrupt_name(sig));
+}
+
 static int
 sftp_wait(struct sshpool_conn *c, int64_t *deadline, const char *what,
     struct tpu_err *err)
 {
+	int rc;
+
+	if ((rc = sftp_aborted(c, err)) != 0)
+		return rc;
 	if (wait_session(c->session, c->fd, *deadline) != 0)
 		return tpu_error(err, TPU_E_TRANSIENT,
 		    "sftp: no progress for %d s while %s",
@@ -1658,9 +1787,10 @@ sftp_close(struct sshpool_conn *c, LIBSSH2_SFTP_HANDLE *h)
 				break;
 }
 
+/* Open path; errors name shown (the user's name for a temp file). */
 static LIBSSH2_SFTP_HANDLE *
 sftp_open(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
-    unsigned long flags, long mode, struct tpu_err *err)
+    const char *shown, unsigned long flags, long mode, struct tpu_err *err)
 {
 	LIBSSH2_SFTP_HANDLE *h;
 	int64_t deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
@@ -1669,13 +1799,53 @@ sftp_open(struct sshpool_conn *c, LIBSSH2_SFTP *sftp, const char *path,
 	            flags, mode, LIBSSH2_SFTP_OPENFILE)) == NULL) {
 		if (libssh2_session_last_errno(c->session) !=
 		    LIBSSH2_ERROR_EAGAIN) {
-			sftp_fail(c->session, sftp, "open", path, err);
+			sftp_fail(c->session, sftp, "open", shown, err);
 			return NULL;
 		}
 		if (sftp_wait(c, &deadline, "opening", err) != 0)
 			return NULL;
 	}
 	return h;
+}
+
+/* Remove a remote file (best effort, 5 s at most). */
+static void
+sftp_unlink(struct sshpool_conn *c, const char *path)
+{
+	int64_t deadline = tpu_now_ms() + 5000;
+
+	while (libssh2_sftp_unlink_ex(c->sftp, path, (unsigned)strlen(path)) ==
+	       LIBSSH2_ERROR_EAGAIN)
+		if (wait_session(c->session, c->fd, deadline) != 0)
+			break;
+}
+
+/*
+ * Rename from to to on the worker, replacing to.  SFTP version 3 (what
+ * OpenSSH serves and libssh2 1.10 speaks) refuses to rename over an
+ * existing file: then to is removed and the rename tried again.
+ */
+static int
+sftp_rename(struct sshpool_conn *c, const char *from, const char *to,
+    int64_t *deadline, struct tpu_err *err)
+{
+	int rc, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		while ((rc = libssh2_sftp_rename_ex(c->sftp, from,
+		            (unsigned)strlen(from), to, (unsigned)strlen(to),
+		            LIBSSH2_SFTP_RENAME_OVERWRITE |
+		                LIBSSH2_SFTP_RENAME_ATOMIC |
+		                LIBSSH2_SFTP_RENAME_NATIVE)) ==
+		       LIBSSH2_ERROR_EAGAIN)
+			if ((rc = sftp_wait(c, deadline, "renaming", err)) != 0)
+				return rc;
+		if (rc == 0)
+			return 0;
+		if (tries == 0)
+			sftp_unlink(c, to);
+	}
+	return sftp_fail(c->session, c->sftp, "rename", to, err);
 }
 
 int
@@ -1686,7 +1856,7 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 	LIBSSH2_SFTP_HANDLE *h = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	struct stat st;
-	char *chunk = NULL;
+	char *chunk = NULL, *tmp = NULL;
 	int fd, rc = 0;
 	int64_t deadline;
 	ssize_t n, w;
@@ -1704,10 +1874,15 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 	if ((rc = sshpool_sftp_open(c, err)) != 0)
 		goto out;
 	sftp = c->sftp;
-	if ((h = sftp_open(c, sftp, remote,
+	/* a temp name beside the destination, renamed when complete: the
+	 * destination never holds a partial file */
+	tmp = xasprintf("%s.tpuctl-tmp", remote);
+	if ((h = sftp_open(c, sftp, tmp, remote,
 	         LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC,
 	         (long)(st.st_mode & 0777), err)) == NULL) {
 		rc = err->code != TPU_OK ? err->code : TPU_E_IO;
+		free(tmp);
+		tmp = NULL; /* not created */
 		goto out;
 	}
 	chunk = xmalloc(SSHPOOL_CHUNK);
@@ -1720,6 +1895,8 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 			    local, strerror(errno));
 			goto out;
 		}
+		if ((rc = sftp_aborted(c, err)) != 0)
+			goto out;
 		for (off = 0; off < (size_t)n;) {
 			w = libssh2_sftp_write(h, chunk + off, (size_t)n - off);
 			if (w == LIBSSH2_ERROR_EAGAIN) {
@@ -1749,8 +1926,14 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 		rc = sftp_fail(c->session, sftp, "chmod", remote, err);
 		goto out;
 	}
+	sftp_close(c, h);
+	h = NULL;
+	rc = sftp_rename(c, tmp, remote, &deadline, err);
 out:
 	sftp_close(c, h);
+	if (rc != 0 && tmp != NULL && rc != TPU_E_UNREACHABLE)
+		sftp_unlink(c, tmp);
+	free(tmp);
 	free(chunk);
 	close(fd);
 	return rc;
@@ -1771,8 +1954,8 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 	if ((rc = sshpool_sftp_open(c, err)) != 0)
 		goto out;
 	sftp = c->sftp;
-	if ((h = sftp_open(c, sftp, remote, LIBSSH2_FXF_READ, 0, err)) ==
-	    NULL) {
+	if ((h = sftp_open(
+	         c, sftp, remote, remote, LIBSSH2_FXF_READ, 0, err)) == NULL) {
 		rc = err->code != TPU_OK ? err->code : TPU_E_IO;
 		goto out;
 	}
@@ -1797,6 +1980,8 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 	}
 	chunk = xmalloc(SSHPOOL_CHUNK);
 	for (;;) {
+		if ((rc = sftp_aborted(c, err)) != 0)
+			goto out;
 		n = libssh2_sftp_read(h, chunk, SSHPOOL_CHUNK);
 		if (n == LIBSSH2_ERROR_EAGAIN) {
 			if ((rc = sftp_wait(c, &deadline, "reading", err)) != 0)

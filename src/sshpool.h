@@ -54,6 +54,20 @@ enum sshpool_flags {
 	/* Try the identities of ssh-agent ($SSH_AUTH_SOCK) first, then
 	 * keyfile if given (keyfile may be NULL with this flag). */
 	SSHPOOL_F_AGENT = (1 << 3),
+	/*
+	 * Do not put the watcher before the command lines.  By default
+	 * every command runs under a small POSIX sh watcher on the worker
+	 * (in the login shell itself, which must be a POSIX shell): when
+	 * the channel goes away while the command still runs (abort,
+	 * fail-fast, command timeout, lost client or connection), its
+	 * process group gets SIGTERM, then SIGKILL 5 s later, so nothing
+	 * of it keeps running; after a normal end, what it left in the
+	 * background is left alone.  The watcher reads the channel's
+	 * stdin to see it close (sshpool never sends stdin): a caller
+	 * that forwards stdin must set this flag and stop the command its
+	 * own way.  Exit status and signal reporting are unchanged.
+	 */
+	SSHPOOL_F_NO_WATCH = (1 << 4),
 };
 
 /* Output flags given to on_output. */
@@ -69,10 +83,19 @@ struct sshpool_target {
 	/* pinned keys, "keytype base64 [comment]" each (knownhosts_lines) */
 	const char *const *hostkeys;
 	size_t nhostkeys;
+	/* This worker's remote command line; NULL: opts->command. */
+	const char *command;
+	/* Environment for the command, "KEY=VALUE" each (KEY a shell name:
+	 * [A-Za-z_][A-Za-z0-9_]*).  sshd refuses env requests by default
+	 * (AcceptEnv), so it travels in the command line itself:
+	 * "export KEY='VALUE' ...; command" (see sshpool_command_line). */
+	const char *const *env;
+	size_t nenv;
 };
 
 struct sshpool_opts {
-	const char *command;    /* the remote command line (shquote_argv) */
+	const char *command;    /* the remote command line (shquote_argv) for
+	                           targets without their own */
 	const char *keyfile;    /* private key (sshkey.path) */
 	const char *pubkeyfile; /* NULL: keyfile + ".pub" if it exists */
 	const char *passphrase; /* NULL when the key is not encrypted */
@@ -112,7 +135,9 @@ struct sshpool_result {
 };
 
 /*
- * Run opts->command on the n targets, filling results[0..n-1] (release
+ * Run each target's command line (sshpool_command_line: its own command
+ * or opts->command, with its env) on the n targets, filling
+ * results[0..n-1] (release
  * each with sshpool_result_release).  Returns 0 when every worker
  * exited 0; TPU_E_USAGE for bad options (nothing sent); TPU_E_INTERRUPTED
  * when the abort flag stopped the run; TPU_E_UNREACHABLE when no worker
@@ -124,12 +149,29 @@ int sshpool_run(const struct sshpool_target *targets, size_t n,
 
 void sshpool_result_release(struct sshpool_result *);
 
+/*
+ * The command line for target t: its command (or opts_command when
+ * t->command is NULL), preceded by "export K='v' K2='v2'; " when t->env
+ * is not empty, every value quoted with shquote.  sshpool_run executes
+ * it after the watcher's lines (SSHPOOL_F_NO_WATCH), which end with a
+ * newline and leave the shell state as it was.  *out is the caller's to free.
+ * Returns 0, or TPU_E_USAGE (no or empty command, an entry without '=', a key
+ * that is not a shell name, a NUL byte cannot occur in a C string).
+ */
+int sshpool_command_line(const struct sshpool_target *t,
+    const char *opts_command, char **out, struct tpu_err *);
+
 /* One authenticated session, for interactive use. */
 struct sshpool_conn {
 	void *session; /* LIBSSH2_SESSION *, non-blocking */
 	int fd;
 	const struct sshpool_target *target;
 	void *sftp; /* LIBSSH2_SFTP *: sshpool_sftp_open(), else NULL */
+	/* opts->abort (sshpool_connect); the caller may change it.  Set
+	 * (to the signal number, e.g. &retry_interrupted), it stops SFTP
+	 * calls within a chunk or 200 ms: TPU_E_INTERRUPTED, or
+	 * TPU_E_TERMINATED for SIGTERM. */
+	volatile sig_atomic_t *abort;
 };
 
 /*
@@ -209,12 +251,18 @@ int sshpool_sftp_open(struct sshpool_conn *, struct tpu_err *);
 
 /*
  * SFTP copy of one regular file over conn, on its SFTP subsystem
- * (started by the first call, kept for the next files).  put: local to
- * remote, the remote file created or truncated and given the local mode
- * exactly.
+ * (started by the first call, kept for the next files).  Both ways the
+ * data goes to "<destination>.tpuctl-tmp" beside the destination, which
+ * is replaced only when the copy is complete, so the destination never
+ * holds a partial file; on failure or interrupt the temp file is
+ * removed (on the worker: unless the connection itself is lost).
+ * put: local to remote, the remote temp file given the local mode
+ * exactly, then renamed over the destination (SFTP v3 cannot rename
+ * over a file: an existing destination is removed first).
  * get: remote to "<local>.tpuctl-tmp", the remote mode applied, fsync,
- * then renamed to local (nothing is left at local on failure).  30 s
- * without progress is an error (TPU_E_TRANSIENT).  Errors name the path:
+ * then renamed to local.  30 s without progress is an error
+ * (TPU_E_TRANSIENT).  conn->abort is checked for every chunk
+ * (TPU_E_INTERRUPTED / TPU_E_TERMINATED).  Errors name the path:
  * TPU_E_NOTFOUND, TPU_E_PERMISSION, TPU_E_IO, TPU_E_UNREACHABLE.
  */
 int sshpool_sftp_put(struct sshpool_conn *, const char *local,

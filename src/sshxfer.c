@@ -13,6 +13,7 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
+#include "retry.h"
 #include "sshxfer.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -575,8 +576,9 @@ do_upload(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 		char *dst = dest_of(it, l->items[0].rel, sp->dst, dst_dir);
 
 		if (sp->abort != NULL && *sp->abort)
-			rc = tpu_error(
-			    &r->err, TPU_E_INTERRUPTED, "interrupted");
+			rc =
+			    tpu_error(&r->err, retry_interrupt_errc(*sp->abort),
+			        "%s", retry_interrupt_name(*sp->abort));
 		else if (it->is_dir) {
 			rc = xmkdir(c, dst, it->mode, &r->err);
 			r->dirs += rc == 0;
@@ -679,8 +681,9 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 			char *dst = dest_of(it, top, base, dst_dir);
 
 			if (sp->abort != NULL && *sp->abort)
-				rc = tpu_error(
-				    &r->err, TPU_E_INTERRUPTED, "interrupted");
+				rc = tpu_error(&r->err,
+				    retry_interrupt_errc(*sp->abort), "%s",
+				    retry_interrupt_name(*sp->abort));
 			else if (it->is_dir) {
 				rc = local_dir(dst, &r->err);
 				r->dirs += rc == 0;
@@ -742,7 +745,8 @@ one_worker(struct pool *p, size_t idx)
 	memset(&pr, 0, sizeof pr);
 	if (p->sp->abort != NULL && *p->sp->abort) {
 		r->conn = SSHPOOL_S_ABORTED;
-		r->rc = tpu_error(&r->err, TPU_E_INTERRUPTED, "interrupted");
+		r->rc = tpu_error(&r->err, retry_interrupt_errc(*p->sp->abort),
+		    "%s", retry_interrupt_name(*p->sp->abort));
 		return;
 	}
 	r->rc =
@@ -751,6 +755,7 @@ one_worker(struct pool *p, size_t idx)
 	sshpool_result_release(&pr);
 	if (r->rc == 0) {
 		r->conn = SSHPOOL_S_OK;
+		c.abort = p->sp->abort; /* checked inside every file too */
 		if (p->sp->upload)
 			r->skipped = p->local->skipped;
 		r->rc = p->sp->upload
@@ -835,7 +840,8 @@ sshxfer_run(const struct sshxfer_spec *sp, const struct sshpool_target *targets,
 	if (ok == n)
 		return 0;
 	if (sp->abort != NULL && *sp->abort)
-		return tpu_error(err, TPU_E_INTERRUPTED, "interrupted");
+		return tpu_error(err, retry_interrupt_errc(*sp->abort), "%s",
+		    retry_interrupt_name(*sp->abort));
 	if (n == 1) {
 		*err = results[0].err;
 		return results[0].rc;

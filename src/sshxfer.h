@@ -18,11 +18,14 @@
  * skipped and counted, so a walk never leaves the tree and never loops.
  * No link is ever created at the destination.
  *
- * Downloads write each file to a temporary name beside its destination
- * and rename it when complete (sshpool_sftp_get), so a failed copy never
- * leaves a partial file.  Remote names that could escape the destination
- * (holding a '/', empty, or a remote operand without a file name) are
- * refused; an existing local link is never written through.
+ * Both ways, each file is written to "<destination>.tpuctl-tmp" beside
+ * its destination and renamed when complete (sshpool_sftp_put/get), so
+ * a failed or interrupted copy never leaves a partial file under the
+ * destination's name (and removes its temp file, unless the connection
+ * to the worker is lost).  Files completed before stay.  Remote names that
+ * could escape the destination (holding a '/', empty, or a remote operand
+ * without a file name) are refused; an existing local link is never written
+ * through.
  *
  * Nothing is printed: per-worker results go to the caller's array.
  */
@@ -133,6 +136,8 @@ struct sshxfer_spec {
 	const char *dst;                  /* remote (upload) or local path */
 	int per_worker_dirs;              /* download: into dst/w<N>/ */
 	const struct sshpool_opts *popts; /* keys, timeouts, fanout */
+	/* &retry_interrupted: checked between files and inside each one
+	 * (every chunk); SIGTERM gives TPU_E_TERMINATED. */
 	volatile sig_atomic_t *abort;
 };
 
@@ -140,9 +145,9 @@ struct sshxfer_spec {
  * Copy on the n targets in parallel (results[0..n-1]).  Returns 0 when
  * every worker succeeded; with one target its error code; otherwise
  * TPU_E_UNREACHABLE when no worker could be connected, TPU_E_INTERRUPTED
- * when *abort was set, TPU_E_PARTIAL when some failed.  Local source
- * problems (missing file, directory without recurse) are found before
- * any connection and returned as such.
+ * (TPU_E_TERMINATED when it holds SIGTERM) when *abort was set, TPU_E_PARTIAL
+ * when some failed.  Local source problems (missing file, directory without
+ * recurse) are found before any connection and returned as such.
  */
 int sshxfer_run(const struct sshxfer_spec *,
     const struct sshpool_target *targets, size_t n,

@@ -2,6 +2,7 @@
  * Unit tests for src/retry.c: retryable classes (R1), full-jitter backoff
  * bounds and the overall deadline (A12), Retry-After parsing (A2).
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,34 @@ START_TEST(sleep_interrupted)
 }
 END_TEST
 
+/* The one interrupt flag: the handlers record the signal, once
+ * installed (a second install changes nothing), and the codes follow. */
+START_TEST(install_signals_once)
+{
+	struct sigaction sa;
+
+	ck_assert_int_eq(retry_interrupt_errc(SIGINT), TPU_E_INTERRUPTED);
+	ck_assert_int_eq(retry_interrupt_errc(SIGTERM), TPU_E_TERMINATED);
+	ck_assert_str_eq(retry_interrupt_name(SIGINT), "interrupted");
+	ck_assert_str_eq(retry_interrupt_name(SIGTERM), "terminated");
+	retry_install_signals();
+	raise(SIGTERM);
+	ck_assert_int_eq(retry_interrupted, SIGTERM);
+	raise(SIGINT);
+	ck_assert_int_eq(retry_interrupted, SIGINT);
+	retry_interrupted = 0;
+	/* a handler set meanwhile is not replaced by a second install */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGTERM, &sa, NULL);
+	retry_install_signals();
+	raise(SIGTERM);
+	ck_assert_int_eq(retry_interrupted, 0);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+}
+END_TEST
+
 static Suite *
 retry_suite(void)
 {
@@ -193,6 +222,7 @@ retry_suite(void)
 	tcase_add_test(tc, deadline_and_attempts);
 	tcase_add_test(tc, retry_after_overrides_and_capped);
 	tcase_add_test(tc, sleep_interrupted);
+	tcase_add_test(tc, install_signals_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("retry_after");
 	tcase_add_test(tc, parse_after);

@@ -745,6 +745,168 @@ START_TEST(test_validation)
 }
 END_TEST
 
+/*
+ * Per-target command and environment: each worker runs its own command
+ * with its own variables, the others keep opts->command; hostile values
+ * arrive byte for byte; bad names and empty commands are refused.
+ */
+START_TEST(test_target_command_env)
+{
+	static const char *const env0[] = { "A=zero", "B_2=x y" };
+	static const char *const env1[] = {
+		"A=it's $HOME `id` \\ \"q\" ;&|<>*?",
+		"EMPTY=",
+		"NL=a\nb",
+	};
+	struct sshpool_opts o;
+	struct sshpool_result r[3];
+	struct sshpool_target t[3];
+	struct tpu_err err;
+	char *line;
+	int i;
+
+	seen_init();
+	for (i = 0; i < 3; i++)
+		t[i] = tg[i];
+	t[0].env = env0;
+	t[0].nenv = 2;
+	t[1].command = "printf '%s|%s|%s|' \"$A\" \"${EMPTY-unset}\" "
+	               "\"$NL\"; echo own";
+	t[1].env = env1;
+	t[1].nenv = 3;
+	opts_init(&o, "echo \"[$A][${B_2-unset}]\"");
+	ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), 0);
+	ck_assert_str_eq(seen.out[0][0].data, "[w0] [zero][x y]\n");
+	ck_assert_str_eq(seen.out[1][0].data,
+	    "[w1] it's $HOME `id` \\ \"q\" ;&|<>*?||a\n[w1] b|own\n");
+	ck_assert_str_eq(seen.out[2][0].data, "[w2] [][unset]\n");
+	results_release(r, 3);
+
+	/* the rendered line */
+	ck_assert_int_eq(sshpool_command_line(&t[0], "cmd", &line, &err), 0);
+	ck_assert_str_eq(line, "export A='zero' B_2='x y'; cmd");
+	free(line);
+	ck_assert_int_eq(sshpool_command_line(&t[2], "cmd", &line, &err), 0);
+	ck_assert_str_eq(line, "cmd");
+	free(line);
+
+	/* refused before anything is sent */
+	{
+		static const char *const bad1[] = { "1A=x" };
+		static const char *const bad2[] = { "A-B=x" };
+		static const char *const bad3[] = { "NOEQUALS" };
+		static const char *const bad4[] = { "=x" };
+		static const char *const bad5[] = { "A=1; rm -rf /" };
+
+		t[2].env = bad1;
+		t[2].nenv = 1;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg,
+		    "worker 2: invalid environment name '1A': must be "
+		    "letters, digits and '_', not starting with a digit");
+		t[2].env = bad2;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		t[2].env = bad3;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg,
+		    "worker 2: invalid environment entry 'NOEQUALS': must be "
+		    "KEY=VALUE");
+		t[2].env = bad4;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		t[2].env = bad5;
+		ck_assert_int_eq(
+		    sshpool_command_line(&t[2], "c", &line, &err), 0);
+		ck_assert_str_eq(line, "export A='1; rm -rf /'; c");
+		free(line);
+		t[2].env = NULL;
+		t[2].nenv = 0;
+		t[2].command = "";
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg, "worker 2: no remote command given");
+		/* no opts->command: every target needs its own */
+		t[2].command = NULL;
+		opts_init(&o, NULL);
+		t[0].command = t[1].command;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg, "worker 2: no remote command given");
+	}
+}
+END_TEST
+
+/* The pid (= process group) the command printed first, "[wN] PID". */
+static pid_t
+printed_pid(size_t idx)
+{
+	const char *d = strchr(seen.out[idx][0].data, ' ');
+
+	return d != NULL ? (pid_t)strtol(d + 1, NULL, 10) : 0;
+}
+
+/* 1 when process (pid > 0) or group (pid < 0) is gone within ms. */
+static int
+group_gone(pid_t pg, int ms)
+{
+	int64_t end = tpu_now_ms() + ms;
+
+	while (kill(pg, 0) == 0)
+		if (tpu_now_ms() > end)
+			return 0;
+		else
+			usleep(50000);
+	return 1;
+}
+
+/*
+ * A command stopped by the command timeout does not outlive it: the
+ * watcher kills its process group on the worker (SIGTERM, then SIGKILL
+ * for one that ignores SIGTERM); SSHPOOL_F_NO_WATCH leaves it running.
+ */
+START_TEST(test_watch_kills_group)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct tpu_err err;
+	pid_t pg[2];
+	int64_t t0;
+
+	seen_init();
+	opts_init(&o,
+	    "echo $$; if [ $TPU_WORKER_ID = 1 ]; then trap '' TERM; fi; "
+	    "sleep 30");
+	o.command_timeout_ms = 1000;
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), TPU_E_PARTIAL);
+	t0 = tpu_now_ms();
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_TIMEOUT);
+	pg[0] = printed_pid(0);
+	pg[1] = printed_pid(1);
+	ck_assert_int_gt(pg[0], 1);
+	ck_assert_int_gt(pg[1], 1);
+	/* the command at once (the watcher stays for the grace) */
+	ck_assert_msg(group_gone(pg[0], 3000), "worker 0 still runs");
+	/* SIGTERM ignored: only SIGKILL, after the 5 s grace */
+	usleep(1000000);
+	ck_assert_int_eq(kill(pg[1], 0), 0);
+	ck_assert_msg(group_gone(pg[1], 8000), "worker 1 still runs");
+	ck_assert_int_ge(tpu_now_ms() - t0, 3000);
+	/* then nothing of either group, the watchers included */
+	ck_assert_msg(group_gone(-pg[0], 3000), "group 0 still there");
+	ck_assert_msg(group_gone(-pg[1], 3000), "group 1 still there");
+	results_release(r, 2);
+
+	seen_init();
+	opts_init(&o, "echo $$; sleep 30");
+	o.command_timeout_ms = 500;
+	o.flags |= SSHPOOL_F_NO_WATCH;
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	pg[0] = printed_pid(0);
+	ck_assert_int_gt(pg[0], 1);
+	usleep(1000000);
+	ck_assert_int_eq(kill(pg[0], 0), 0); /* the old behaviour */
+	kill(-pg[0], SIGKILL);
+	results_release(r, 1);
+}
+END_TEST
+
 static int pty_master;
 static volatile sig_atomic_t winch_flag;
 
@@ -1010,6 +1172,47 @@ START_TEST(test_sftp)
 	/* the session still works after the errors, on the same subsystem */
 	ck_assert_int_eq(sshpool_sftp_get(&conn, dst, back, &err), 0);
 	ck_assert_ptr_eq(conn.sftp, sftp);
+	/* a put over an existing file replaces it (SFTP v3 rename cannot:
+	 * the destination is removed first), mode and content exact */
+	{
+		char *small = xasprintf("%s/sftp-small", base);
+		char *rtmp = xasprintf("%s.tpuctl-tmp", dst);
+		volatile sig_atomic_t stop = 0;
+		size_t clen;
+		char *c;
+
+		ck_assert_int_eq(harness_write(small, "new\n", 0604), 0);
+		ck_assert_msg(sshpool_sftp_put(&conn, small, dst, &err) == 0,
+		    "%s", err.msg);
+		c = harness_slurp(dst, &clen);
+		ck_assert_uint_eq(clen, 4);
+		ck_assert_int_eq(memcmp(c, "new\n", 4), 0);
+		free(c);
+		ck_assert_int_eq(stat(dst, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, 0604);
+		ck_assert_int_ne(access(rtmp, F_OK), 0);
+		/* the abort flag stops a transfer inside the file: no partial
+		 * file under either name, the old destination kept */
+		conn.abort = &stop;
+		stop = SIGTERM;
+		ck_assert_int_eq(
+		    sshpool_sftp_put(&conn, src, dst, &err), TPU_E_TERMINATED);
+		ck_assert_str_eq(err.msg, "terminated");
+		ck_assert_int_ne(access(rtmp, F_OK), 0);
+		c = harness_slurp(dst, &clen);
+		ck_assert_uint_eq(clen, 4);
+		free(c);
+		stop = SIGINT;
+		ck_assert_int_eq(sshpool_sftp_get(&conn, dst, back, &err),
+		    TPU_E_INTERRUPTED);
+		ck_assert_int_ne(access(tmp, F_OK), 0);
+		ck_assert_int_eq(stat(back, &st), 0); /* the earlier copy */
+		ck_assert_uint_eq(st.st_size, 3000001);
+		stop = 0;
+		conn.abort = NULL;
+		free(small);
+		free(rtmp);
+	}
 	sshpool_conn_close(&conn);
 	ck_assert_ptr_null(conn.sftp);
 	sshpool_result_release(&r);
@@ -1198,6 +1401,8 @@ sshpool_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_validation);
 	tcase_add_test(tc, test_d1_fanout_ok);
+	tcase_add_test(tc, test_target_command_env);
+	tcase_add_test(tc, test_watch_kills_group);
 	tcase_add_test(tc, test_d2_hostkey_mismatch);
 	tcase_add_test(tc, test_d5_blackhole);
 	tcase_add_test(tc, test_d6_one_nonzero);
