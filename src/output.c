@@ -917,7 +917,7 @@ yaml_ambiguous(const char *s)
 {
 	static const char *const words[] = { "true", "True", "TRUE", "false",
 		"False", "FALSE", "null", "Null", "NULL", "~", ".nan", ".NaN",
-		".NAN", "<<" };
+		".NAN", "<<", "=" };
 	const char *p = s, *q;
 	size_t i;
 

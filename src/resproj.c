@@ -1971,3 +1971,128 @@ resproj_str(struct buf *b, const cJSON *v, int fl)
 {
 	py(b, v, 0, fl);
 }
+
+/* ---- --sort-by ---- */
+
+void
+resproj_sortby_release(struct resproj_sortby *s)
+{
+	int i;
+
+	for (i = 0; i < s->nkeys; i++)
+		resproj_key_release(&s->keys[i]);
+	free(s->keys);
+	free(s->reverse);
+	memset(s, 0, sizeof *s);
+}
+
+int
+resproj_sortby_parse(
+    struct resproj_sortby *out, const char *s, struct tpu_err *err)
+{
+	struct resproj_lex lx = { s, 0, "sort-by" };
+	struct resproj_sortby sb;
+	int rc;
+
+	memset(&sb, 0, sizeof sb);
+	if (strlen(s) > RESPROJ_MAX_EXPR) {
+		lx.i = RESPROJ_MAX_EXPR;
+		return resproj_lex_error(
+		    &lx, err, "longer than %d bytes", RESPROJ_MAX_EXPR);
+	}
+	for (;;) {
+		int rev = 0;
+
+		resproj_lex_space(&lx);
+		if (s[lx.i] == '~') {
+			rev = 1;
+			lx.i++;
+		}
+		if (sb.nkeys >= RESPROJ_MAX_COLS) {
+			rc = resproj_lex_error(
+			    &lx, err, "more than %d keys", RESPROJ_MAX_COLS);
+			goto bad;
+		}
+		sb.keys = xreallocarray(
+		    sb.keys, (size_t)sb.nkeys + 1, sizeof *sb.keys);
+		sb.reverse = xreallocarray(
+		    sb.reverse, (size_t)sb.nkeys + 1, sizeof *sb.reverse);
+		if ((rc = resproj_key_parse(
+		         &lx, &sb.keys[sb.nkeys], ",", err)) != 0)
+			goto bad;
+		sb.reverse[sb.nkeys++] = rev;
+		resproj_lex_space(&lx);
+		if (s[lx.i] == ',') {
+			lx.i++;
+			continue;
+		}
+		if (s[lx.i] != '\0') {
+			rc = resproj_lex_error(&lx, err,
+			    "',' or the end expected (use [~]KEY,...)");
+			goto bad;
+		}
+		break;
+	}
+	*out = sb;
+	return 0;
+bad:
+	resproj_sortby_release(&sb);
+	return rc;
+}
+
+struct sort_item {
+	cJSON *it;
+	char **k;
+	size_t seq;
+};
+
+static const struct resproj_sortby *sortby_cur;
+
+static int
+sortby_cmp(const void *pa, const void *pb)
+{
+	const struct sort_item *a = pa, *b = pb;
+	int i, r;
+
+	for (i = 0; i < sortby_cur->nkeys; i++)
+		if ((r = strcmp(a->k[i], b->k[i])) != 0)
+			return sortby_cur->reverse[i] ? -r : r;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+void
+resproj_sortby_apply(const struct resproj_sortby *s, cJSON *list)
+{
+	struct sort_item *items;
+	size_t n = 0, i;
+	cJSON *it;
+	int k;
+
+	if (s == NULL || s->nkeys == 0 || !cJSON_IsArray(list) ||
+	    list->child == NULL)
+		return;
+	items = xcalloc((size_t)cJSON_GetArraySize(list), sizeof *items);
+	while ((it = cJSON_DetachItemFromArray(list, 0)) != NULL) {
+		items[n].it = it;
+		items[n].seq = n;
+		items[n].k = xcalloc((size_t)s->nkeys, sizeof(char *));
+		for (k = 0; k < s->nkeys; k++) {
+			/* gcloud compares str() of the values ("None" when
+			 * unset) */
+			cJSON *v = resproj_eval(&s->keys[k], it);
+
+			items[n].k[k] = pystr(v);
+			cJSON_Delete(v);
+		}
+		n++;
+	}
+	sortby_cur = s;
+	qsort(items, n, sizeof *items, sortby_cmp);
+	for (i = 0; i < n; i++) {
+		cJSON_AddItemToArray(list, items[i].it);
+		for (k = 0; k < s->nkeys; k++)
+			free(items[i].k[k]);
+		free(items[i].k);
+	}
+	free(items);
+}

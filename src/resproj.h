@@ -159,4 +159,18 @@ cJSON *resproj_sorted(const cJSON *);
 /* 1 when a number is integral (printed without a fraction). */
 int resproj_is_int(const cJSON *);
 
+/* --sort-by [~]KEY,...: keys in precedence order, ~ for descending. */
+struct resproj_sortby {
+	struct resproj_key *keys;
+	int *reverse;
+	int nkeys;
+};
+
+int resproj_sortby_parse(
+    struct resproj_sortby *, const char *, struct tpu_err *);
+/* Sort the items of list in place, as gcloud's --sort-by: by str() of
+ * each key's value, stable. */
+void resproj_sortby_apply(const struct resproj_sortby *, cJSON *list);
+void resproj_sortby_release(struct resproj_sortby *);
+
 #endif
