@@ -231,6 +231,8 @@ enum {
 		    TPUCMD_OPT_METADATA_FILE },                                \
 	    { "metadata-raw", no_argument, NULL, TPUCMD_OPT_METADATA_RAW },    \
 	    { "network", required_argument, NULL, TPUCMD_OPT_NETWORK },        \
+	    { "runtime-version", required_argument, NULL,                      \
+		    TPUCMD_OPT_VERSION }, /* gcloud's name for --version */    \
 	    { "scopes", required_argument, NULL, TPUCMD_OPT_SCOPES },          \
 	    { "service-account", required_argument, NULL,                      \
 		    TPUCMD_OPT_SERVICE_ACCOUNT },                              \
