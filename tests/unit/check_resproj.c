@@ -215,6 +215,58 @@ START_TEST(bounds)
 }
 END_TEST
 
+/* --sort-by: str() of the values ("None" when unset), ~ descending,
+ * several keys, stable. */
+START_TEST(sortby)
+{
+	static const struct {
+		const char *by, *order;
+	} t[] = {
+		{ "name", "a b c d" },
+		{ "~name", "d c b a" },
+		{ "env,name", "a b c d" },
+		{ "~env,name", "d a b c" },
+		{ "env,~name", "c b a d" },
+		{ "n", "c b d a" }, /* "10" < "9" < "None", as gcloud */
+		{ "nosuch", "b a d c" },
+	};
+	struct resproj_sortby sb;
+	struct tpu_err err;
+	struct buf b;
+	size_t i;
+
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		cJSON *l =
+		    cJSON_Parse("[{\"name\":\"b\",\"env\":\"dev\",\"n\":9},"
+		                "{\"name\":\"a\",\"env\":\"dev\"},"
+		                "{\"name\":\"d\",\"env\":\"prod\",\"n\":9},"
+		                "{\"name\":\"c\",\"env\":\"dev\",\"n\":10}]");
+		const cJSON *it;
+
+		tpu_err_init(&err);
+		ck_assert_int_eq(resproj_sortby_parse(&sb, t[i].by, &err), 0);
+		resproj_sortby_apply(&sb, l);
+		buf_clear(&b);
+		cJSON_ArrayForEach(it, l)
+		{
+			buf_printf(&b, "%s%s", b.len > 0 ? " " : "",
+			    cJSON_GetStringValue(
+			        cJSON_GetObjectItemCaseSensitive(it, "name")));
+		}
+		ck_assert_msg(
+		    strcmp(b.data, t[i].order) == 0, "%s: %s", t[i].by, b.data);
+		resproj_sortby_release(&sb);
+		cJSON_Delete(l);
+	}
+	buf_release(&b);
+	ck_assert_int_eq(resproj_sortby_parse(&sb, "name,", &err), TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "invalid sort-by 'name,'"));
+	ck_assert_int_eq(resproj_sortby_parse(&sb, "a b", &err), TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "',' or the end expected"));
+}
+END_TEST
+
 static Suite *
 resproj_suite(void)
 {
@@ -231,6 +283,7 @@ resproj_suite(void)
 	tcase_add_test(tc, labels);
 	tcase_add_test(tc, attributes);
 	tcase_add_test(tc, bounds);
+	tcase_add_test(tc, sortby);
 	suite_add_tcase(s, tc);
 	return s;
 }
