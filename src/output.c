@@ -767,18 +767,60 @@ flat_collect(
 		return;
 	}
 	buf_init(&b, BUF_NOCAP);
-	if (cJSON_IsString(v) && strchr(v->valuestring, '\n') != NULL) {
-		char *s = json_print(v, 0);
+	resproj_str(&b, v, 1);
+	if (strchr(b.data, '\n') != NULL ||
+	    (b.len > 0 && (isspace((unsigned char)b.data[0]) ||
+	                      isspace((unsigned char)b.data[b.len - 1])))) {
+		/* gcloud's _StringQuote */
+		struct buf q;
+		const char *c;
 
-		buf_puts(&b, s);
-		cJSON_free(s);
-	} else
-		resproj_str(&b, v, 0);
+		buf_init(&q, BUF_NOCAP);
+		buf_puts(&q, "\"");
+		for (c = b.data; *c != '\0'; c++) {
+			if (*c == '\\' || *c == '"')
+				buf_printf(&q, "\\%c", *c);
+			else if (*c == '\n')
+				buf_puts(&q, "\\n");
+			else if (*c == '\r')
+				buf_puts(&q, "\\r");
+			else if (*c == '\t')
+				buf_puts(&q, "\\t");
+			else if (*c == '\f')
+				buf_puts(&q, "\\f");
+			else
+				buf_append(&q, c, 1);
+		}
+		buf_puts(&q, "\"");
+		buf_release(&b);
+		b = q;
+	}
 	*keys = xreallocarray(*keys, *n + 1, sizeof **keys);
 	*vals = xreallocarray(*vals, *n + 1, sizeof **vals);
 	(*keys)[*n] = xstrdup(key->data);
 	(*vals)[*n] = buf_detach(&b, NULL);
 	(*n)++;
+}
+
+/* gcloud's GetKeyName: a.b[0].c, [] for every item. */
+static char *
+key_name(const struct resproj_key *k)
+{
+	struct buf b;
+	int i;
+
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < k->nsegs; i++) {
+		const struct resproj_seg *s = &k->segs[i];
+
+		if (s->kind == RESPROJ_NAME)
+			buf_printf(&b, "%s%s", b.len > 0 ? "." : "", s->name);
+		else if (s->kind == RESPROJ_INDEX)
+			buf_printf(&b, "[%ld]", s->index);
+		else
+			buf_puts(&b, "[]");
+	}
+	return buf_detach(&b, NULL);
 }
 
 static void
@@ -799,9 +841,26 @@ emit_flat(FILE *fp, const struct resproj *p, const cJSON *r)
 	     rec = single ? NULL : rec->next) {
 		char **keys = NULL, **vals = NULL;
 		size_t n = 0, i, w = 0;
+		int j;
 
 		buf_clear(&key);
 		flat_collect(rec, &key, &keys, &vals, &n);
+		/* a key that is a projection key prints as its label */
+		for (i = 0; i < n; i++)
+			for (j = 0; j < p->ncols; j++) {
+				char *kn = key_name(&p->cols[j].key), *c;
+
+				if (strcmp(kn, keys[i]) == 0) {
+					free(keys[i]);
+					keys[i] = resproj_label(p, j);
+					for (c = keys[i]; *c != '\0'; c++)
+						*c = (char)tolower(
+						    (unsigned char)*c);
+					free(kn);
+					break;
+				}
+				free(kn);
+			}
 		if (!single)
 			fputs("---\n", fp);
 		for (i = 0; i < n; i++)

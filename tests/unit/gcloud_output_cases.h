@@ -591,6 +591,40 @@ static const struct gc_case {
 	    "state:                                       READY\n"
 	    "tags[0]:                                     a\n"
 	    "tags[1]:                                     b\n" },
+	{ "flattened(name,labels.env,networkEndpoints[].ipAddress,metadata)",
+	    -1,
+	    "---\n"
+	    "env:                           prod\n"
+	    "metadata.startup-script:       \"#!/bin/sh\\necho hi\\n\"\n"
+	    "name:                          "
+	    "projects/p/locations/us-central2-b/nodes/n1\n"
+	    "networkEndpoints[0].ipAddress: 10.0.0.2\n"
+	    "networkEndpoints[1].ipAddress: 10.0.0.3\n"
+	    "---\n"
+	    "env:  dev, x\n"
+	    "name: projects/p/locations/us-central2-b/nodes/n22\n"
+	    "---\n"
+	    "env:  prod\n"
+	    "name: projects/p/locations/us-central2-b/nodes/a3\n" },
+	{ "flattened(labels.env:label=E,quoted,ratio)", -1,
+	    "---\n"
+	    "e: prod\n"
+	    "---\n"
+	    "e: dev, x\n"
+	    "---\n"
+	    "e:      prod\n"
+	    "quoted: say \"hi\"\n"
+	    "ratio:  0.25\n" },
+	{ "flattened[separator=\" = \"]", 2,
+	    "acceleratorType = v5litepod-8\n"
+	    "count =           7\n"
+	    "createTime =      2023-12-31T23:59:59+02:00\n"
+	    "empty =           \n"
+	    "labels.env =      prod\n"
+	    "name =            projects/p/locations/us-central2-b/nodes/a3\n"
+	    "quoted =          say \"hi\"\n"
+	    "ratio =           0.25\n"
+	    "state =           STOPPED\n" },
 	{ "flattened[no-pad]", 7,
 	    "---\n"
 	    "acceleratorType: v4-32\n"
