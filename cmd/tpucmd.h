@@ -137,8 +137,8 @@ struct tpucmd_list {
 
 /* The list flags, gcloud's, as usage strings and man pages show them. */
 #define TPUCMD_LIST_USAGE                                                      \
-	"[--uri] [--filter expression] [--limit n] [--page-size n] "           \
-	"[--sort-by [~]key,...]"
+	"[--uri] [--filter expression] [--flatten key,...] [--limit n] "       \
+	"[--page-size n] [--sort-by [~]key,...]"
 
 /*
  * "X list [--uri] [--filter expr] [--limit n] [--page-size n] [--sort-by

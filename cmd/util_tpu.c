@@ -399,12 +399,11 @@ tpucmd_each_zone(
 
 struct list_arg {
 	const struct tpucmd_list *l;
-	struct resfilter *filter;
 	int page_size;
 	cJSON *kept;
 };
 
-/* Add the matching items of one zone (NULL: of the project) to kept. */
+/* Add the items of one zone (NULL: of the project) to kept. */
 static int
 list_zone(struct tpucmd *tc, const char *zone, void *arg, struct tpu_err *err)
 {
@@ -422,9 +421,7 @@ list_zone(struct tpucmd *tc, const char *zone, void *arg, struct tpu_err *err)
 	if (rc == 0) {
 		cJSON_ArrayForEach(it, items)
 		{
-			if (resfilter_match(a->filter, it))
-				cJSON_AddItemToArray(
-				    a->kept, cJSON_Duplicate(it, 1));
+			cJSON_AddItemToArray(a->kept, cJSON_Duplicate(it, 1));
 		}
 	}
 	cJSON_Delete(items);
@@ -451,31 +448,43 @@ int
 tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
     const struct tpucmd_list *l, int argc, char **argv, struct tpu_err *err)
 {
-	enum { OPT_LIMIT = 0x100, OPT_PAGE_SIZE, OPT_SORT_BY, OPT_URI };
+	enum {
+		OPT_FLATTEN = 0x100,
+		OPT_LIMIT,
+		OPT_PAGE_SIZE,
+		OPT_SORT_BY,
+		OPT_URI,
+	};
 	static const struct option opts[] = {
 		{ "filter", required_argument, NULL, 'f' },
+		{ "flatten", required_argument, NULL, OPT_FLATTEN },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "page-size", required_argument, NULL, OPT_PAGE_SIZE },
 		{ "sort-by", required_argument, NULL, OPT_SORT_BY },
 		{ "uri", no_argument, NULL, OPT_URI },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *filter = NULL, *sortby = NULL;
-	struct resproj_sortby sb;
+	const char *filter = NULL, *sortby = NULL, *flatten = NULL;
+	struct resproj_sortby sb, fl;
+	struct resfilter *rf = NULL;
 	struct output uri_out, *out = &ctx->out;
 	struct list_arg a;
 	struct tpucmd tc;
-	cJSON *view = NULL;
-	int ch, rc, limit = 0, uri = 0, opened = 0;
+	cJSON *view = NULL, *it, *next;
+	int ch, rc, limit = 0, uri = 0, opened = 0, n;
 
 	memset(&a, 0, sizeof a);
 	memset(&sb, 0, sizeof sb);
+	memset(&fl, 0, sizeof fl);
 	output_init(&uri_out);
 	a.l = l;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			filter = optarg;
+			break;
+		case OPT_FLATTEN:
+			flatten = optarg;
 			break;
 		case OPT_LIMIT:
 			if ((rc = list_count("--limit", optarg, &limit, err)) !=
@@ -502,8 +511,10 @@ tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	    0)
 		goto out;
 	/* Every expression is checked before any request. */
-	if (filter != NULL &&
-	    (rc = resfilter_parse(filter, &a.filter, err)) != 0)
+	if (flatten != NULL &&
+	    (rc = resproj_flatten_parse(&fl, flatten, err)) != 0)
+		goto out;
+	if (filter != NULL && (rc = resfilter_parse(filter, &rf, err)) != 0)
 		goto out;
 	if (filter != NULL && tpucmd_old_filter(filter))
 		log_warn("--filter '%s': the FIELD=VALUE,... form is gone; "
@@ -527,10 +538,24 @@ tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	a.kept = cJSON_CreateArray();
 	if ((rc = tpucmd_each_zone(&tc, list_zone, &a, err)) != 0)
 		goto out;
+	/* gcloud's order: --flatten, --filter, --sort-by, --limit */
+	if (flatten != NULL) {
+		cJSON *flat = resproj_flatten(&fl, a.kept);
+
+		cJSON_Delete(a.kept);
+		a.kept = flat;
+	}
+	for (it = a.kept->child; it != NULL; it = next) {
+		next = it->next;
+		if (!resfilter_match(rf, it))
+			cJSON_Delete(cJSON_DetachItemViaPointer(a.kept, it));
+	}
 	resproj_sortby_apply(&sb, a.kept);
-	while (limit > 0 && cJSON_GetArraySize(a.kept) > limit)
-		cJSON_DeleteItemFromArray(
-		    a.kept, cJSON_GetArraySize(a.kept) - 1);
+	for (it = a.kept->child, n = 0; it != NULL; it = next, n++) {
+		next = it->next;
+		if (limit > 0 && n >= limit)
+			cJSON_Delete(cJSON_DetachItemViaPointer(a.kept, it));
+	}
 	if (out->fmt == OUTPUT_TABLE && out->nfields == 0) {
 		/* the command's own table: short names and the zone */
 		view = l->view != NULL ? l->view(a.kept)
@@ -541,8 +566,9 @@ tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
 out:
 	cJSON_Delete(view);
 	cJSON_Delete(a.kept);
-	resfilter_free(a.filter);
+	resfilter_free(rf);
 	resproj_sortby_release(&sb);
+	resproj_sortby_release(&fl);
 	output_release(&uri_out);
 	if (opened)
 		tpucmd_close(&tc);

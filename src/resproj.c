@@ -2096,3 +2096,89 @@ resproj_sortby_apply(const struct resproj_sortby *s, cJSON *list)
 	}
 	free(items);
 }
+
+/* ---- --flatten ---- */
+
+int
+resproj_flatten_parse(
+    struct resproj_sortby *out, const char *s, struct tpu_err *err)
+{
+	struct resproj_lex lx = { s, 0, "flatten" };
+	int i, rc;
+
+	if ((rc = resproj_sortby_parse(out, s, err)) != 0) {
+		/* the same messages, for the flag they came from */
+		char *msg = xstrdup(err->msg);
+		const char *tail = strchr(msg, ':');
+
+		rc = tpu_error(err, TPU_E_USAGE, "invalid flatten '%.64s'%s", s,
+		    tail != NULL ? tail : "");
+		free(msg);
+		return rc;
+	}
+	for (i = 0; i < out->nkeys; i++) {
+		int k;
+
+		for (k = 0; k < out->keys[i].nsegs; k++)
+			if (out->keys[i].segs[k].kind != RESPROJ_NAME)
+				break;
+		if (out->reverse[i] || out->keys[i].ncalls > 0 ||
+		    k < out->keys[i].nsegs) {
+			resproj_sortby_release(out);
+			return resproj_lex_error(&lx, err,
+			    "a flatten key is names only (KEY.KEY...)");
+		}
+	}
+	return 0;
+}
+
+/* One copy of r per item of the list at key (names only), the list
+ * replaced by the item, appended to out; an empty list gives none, a key
+ * that is no list keeps r. */
+static void
+flatten_one(const struct resproj_key *key, const cJSON *r, cJSON *out)
+{
+	const cJSON *v = r, *it;
+	int k;
+
+	for (k = 0; k < key->nsegs && v != NULL; k++)
+		v = cJSON_IsObject(v)
+		        ? cJSON_GetObjectItemCaseSensitive(v, key->segs[k].name)
+		        : NULL;
+	if (!cJSON_IsArray(v)) {
+		cJSON_AddItemToArray(out, cJSON_Duplicate(r, 1));
+		return;
+	}
+	cJSON_ArrayForEach(it, v)
+	{
+		cJSON *copy = cJSON_Duplicate(r, 1), *parent = copy;
+
+		for (k = 0; k < key->nsegs - 1; k++)
+			parent = cJSON_GetObjectItemCaseSensitive(
+			    parent, key->segs[k].name);
+		cJSON_ReplaceItemInObjectCaseSensitive(parent,
+		    key->segs[key->nsegs - 1].name, cJSON_Duplicate(it, 1));
+		cJSON_AddItemToArray(out, copy);
+	}
+}
+
+cJSON *
+resproj_flatten(const struct resproj_sortby *keys, const cJSON *list)
+{
+	cJSON *cur = cJSON_Duplicate(list, 1), *next;
+	const cJSON *it;
+	int i;
+
+	for (i = 0; keys != NULL && i < keys->nkeys; i++) {
+		if (keys->keys[i].nsegs == 0)
+			continue;
+		next = cJSON_CreateArray();
+		cJSON_ArrayForEach(it, cur)
+		{
+			flatten_one(&keys->keys[i], it, next);
+		}
+		cJSON_Delete(cur);
+		cur = next;
+	}
+	return cur;
+}

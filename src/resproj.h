@@ -173,4 +173,15 @@ int resproj_sortby_parse(
 void resproj_sortby_apply(const struct resproj_sortby *, cJSON *list);
 void resproj_sortby_release(struct resproj_sortby *);
 
+/*
+ * --flatten KEY,...: keys of names only (a struct resproj_sortby without
+ * ~).  resproj_flatten() returns a new list with one copy of each
+ * resource per item of the list at each key in turn, that list replaced
+ * by the item (gcloud's --flatten); an empty list drops the resource, a
+ * key that is no list keeps it.  The caller deletes the result.
+ */
+int resproj_flatten_parse(
+    struct resproj_sortby *, const char *, struct tpu_err *);
+cJSON *resproj_flatten(const struct resproj_sortby *, const cJSON *list);
+
 #endif

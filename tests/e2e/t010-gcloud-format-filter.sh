@@ -142,6 +142,21 @@ expect_rc 2 "$TPUCTL" list --page-size x
 assert_grep "invalid --page-size 'x'" "$T/err"
 [ "$(emu_requests | wc -l)" -eq "$before" ] || fail "a refused expression sent requests"
 
+# --flatten: one record per worker endpoint, before the filter.
+expect_rc 0 "$TPUCTL" create d4 --accelerator-type v4-16 --labels env=test
+expect_rc 0 "$TPUCTL" describe d4 --format json
+jq -r '.networkEndpoints[] | "d4\t\(.ipAddress)"' "$T/out" >"$T/want"
+[ "$(wc -l <"$T/want")" -eq 2 ] || fail "v4-16 without 2 endpoints"
+expect_rc 0 "$TPUCTL" list --flatten=networkEndpoints --filter='labels.env=test' \
+    --format='value(name.basename(),networkEndpoints.ipAddress)'
+cmp -s "$T/want" "$T/out" || fail "--flatten: $(cat "$T/out")"
+expect_rc 0 "$TPUCTL" list --flatten=networkEndpoints \
+    --filter="networkEndpoints.ipAddress=$(cut -f2 "$T/want" | tail -1)" \
+    --format='value(name.basename())'
+[ "$(cat "$T/out")" = d4 ] || fail "--flatten then --filter: $(cat "$T/out")"
+expect_rc 2 "$TPUCTL" list --flatten='networkEndpoints[0]'
+assert_grep "invalid flatten 'networkEndpoints\[0\]': a flatten key is names only" "$T/err"
+
 # tpuctl's old FIELD=VALUE,... filter is gone: a warning says so.
 expect_rc 0 "$TPUCTL" list --filter 'state=READY,labels.env=prod' \
     --format='value(name)'

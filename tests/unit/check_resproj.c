@@ -267,6 +267,33 @@ START_TEST(sortby)
 }
 END_TEST
 
+/* --flatten: one record per list item, empty lists dropped. */
+START_TEST(flatten)
+{
+	struct resproj_sortby fl;
+	struct tpu_err err;
+	cJSON *l = cJSON_Parse("[{\"n\":\"a\",\"e\":{\"ips\":[1,2]}},"
+	                       "{\"n\":\"b\",\"e\":{\"ips\":[]}},"
+	                       "{\"n\":\"c\"}]"),
+	      *out;
+	char *s;
+
+	tpu_err_init(&err);
+	ck_assert_int_eq(resproj_flatten_parse(&fl, "e.ips", &err), 0);
+	out = resproj_flatten(&fl, l);
+	s = cJSON_PrintUnformatted(out);
+	ck_assert_str_eq(s, "[{\"n\":\"a\",\"e\":{\"ips\":1}},"
+	                    "{\"n\":\"a\",\"e\":{\"ips\":2}},{\"n\":\"c\"}]");
+	cJSON_free(s);
+	cJSON_Delete(out);
+	resproj_sortby_release(&fl);
+	ck_assert_int_eq(
+	    resproj_flatten_parse(&fl, "e.ips.len()", &err), TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "names only"));
+	cJSON_Delete(l);
+}
+END_TEST
+
 static Suite *
 resproj_suite(void)
 {
@@ -284,6 +311,7 @@ resproj_suite(void)
 	tcase_add_test(tc, attributes);
 	tcase_add_test(tc, bounds);
 	tcase_add_test(tc, sortby);
+	tcase_add_test(tc, flatten);
 	suite_add_tcase(s, tc);
 	return s;
 }
