@@ -579,6 +579,66 @@ apply(const struct resfilter *f, const cJSON *v, const struct operand *o)
 }
 
 /*
+ * An ISO 8601 duration [-]P[nY][nM][nW][nD][T[nH][nM][nS]] as the time
+ * now + duration, in calendar arithmetic ("createTime>-P2W": created in
+ * the last two weeks).  -1 when s is not one.
+ */
+static int
+duration_time(const char *s, time_t now, time_t *t)
+{
+	static const char date_units[] = "YMWD", time_units[] = "HMS";
+	long v[7] = { 0, 0, 0, 0, 0, 0, 0 }; /* Y M W D H M S */
+	const char *p = s, *u;
+	int sign = 1, in_time = 0, any = 0, last = -1;
+	struct tm tm;
+
+	if (*p == '-' || *p == '+')
+		sign = *p++ == '-' ? -1 : 1;
+	if (*p++ != 'P')
+		return -1;
+	while (*p != '\0') {
+		char *end;
+		long x;
+		int idx;
+
+		if (*p == 'T' && !in_time) {
+			in_time = 1;
+			p++;
+			continue;
+		}
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		x = strtol(p, &end, 10);
+		if (x < 0 || x > 100000)
+			return -1;
+		p = end;
+		u = strchr(in_time ? time_units : date_units, *p);
+		if (*p == '\0' || u == NULL)
+			return -1;
+		idx = (int)(u - (in_time ? time_units : date_units)) +
+		      (in_time ? 4 : 0);
+		if (idx <= last)
+			return -1;
+		last = idx;
+		v[idx] = x;
+		any = 1;
+		p++;
+	}
+	if (!any)
+		return -1;
+	localtime_r(&now, &tm);
+	tm.tm_year += (int)(sign * v[0]);
+	tm.tm_mon += (int)(sign * v[1]);
+	tm.tm_mday += (int)(sign * (7 * v[2] + v[3]));
+	tm.tm_hour += (int)(sign * v[4]);
+	tm.tm_min += (int)(sign * v[5]);
+	tm.tm_sec += (int)(sign * v[6]);
+	tm.tm_isdst = -1;
+	*t = mktime(&tm);
+	return 0;
+}
+
+/*
  * An operand compared with a time: YYYY[-MM[-DD[THH:MM[:SS]...]]], the
  * missing date parts from today (as gcloud's dateutil fills them), in
  * local time unless an offset is written.
@@ -601,6 +661,10 @@ operand_time(const char *s, time_t *t, long *ns)
 		return 0;
 	}
 	localtime_r(&now, &today);
+	if (duration_time(s, now, t) == 0) {
+		*ns = 0;
+		return 0;
+	}
 	while (n < 3) {
 		long x = strtol(p, &end, 10);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -191,6 +192,45 @@ START_TEST(transforms_in_keys)
 }
 END_TEST
 
+/* gcloud topic filters: createTime>-P2W, an ISO 8601 duration from now. */
+START_TEST(durations)
+{
+	struct resfilter *f = NULL;
+	struct tpu_err err;
+	char when[64], json[128];
+	time_t now = time(NULL), t;
+	struct tm tm;
+	cJSON *r;
+	static const struct {
+		long ago; /* seconds */
+		const char *filter;
+		int match;
+	} c[] = {
+		{ 86400, "createTime>-P2W", 1 },
+		{ 20 * 86400, "createTime>-P2W", 0 },
+		{ 20 * 86400, "createTime<-P2W", 1 },
+		{ 3600, "createTime>-PT2H", 1 },
+		{ 3 * 3600, "createTime>-PT2H", 0 },
+		{ 3 * 3600, "createTime>=-P1DT2H30M", 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		t = now - c[i].ago;
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(json, sizeof json, "{\"createTime\":\"%s\"}", when);
+		r = cJSON_Parse(json);
+		tpu_err_init(&err);
+		ck_assert_int_eq(resfilter_parse(c[i].filter, &f, &err), 0);
+		ck_assert_msg(resfilter_match(f, r) == c[i].match, "%s on %s",
+		    c[i].filter, when);
+		resfilter_free(f);
+		cJSON_Delete(r);
+	}
+}
+END_TEST
+
 static Suite *
 resfilter_suite(void)
 {
@@ -202,6 +242,7 @@ resfilter_suite(void)
 	tcase_add_test(tc, topic_pattern_table);
 	tcase_add_test(tc, empty_matches_all);
 	tcase_add_test(tc, transforms_in_keys);
+	tcase_add_test(tc, durations);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("parse");
