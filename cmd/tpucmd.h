@@ -62,8 +62,8 @@ const char *tpucmd_zone_of(const char *name, char *buf, size_t len);
 
 /*
  * Print a mutating command's final resource: with --format json, yaml,
- * jsonl or value() on stdout; in table mode nothing (a summary goes to
- * stderr instead).
+ * value(), table(...) and the like on stdout; with the default table
+ * nothing (a summary goes to stderr instead).
  */
 int tpucmd_emit_result(struct tpu_ctx *, const cJSON *, struct tpu_err *);
 

@@ -164,7 +164,10 @@ tpucmd_table_view(const cJSON *list)
 int
 tpucmd_emit_result(struct tpu_ctx *ctx, const cJSON *r, struct tpu_err *err)
 {
-	if (r == NULL || ctx->out.fmt == OUTPUT_TABLE)
+	/* the default table says nothing (a summary goes to stderr); a
+	 * table(...) of the user's is printed */
+	if (r == NULL ||
+	    (ctx->out.fmt == OUTPUT_TABLE && ctx->out.nfields == 0))
 		return 0;
 	return output_emit(&ctx->out, r, NULL, err);
 }

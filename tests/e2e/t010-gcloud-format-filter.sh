@@ -10,7 +10,9 @@ P=projects/tpuctl-emu/locations/us-central2-b
 expect_rc 0 "$TPUCTL" create b2 --accelerator-type v4-8 --labels env=dev
 expect_rc 0 "$TPUCTL" create a1 --accelerator-type v4-8 --labels env=prod
 expect_rc 0 "$TPUCTL" create c3 --accelerator-type v4-8 --labels env=prod,team=ml
-expect_rc 0 "$TPUCTL" stop c3
+expect_rc 0 "$TPUCTL" stop c3 --format='table(name.basename(),state)'
+printf 'NAME  STATE\nc3    STOPPED\n' | cmp -s - "$T/out" ||
+    fail "stop --format=table(...): $(cat "$T/out")"
 
 # describe: a key with [N], get(), a transform.
 expect_rc 0 "$TPUCTL" describe a1 --format json
