@@ -1030,6 +1030,7 @@ static const char *const kw_float[] = { "precision", "spec", "undefined",
 	NULL };
 static const char *const kw_join[] = { "sep", "undefined", NULL };
 static const char *const kw_list[] = { "show", "undefined", "separator", NULL };
+static const char *const kw_map[] = { "depth", NULL };
 static const char *const kw_segment[] = { "index", "undefined", NULL };
 static const char *const kw_size[] = { "zero", "precision", "units_in",
 	"units_out", "min", NULL };
@@ -1052,6 +1053,7 @@ static const struct transform transforms[] = {
 	{ "len", 0, 0, NULL, t_len },
 	{ "list", 0, 3, kw_list, t_list },
 	{ "lower", 0, 0, NULL, t_lower },
+	{ "map", 0, 1, kw_map, t_always }, /* resproj_eval() applies it */
 	{ "notnull", 0, 0, NULL, t_notnull },
 	{ "scope", 0, RESPROJ_MAX_ARGS, NULL, t_scope },
 	{ "segment", 0, 2, kw_segment, t_segment },
@@ -1216,6 +1218,29 @@ parse_call(struct resproj_lex *lx, struct resproj_key *k, const char *name,
 	return 0;
 }
 
+/* A map(depth) call, for the * shorthand. */
+static int
+add_map(struct resproj_lex *lx, struct resproj_key *k, int depth,
+    struct tpu_err *err)
+{
+	struct resproj_call *c;
+	size_t fn;
+
+	if (k->ncalls >= RESPROJ_MAX_CALLS)
+		return resproj_lex_error(lx, err,
+		    "more than %d transforms on one key", RESPROJ_MAX_CALLS);
+	for (fn = 0; strcmp(transforms[fn].name, "map") != 0; fn++)
+		;
+	k->calls =
+	    xreallocarray(k->calls, (size_t)k->ncalls + 1, sizeof *k->calls);
+	c = &k->calls[k->ncalls++];
+	c->fn = (int)fn;
+	c->nargs = 1;
+	c->args = xcalloc(1, sizeof *c->args);
+	c->args[0].value = xasprintf("%d", depth);
+	return 0;
+}
+
 int
 resproj_key_parse(struct resproj_lex *lx, struct resproj_key *k,
     const char *terminators, struct tpu_err *err)
@@ -1268,6 +1293,15 @@ resproj_key_parse(struct resproj_lex *lx, struct resproj_key *k,
 			k->segs[k->nsegs].name = NULL;
 			k->segs[k->nsegs++].index = idx;
 		} else {
+			int stars = 0;
+
+			/* *foo() is map().foo(), **foo() map(2).foo() */
+			while (s[lx->i] == '*' && stars < 2) {
+				stars++;
+				lx->i++;
+			}
+			if (stars > 0 && (rc = add_map(lx, k, stars, err)) != 0)
+				goto bad;
 			if ((name = key_name(lx, &rc, err)) == NULL) {
 				if (rc == 0)
 					rc = resproj_lex_error(lx, err,
@@ -1387,14 +1421,42 @@ get(const cJSON *node, const struct resproj_seg *seg, int n)
 	return NULL;
 }
 
+/* The transform c on v, or with depth > 0 on each item of the list v
+ * (map()). */
+static cJSON *
+apply_call(cJSON *v, const struct resproj_call *c, int depth)
+{
+	cJSON *out, *it;
+
+	if (depth <= 0 || !cJSON_IsArray(v))
+		return transforms[c->fn].fn(v, c);
+	out = cJSON_CreateArray();
+	while ((it = cJSON_DetachItemFromArray(v, 0)) != NULL) {
+		it = apply_call(it, c, depth - 1);
+		cJSON_AddItemToArray(out, it != NULL ? it : cJSON_CreateNull());
+	}
+	cJSON_Delete(v);
+	return out;
+}
+
 cJSON *
 resproj_eval(const struct resproj_key *k, const cJSON *r)
 {
 	cJSON *v = get(r, k->segs, k->nsegs);
-	int i;
+	int i, depth;
 
-	for (i = 0; i < k->ncalls; i++)
+	for (i = 0; i < k->ncalls; i++) {
+		if (strcmp(transforms[k->calls[i].fn].name, "map") == 0) {
+			/* map(depth): the next transform on each item */
+			depth = atoi_safe(arg(&k->calls[i], 0, "1"));
+			if (i + 1 < k->ncalls) {
+				i++;
+				v = apply_call(v, &k->calls[i], depth);
+			}
+			continue;
+		}
 		v = transforms[k->calls[i].fn].fn(v, &k->calls[i]);
+	}
 	return v;
 }
 

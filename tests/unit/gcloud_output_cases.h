@@ -569,6 +569,12 @@ static const struct gc_case {
 	    "quoted:          say \"hi\"\n"
 	    "ratio:           0.25\n"
 	    "state:           STOPPED\n" },
+	{ "value(tags.map().upper(),tags.*upper().list(),networkEndpoints[]."
+	  "ipAddress.map().segment(3))",
+	    -1,
+	    "A;B\tA,B\t;\n"
+	    "\t\t\n"
+	    "\t\t\n" },
 	{ "text", 6,
 	    "---\n"
 	    "acceleratorType:                             v4-8\n"
