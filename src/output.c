@@ -332,9 +332,8 @@ emit_table(FILE *fp, const struct resproj *p, const cJSON *r)
 	}
 	table_sort(p, rows, nrow);
 	w = xcalloc((size_t)ncol, sizeof *w);
-	hdr = xcalloc((size_t)ncol, sizeof *hdr);
+	hdr = resproj_labels(p);
 	for (j = 0; j < ncol; j++) {
-		hdr[j] = resproj_label(p, j);
 		for (i = 0; i < nrow; i++)
 			if (width(rows[i].cells[j]) > w[j])
 				w[j] = width(rows[i].cells[j]);
@@ -488,16 +487,18 @@ emit_csv(FILE *fp, const struct resproj *p, const cJSON *r, int csv)
 			buf_puts(&line, s_);                                   \
 	} while (0)
 	if (csv && !resproj_attr(p, "no-heading", NULL)) {
+		char **labels = resproj_labels(p);
+
 		for (j = 0; j < p->ncols; j++) {
-			char *l = resproj_label(p, j), *c;
+			char *l = labels[j], *c;
 
 			for (c = l; *c != '\0'; c++)
 				*c = (char)tolower((unsigned char)*c);
 			if (j > 0)
 				buf_puts(&line, sep);
 			QUOTED(l);
-			free(l);
 		}
+		resproj_labels_free(labels);
 		buf_puts(&line, term);
 	}
 	for (rec = single ? r : r->child; rec != NULL;
@@ -626,7 +627,7 @@ project_into(
 /* A resource through a projection: the selected keys at their places
  * (json(name,labels.env) and the like). */
 static cJSON *
-project(const struct resproj *p, const cJSON *rec)
+project(const struct resproj *p, char **labels, const cJSON *rec)
 {
 	cJSON *out = cJSON_CreateObject();
 	int j;
@@ -636,11 +637,9 @@ project(const struct resproj *p, const cJSON *rec)
 
 		if (key->nsegs == 0) {
 			cJSON *v = resproj_eval(key, rec);
-			char *l = resproj_label(p, j);
 
 			if (v != NULL)
-				cJSON_AddItemToObject(out, l, v);
-			free(l);
+				cJSON_AddItemToObject(out, labels[j], v);
 			continue;
 		}
 		project_into(&out, rec, key, 0);
@@ -654,22 +653,26 @@ prepared(const struct resproj *p, const cJSON *r)
 {
 	cJSON *out, *tmp;
 	const cJSON *it;
+	char **labels;
 
 	if (p->ncols == 0)
 		return resproj_sorted(r);
+	labels = resproj_labels(p);
 	if (!cJSON_IsArray(r)) {
-		tmp = project(p, r);
+		tmp = project(p, labels, r);
 		out = resproj_sorted(tmp);
 		cJSON_Delete(tmp);
+		resproj_labels_free(labels);
 		return out;
 	}
 	out = cJSON_CreateArray();
 	cJSON_ArrayForEach(it, r)
 	{
-		tmp = project(p, it);
+		tmp = project(p, labels, it);
 		cJSON_AddItemToArray(out, resproj_sorted(tmp));
 		cJSON_Delete(tmp);
 	}
+	resproj_labels_free(labels);
 	return out;
 }
 
@@ -827,7 +830,8 @@ static void
 emit_flat(FILE *fp, const struct resproj *p, const cJSON *r)
 {
 	const char *sep = ": ";
-	int single = !cJSON_IsArray(r), nopad;
+	int single = !cJSON_IsArray(r), nopad, j;
+	char **labels, **names;
 	const cJSON *rec;
 	struct buf key;
 
@@ -836,30 +840,30 @@ emit_flat(FILE *fp, const struct resproj *p, const cJSON *r)
 	else
 		sep = ": ";
 	nopad = resproj_attr(p, "no-pad", NULL);
+	labels = resproj_labels(p);
+	names = xcalloc((size_t)p->ncols + 1, sizeof *names);
+	for (j = 0; j < p->ncols; j++)
+		names[j] = key_name(&p->cols[j].key);
 	buf_init(&key, BUF_NOCAP);
 	for (rec = single ? r : r->child; rec != NULL;
 	     rec = single ? NULL : rec->next) {
 		char **keys = NULL, **vals = NULL;
 		size_t n = 0, i, w = 0;
-		int j;
 
 		buf_clear(&key);
 		flat_collect(rec, &key, &keys, &vals, &n);
 		/* a key that is a projection key prints as its label */
 		for (i = 0; i < n; i++)
 			for (j = 0; j < p->ncols; j++) {
-				char *kn = key_name(&p->cols[j].key), *c;
+				char *c;
 
-				if (strcmp(kn, keys[i]) == 0) {
-					free(keys[i]);
-					keys[i] = resproj_label(p, j);
-					for (c = keys[i]; *c != '\0'; c++)
-						*c = (char)tolower(
-						    (unsigned char)*c);
-					free(kn);
-					break;
-				}
-				free(kn);
+				if (strcmp(names[j], keys[i]) != 0)
+					continue;
+				free(keys[i]);
+				keys[i] = xstrdup(labels[j]);
+				for (c = keys[i]; *c != '\0'; c++)
+					*c = (char)tolower((unsigned char)*c);
+				break;
 			}
 		if (!single)
 			fputs("---\n", fp);
@@ -880,6 +884,8 @@ emit_flat(FILE *fp, const struct resproj *p, const cJSON *r)
 		free(vals);
 	}
 	buf_release(&key);
+	resproj_labels_free(labels);
+	resproj_labels_free(names);
 }
 
 static int

@@ -1611,6 +1611,49 @@ unescape(char *s)
 	*w = '\0';
 }
 
+static int same_path(const struct resproj_key *, const struct resproj_key *);
+
+/*
+ * gcloud keeps one attribute per key: a column without transforms takes
+ * those of the first earlier column of the same key ("csv(name.basename(),
+ * name)" prints the basename twice).
+ */
+static void
+inherit_calls(struct resproj *p)
+{
+	int i, j, c, a;
+
+	for (i = 0; i < p->ncols; i++) {
+		struct resproj_key *k = &p->cols[i].key;
+
+		if (k->ncalls > 0 || k->nsegs == 0)
+			continue;
+		for (j = 0; j < i; j++)
+			if (same_path(&p->cols[j].key, k))
+				break;
+		if (j == i || p->cols[j].key.ncalls == 0)
+			continue;
+		k->ncalls = p->cols[j].key.ncalls;
+		k->calls = xcalloc((size_t)k->ncalls, sizeof *k->calls);
+		for (c = 0; c < k->ncalls; c++) {
+			const struct resproj_call *from =
+			    &p->cols[j].key.calls[c];
+
+			k->calls[c].fn = from->fn;
+			k->calls[c].nargs = from->nargs;
+			k->calls[c].args = xcalloc(
+			    (size_t)from->nargs + 1, sizeof *k->calls[c].args);
+			for (a = 0; a < from->nargs; a++) {
+				if (from->args[a].name != NULL)
+					k->calls[c].args[a].name =
+					    xstrdup(from->args[a].name);
+				k->calls[c].args[a].value =
+				    xstrdup(from->args[a].value);
+			}
+		}
+	}
+}
+
 int
 resproj_parse(struct resproj *out, const char *s, struct tpu_err *err)
 {
@@ -1750,6 +1793,7 @@ resproj_parse(struct resproj *out, const char *s, struct tpu_err *err)
 		    "%s needs a projection: %s(KEY,...)", p.name, p.name);
 		goto out;
 	}
+	inherit_calls(&p);
 	resproj_release(out);
 	*out = p;
 	return 0;
@@ -1760,79 +1804,142 @@ out:
 
 /* ---- labels ---- */
 
-/* ANGRY_SNAKE_CASE of a key part appended to b. */
+/*
+ * ANGRY_SNAKE_CASE of a key part, as gcloud's regex
+ * ((?<=[a-z0-9])[A-Z]+|(?!^)[A-Z](?=[a-z])) -> _\1, upper-cased.
+ */
 static void
 snake(struct buf *b, const char *s)
 {
-	const char *p;
+	size_t i, n = strlen(s);
 
-	for (p = s; *p != '\0'; p++) {
-		if (isupper((unsigned char)*p) && p > s &&
-		    (islower((unsigned char)p[-1]) ||
-		        isdigit((unsigned char)p[-1])))
+	for (i = 0; i < n; i++) {
+		int up = isupper((unsigned char)s[i]);
+
+		if (up && i > 0 &&
+		    (islower((unsigned char)s[i - 1]) ||
+		        isdigit((unsigned char)s[i - 1]))) {
+			/* a run of capitals after a lower-case letter or
+			 * digit: one _ before it, none inside */
 			buf_puts(b, "_");
-		if (*p == '-' || *p == '.' || *p == ' ')
+			while (i < n && isupper((unsigned char)s[i])) {
+				buf_append(b, s + i, 1);
+				i++;
+			}
+			i--;
+			continue;
+		}
+		if (up && i > 0 && islower((unsigned char)s[i + 1]))
 			buf_puts(b, "_");
-		else {
-			char c = (char)toupper((unsigned char)*p);
+		{
+			char c = (char)toupper((unsigned char)s[i]);
 
 			buf_append(b, &c, 1);
 		}
 	}
 }
 
-/* The label of key k from its last n name parts. */
-static char *
-label_parts(const struct resproj_key *k, int n)
+/* 1 when two keys have the same path (names and indices). */
+static int
+same_path(const struct resproj_key *a, const struct resproj_key *b)
 {
-	struct buf b;
-	int i, names = 0, first;
+	int i;
+
+	if (a->nsegs != b->nsegs)
+		return 0;
+	for (i = 0; i < a->nsegs; i++) {
+		if (a->segs[i].kind != b->segs[i].kind)
+			return 0;
+		if (a->segs[i].kind == RESPROJ_NAME &&
+		    strcmp(a->segs[i].name, b->segs[i].name) != 0)
+			return 0;
+		if (a->segs[i].kind == RESPROJ_INDEX &&
+		    a->segs[i].index != b->segs[i].index)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * gcloud's headings: a key's last name in ANGRY_SNAKE_CASE, names added
+ * from the right until the heading is new among the headings made so
+ * far; a key seen before takes the heading of its first column; a key
+ * of transforms only is the first transform's name.
+ */
+char **
+resproj_labels(const struct resproj *p)
+{
+	char **l = xcalloc((size_t)p->ncols + 1, sizeof *l);
+	char **made = xcalloc((size_t)p->ncols + 1, sizeof *made);
+	int i, j, k, nmade = 0, taken;
+	struct buf b, part;
 
 	buf_init(&b, BUF_NOCAP);
-	for (i = 0; i < k->nsegs; i++)
-		names += k->segs[i].kind == RESPROJ_NAME;
-	if (names == 0) {
-		if (k->ncalls > 0)
-			buf_puts(&b, transforms[k->calls[0].fn].name);
-		for (i = 0; i < (int)b.len; i++)
-			b.data[i] = (char)toupper((unsigned char)b.data[i]);
-		return buf_detach(&b, NULL);
-	}
-	first = names - n < 0 ? 0 : names - n;
-	for (i = 0, names = 0; i < k->nsegs; i++) {
-		if (k->segs[i].kind != RESPROJ_NAME)
+	buf_init(&part, BUF_NOCAP);
+	for (i = 0; i < p->ncols; i++) {
+		const struct resproj_key *key = &p->cols[i].key;
+
+		if (p->cols[i].label != NULL) {
+			l[i] = xstrdup(p->cols[i].label);
 			continue;
-		if (names++ < first)
+		}
+		/* the first earlier column of the same key lends its heading */
+		for (j = 0; j < i; j++)
+			if (same_path(&p->cols[j].key, key) &&
+			    (key->nsegs > 0 ||
+			        (key->ncalls > 0 && p->cols[j].key.ncalls > 0 &&
+			            key->calls[0].fn ==
+			                p->cols[j].key.calls[0].fn)))
+				break;
+		if (j < i) {
+			l[i] = xstrdup(l[j]);
 			continue;
-		if (b.len > 0)
-			buf_puts(&b, "_");
-		snake(&b, k->segs[i].name);
+		}
+		buf_clear(&b);
+		if (key->nsegs == 0 && key->ncalls > 0)
+			snake(&b, transforms[key->calls[0].fn].name);
+		for (k = key->nsegs - 1; k >= 0; k--) {
+			if (key->segs[k].kind != RESPROJ_NAME)
+				continue;
+			buf_clear(&part);
+			snake(&part, key->segs[k].name);
+			if (b.len > 0) {
+				buf_puts(&part, "_");
+				buf_puts(&part, b.data);
+			}
+			buf_clear(&b);
+			buf_puts(&b, part.data);
+			for (j = 0, taken = 0; j < nmade && !taken; j++)
+				taken = strcmp(made[j], b.data) == 0;
+			if (!taken) {
+				made[nmade++] = xstrdup(b.data);
+				break;
+			}
+		}
+		l[i] = xstrdup(b.data);
 	}
-	return buf_detach(&b, NULL);
+	buf_release(&b);
+	buf_release(&part);
+	resproj_labels_free(made);
+	return l;
+}
+void
+resproj_labels_free(char **l)
+{
+	char **p;
+
+	for (p = l; p != NULL && *p != NULL; p++)
+		free(*p);
+	free(l);
 }
 
 char *
 resproj_label(const struct resproj *p, int i)
 {
-	char *mine, *other;
-	int j, n, clash;
+	char **l = resproj_labels(p), *out = xstrdup(l[i]);
 
-	if (p->cols[i].label != NULL)
-		return xstrdup(p->cols[i].label);
-	for (n = 1;; n++) {
-		mine = label_parts(&p->cols[i].key, n);
-		clash = 0;
-		for (j = 0; j < i && !clash; j++) {
-			if (p->cols[j].label != NULL)
-				continue;
-			other = resproj_label(p, j);
-			clash = strcmp(other, mine) == 0;
-			free(other);
-		}
-		if (!clash || n > p->cols[i].key.nsegs)
-			return mine;
-		free(mine);
-	}
+	resproj_labels_free(l);
+	return out;
 }
 
 /* ---- Python's str() ---- */

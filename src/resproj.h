@@ -139,6 +139,9 @@ cJSON *resproj_eval(const struct resproj_key *, const cJSON *r);
 /* The default heading of column i: its last name part, ANGRY_SNAKE_CASE,
  * with more parts when another column ends the same.  Caller frees. */
 char *resproj_label(const struct resproj *, int i);
+/* Every column's heading, NULL-terminated (resproj_labels_free()). */
+char **resproj_labels(const struct resproj *);
+void resproj_labels_free(char **);
 
 /* The base of uri() for a resource with a "projects/..." name. */
 void resproj_set_uri_base(const char *);

@@ -467,6 +467,26 @@ static const struct gc_case {
 	    "                 n1\n"
 	    "                 n22\n"
 	    "                 a3\n" },
+	{ "table(name,name.basename(),acceleratorType,networkEndpoints[0]."
+	  "ipAddress,networkEndpoints[1].ipAddress,len(),schedulingConfig."
+	  "preemptible)",
+	    -1,
+	    "NAME                                          NAME  "
+	    "ACCELERATOR_TYPE  IP_ADDRESS  NETWORK_ENDPOINTS_IP_ADDRESS  LEN  "
+	    "PREEMPTIBLE\n"
+	    "projects/p/locations/us-central2-b/nodes/n1   n1    v4-8          "
+	    "    10.0.0.2    10.0.0.3                      11   True\n"
+	    "projects/p/locations/us-central2-b/nodes/n22  n22   v4-32         "
+	    "                                              8\n"
+	    "projects/p/locations/us-central2-b/nodes/a3   a3    v5litepod-8   "
+	    "                                              9\n" },
+	{ "csv(name.basename():label=N,name,labels.env,labels.env:label=E,"
+	  "labels.team)",
+	    -1,
+	    "n,n,env,e,team\n"
+	    "n1,n1,prod,prod,ml\n"
+	    "n22,n22,\"dev, x\",\"dev, x\",\n"
+	    "a3,a3,prod,prod,\n" },
 	{ "value(createTime.date(),createTime.date(tz=UTC),createTime.date(\"%"
 	  "H:%M %Z\",tz=UTC),createTime.date(\"%Y%m%d %3f\"))",
 	    -1,
