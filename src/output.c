@@ -201,12 +201,47 @@ cell(const cJSON *v)
 	buf_init(&b, BUF_NOCAP);
 	if (v != NULL && !cJSON_IsNull(v))
 		resproj_str(&b, v, 1);
-	/* XXX: gcloud wraps a cell with newlines over several lines; tpuctl
-	 * keeps one row per line. */
+	/* A cell with newlines takes several lines, as in gcloud (a final
+	 * newline adds none).  XXX: tabs and CRs print as spaces. */
 	for (p = b.data; *p != '\0'; p++)
-		if (*p == '\n' || *p == '\r' || *p == '\t')
+		if (*p == '\r' || *p == '\t')
 			*p = ' ';
+	if (b.len > 0 && b.data[b.len - 1] == '\n')
+		b.data[--b.len] = '\0';
 	return buf_detach(&b, NULL);
+}
+
+/* The widest line of a cell. */
+static size_t
+cell_width(const char *s)
+{
+	size_t w = 0, n = 0;
+
+	for (; *s != '\0'; s++) {
+		if (*s == '\n') {
+			w = n > w ? n : w;
+			n = 0;
+		} else if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	}
+	return n > w ? n : w;
+}
+
+/* Line k of a cell into b ("" past its end); 1 when there are more. */
+static int
+cell_line(struct buf *b, const char *s, int k)
+{
+	const char *e;
+
+	buf_clear(b);
+	for (; k > 0 && s != NULL; k--)
+		if ((s = strchr(s, '\n')) != NULL)
+			s++;
+	if (s == NULL)
+		return 0;
+	e = strchr(s, '\n');
+	buf_append(b, s, e != NULL ? (size_t)(e - s) : strlen(s));
+	return e != NULL;
 }
 
 struct row {
@@ -297,7 +332,7 @@ emit_table(FILE *fp, const struct resproj *p, const cJSON *r)
 	struct row *rows = NULL;
 	size_t nrow = 0, i, *w;
 	char **hdr;
-	struct buf b;
+	struct buf b, line;
 
 	allbox = resproj_attr(p, "all-box", NULL);
 	box = allbox || resproj_attr(p, "box", NULL);
@@ -335,8 +370,8 @@ emit_table(FILE *fp, const struct resproj *p, const cJSON *r)
 	hdr = resproj_labels(p);
 	for (j = 0; j < ncol; j++) {
 		for (i = 0; i < nrow; i++)
-			if (width(rows[i].cells[j]) > w[j])
-				w[j] = width(rows[i].cells[j]);
+			if (cell_width(rows[i].cells[j]) > w[j])
+				w[j] = cell_width(rows[i].cells[j]);
 		if (heading && width(hdr[j]) > w[j])
 			w[j] = width(hdr[j]);
 		if (p->cols[j].width > 0 && w[j] < (size_t)p->cols[j].width)
@@ -392,43 +427,52 @@ emit_table(FILE *fp, const struct resproj *p, const cJSON *r)
 			    "\xe2\x94\xa4");
 		}
 	}
+	buf_init(&line, BUF_NOCAP);
 	for (i = 0; i < nrow + (heading && !box); i++) {
-		int hrow = heading && !box && i == 0;
+		int hrow = heading && !box && i == 0, k, more = 1;
 		char **cells = hrow ? hdr : rows[i - (heading && !box)].cells;
-		size_t pend = 0;
 
 		if (box && allbox && i > 0)
 			box_rule(&b, w, ncol, "\xe2\x94\x9c", "\xe2\x94\xbc",
 			    "\xe2\x94\xa4");
-		for (j = 0; j < ncol; j++) {
-			enum resproj_align a = p->cols[j].align;
-			struct buf c;
-			size_t stripped;
+		for (k = 0; more; k++) {
+			size_t pend = 0;
 
-			if (box) {
-				buf_puts(&b, V);
-				buf_puts(&b, " ");
-				justify(&b, cells[j], w[j], a);
-				pad(&b, (size_t)colpad);
-				continue;
+			more = 0;
+			for (j = 0; j < ncol; j++) {
+				enum resproj_align a = p->cols[j].align;
+				struct buf c;
+				size_t stripped;
+
+				more |= cell_line(&line, cells[j], k);
+				if (box) {
+					buf_puts(&b, V);
+					buf_puts(&b, " ");
+					justify(&b, line.data, w[j], a);
+					pad(&b, (size_t)colpad);
+					continue;
+				}
+				buf_init(&c, BUF_NOCAP);
+				justify(&c, line.data, w[j], a);
+				stripped = c.len;
+				while (
+				    stripped > 0 && c.data[stripped - 1] == ' ')
+					stripped--;
+				if (stripped > 0) {
+					pad(&b, pend);
+					buf_append(&b, c.data, stripped);
+					pend =
+					    (size_t)colpad + (c.len - stripped);
+				} else
+					pend += (size_t)colpad + width(c.data);
+				buf_release(&c);
 			}
-			buf_init(&c, BUF_NOCAP);
-			justify(&c, cells[j], w[j], a);
-			stripped = c.len;
-			while (stripped > 0 && c.data[stripped - 1] == ' ')
-				stripped--;
-			if (stripped > 0) {
-				pad(&b, pend);
-				buf_append(&b, c.data, stripped);
-				pend = (size_t)colpad + (c.len - stripped);
-			} else
-				pend += (size_t)colpad + width(c.data);
-			buf_release(&c);
+			if (box)
+				buf_puts(&b, V);
+			buf_puts(&b, "\n");
 		}
-		if (box)
-			buf_puts(&b, V);
-		buf_puts(&b, "\n");
 	}
+	buf_release(&line);
 	if (box)
 		box_rule(&b, w, ncol, "\xe2\x94\x94", "\xe2\x94\xb4",
 		    "\xe2\x94\x98");

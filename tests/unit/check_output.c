@@ -303,8 +303,10 @@ START_TEST(table_empty_and_control)
 {
 	ck_assert_int_eq(render("table", "[]", "NAME=name"), 0);
 	ck_assert_str_eq(text, "");
+	/* a newline continues the cell on the next line, as gcloud; a tab
+	 * prints as a space */
 	ck_assert_int_eq(render("table", "[{\"a\":\"x\\ny\\tz\"}]", "A=a"), 0);
-	ck_assert_str_eq(text, "A\nx y z\n");
+	ck_assert_str_eq(text, "A\nx\ny z\n");
 }
 END_TEST
 
