@@ -139,15 +139,84 @@ effective(const struct output *o, const char *columns, struct resproj *p,
 	return rc;
 }
 
-/* Display width: UTF-8 code points. */
+/* The terminal width of code point c, as gcloud's DisplayWidth: 0 for
+ * combining marks and zero-width spaces, 2 for East Asian wide and full
+ * width characters (the main blocks), 1 otherwise. */
+static int
+cp_width(unsigned long c)
+{
+	static const unsigned long zero[][2] = { { 0x300, 0x36f },
+		{ 0x483, 0x489 }, { 0x591, 0x5bd }, { 0x610, 0x61a },
+		{ 0x64b, 0x65f }, { 0x1ab0, 0x1aff }, { 0x1dc0, 0x1dff },
+		{ 0x200b, 0x200f }, { 0x20d0, 0x20ff }, { 0xfe00, 0xfe0f },
+		{ 0xfe20, 0xfe2f } };
+	static const unsigned long wide[][2] = { { 0x1100, 0x115f },
+		{ 0x231a, 0x231b }, { 0x2329, 0x232a }, { 0x23e9, 0x23ec },
+		{ 0x25fd, 0x25fe }, { 0x2614, 0x2615 }, { 0x2648, 0x2653 },
+		{ 0x26aa, 0x26ab }, { 0x26bd, 0x26be }, { 0x26c4, 0x26c5 },
+		{ 0x2705, 0x2705 }, { 0x270a, 0x270b }, { 0x2728, 0x2728 },
+		{ 0x274c, 0x274c }, { 0x2753, 0x2757 }, { 0x2795, 0x2797 },
+		{ 0x2b1b, 0x2b1c }, { 0x2b50, 0x2b55 }, { 0x2e80, 0x303e },
+		{ 0x3041, 0x33ff }, { 0x3400, 0x4dbf }, { 0x4e00, 0x9fff },
+		{ 0xa000, 0xa4cf }, { 0xa960, 0xa97f }, { 0xac00, 0xd7a3 },
+		{ 0xf900, 0xfaff }, { 0xfe10, 0xfe19 }, { 0xfe30, 0xfe6f },
+		{ 0xff00, 0xff60 }, { 0xffe0, 0xffe6 }, { 0x1f004, 0x1f004 },
+		{ 0x1f18e, 0x1f18e }, { 0x1f191, 0x1f19a },
+		{ 0x1f200, 0x1f251 }, { 0x1f300, 0x1f64f },
+		{ 0x1f680, 0x1f6ff }, { 0x1f900, 0x1f9ff },
+		{ 0x20000, 0x2fffd }, { 0x30000, 0x3fffd } };
+	size_t i;
+
+	for (i = 0; i < sizeof zero / sizeof zero[0]; i++)
+		if (c >= zero[i][0] && c <= zero[i][1])
+			return 0;
+	for (i = 0; i < sizeof wide / sizeof wide[0]; i++)
+		if (c >= wide[i][0] && c <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+/* The next code point of UTF-8 text at *s (advanced); an invalid byte
+ * counts as one character. */
+static unsigned long
+next_cp(const char **s)
+{
+	const unsigned char *p = (const unsigned char *)*s;
+	size_t n = tpu_utf8_len(p), i;
+	unsigned long c;
+
+	if (n <= 1) {
+		(*s)++;
+		return *p;
+	}
+	c = *p & (0xff >> (n + 1));
+	for (i = 1; i < n; i++)
+		c = (c << 6) | (p[i] & 0x3f);
+	*s += n;
+	return c;
+}
+
+/* Code points of UTF-8 text (Python's len(), which flattened pads by). */
+static size_t
+ncp(const char *s)
+{
+	size_t n = 0;
+
+	while (*s != '\0') {
+		next_cp(&s);
+		n++;
+	}
+	return n;
+}
+
+/* Display width of a line of text. */
 static size_t
 width(const char *s)
 {
 	size_t n = 0;
 
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
+	while (*s != '\0')
+		n += (size_t)cp_width(next_cp(&s));
 	return n;
 }
 
@@ -217,12 +286,13 @@ cell_width(const char *s)
 {
 	size_t w = 0, n = 0;
 
-	for (; *s != '\0'; s++) {
+	while (*s != '\0') {
 		if (*s == '\n') {
 			w = n > w ? n : w;
 			n = 0;
-		} else if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
+			s++;
+		} else
+			n += (size_t)cp_width(next_cp(&s));
 	}
 	return n > w ? n : w;
 }
@@ -912,10 +982,10 @@ emit_flat(FILE *fp, const struct resproj *p, const cJSON *r)
 		if (!single)
 			fputs("---\n", fp);
 		for (i = 0; i < n; i++)
-			if (width(keys[i]) + width(sep) > w)
-				w = width(keys[i]) + width(sep);
+			if (ncp(keys[i]) + ncp(sep) > w)
+				w = ncp(keys[i]) + ncp(sep);
 		for (i = 0; i < n; i++) {
-			size_t k = width(keys[i]) + width(sep);
+			size_t k = ncp(keys[i]) + ncp(sep);
 
 			fprintf(fp, "%s%s", keys[i], sep);
 			for (; !nopad && k < w; k++)

@@ -290,6 +290,29 @@ START_TEST(table_aligned)
 }
 END_TEST
 
+/* Wide (CJK, full width, emoji) characters take two columns, combining
+ * marks none: what gcloud printed for the same rows. */
+START_TEST(table_display_width)
+{
+	ck_assert_int_eq(
+	    render("table(n,s,t)",
+	        "[{\"n\":\"\\u65e5\\u672c\\u8a9e\",\"s\":\"\\u00e9\",\"t\":"
+	        "\"x\"},"
+	        "{\"n\":\"ab\",\"s\":\"e\\u0301z\",\"t\":\"y\"},"
+	        "{\"n\":\"\\u00fcn\\u00ef\\ud83d\\ude00\",\"s\":"
+	        "\"\\uff46\\uff55\\uff4c\\uff4c\",\"t\":\"\\ud55c\\uad6d\"}]",
+	        NULL),
+	    0);
+	ck_assert_str_eq(text,
+	    "N       S         T\n"
+	    "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e  \xc3\xa9         x\n"
+	    "ab      e\xcc\x81z        y\n"
+	    "\xc3\xbcn\xc3\xaf\xf0\x9f\x98\x80   "
+	    "\xef\xbd\x86\xef\xbd\x95\xef\xbd\x8c\xef\xbd\x8c  "
+	    "\xed\x95\x9c\xea\xb5\xad\n");
+}
+END_TEST
+
 START_TEST(table_fields_and_object)
 {
 	ck_assert_int_eq(render("table(name,a.b)",
@@ -570,6 +593,7 @@ output_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, table_aligned);
 	tcase_add_test(tc, table_fields_and_object);
+	tcase_add_test(tc, table_display_width);
 	tcase_add_test(tc, table_empty_and_control);
 	tcase_add_test(tc, table_bad_columns);
 	tcase_add_test(tc, table_without_columns_is_yaml);
