@@ -10,7 +10,7 @@ static int accelerator_types_list(
 static const struct cmd_entry accelerator_types_children[] = {
 	{
 	    .name = "list",
-	    .usage = "accelerator-types list [--filter field=value,...] "
+	    .usage = "accelerator-types list " TPUCMD_LIST_USAGE " "
 	             "[--zone zone]",
 	    .summary = "list the accelerator types a zone offers",
 	    .min_args = 0,

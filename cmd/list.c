@@ -1,6 +1,7 @@
 /*
  * "tpuctl list": TPU nodes of a zone, or of every zone with --zone -,
- * following every page; --filter keeps the nodes whose fields match.
+ * following every page, with gcloud's --filter, --sort-by, --limit,
+ * --page-size and --uri.
  */
 #include "cmd.h"
 #include "tpucmd.h"
@@ -25,7 +26,7 @@ list_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
 	.alias = "ls",
-	.usage = "list [--filter field=value,...] [--zone zone|-]",
+	.usage = "list " TPUCMD_LIST_USAGE " [--zone zone|-]",
 	.summary = "list TPU nodes in a zone, or in every zone",
 	.min_args = 0,
 	.max_args = 0,

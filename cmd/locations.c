@@ -9,7 +9,7 @@ static int locations_list(struct tpu_ctx *, int, char **, struct tpu_err *);
 static const struct cmd_entry locations_children[] = {
 	{
 	    .name = "list",
-	    .usage = "locations list [--filter field=value,...]",
+	    .usage = "locations list " TPUCMD_LIST_USAGE,
 	    .summary = "list the locations (zones) that offer Cloud TPUs",
 	    .min_args = 0,
 	    .max_args = 0,

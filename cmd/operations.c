@@ -106,7 +106,6 @@ ops_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		           "TARGET=metadata.target,DONE=done",
 		.flags = TPUCMD_ZONE,
 		.view = ops_view,
-		.no_filter = 1,
 	};
 
 	return tpucmd_list_run(
@@ -169,7 +168,7 @@ const struct cmd_entry operations_children[] = {
 	},
 	{
 	    .name = "list",
-	    .usage = "operations list [--zone zone]",
+	    .usage = "operations list " TPUCMD_LIST_USAGE " [--zone zone]",
 	    .summary = "list the operations of a zone",
 	    .min_args = 0,
 	    .max_args = 0,

@@ -67,7 +67,7 @@ static const struct cmd_entry qr_children[] = {
 	},
 	{
 	    .name = "list",
-	    .usage = "queued-resources list [--filter field=value,...] "
+	    .usage = "queued-resources list " TPUCMD_LIST_USAGE " "
 	             "[--zone zone|-]",
 	    .summary = "list queued resources in a zone, or in every zone",
 	    .min_args = 0,

@@ -62,15 +62,14 @@ const char *tpucmd_zone_of(const char *name, char *buf, size_t len);
 
 /*
  * Print a mutating command's final resource: with --format json, yaml,
- * jsonl or value() on stdout; in table mode nothing (a summary goes to
- * stderr instead).
+ * value(), table(...) and the like on stdout; with the default table
+ * nothing (a summary goes to stderr instead).
  */
 int tpucmd_emit_result(struct tpu_ctx *, const cJSON *, struct tpu_err *);
 
-/* --filter "field=value,labels.env=prod": check the syntax (before any
- * request), then match items (every term must equal, dotted paths). */
-int tpucmd_filter_check(const char *, struct tpu_err *);
-int tpucmd_filter_match(const cJSON *, const char *);
+/* 1 when a --filter looks like tpuctl's old FIELD=VALUE,... form (a
+ * warning says the form is gone). */
+int tpucmd_old_filter(const char *);
 
 /* 1 when rc ended a wait: --timeout, Ctrl-C or SIGTERM. */
 int tpucmd_is_stop(int);
@@ -134,13 +133,20 @@ struct tpucmd_list {
 	const char *columns;            /* as output_emit() takes them */
 	int flags; /* 0 (of the project), TPUCMD_ZONE or TPUCMD_ZONE_ANY */
 	cJSON *(*view)(const cJSON *); /* table rows; NULL: table_view */
-	int no_filter;                 /* no --filter option */
 };
 
+/* The list flags, gcloud's, as usage strings and man pages show them. */
+#define TPUCMD_LIST_USAGE                                                      \
+	"[--uri] [--filter expression] [--flatten key,...] [--limit n] "       \
+	"[--page-size n] [--sort-by [~]key,...]"
+
 /*
- * "X list [--filter f=v]": list the collection in the zone, in every zone
- * (TPUCMD_ZONE_ANY and --zone -) or in the project, following pages, and
- * print the items that match the filter (all without no_filter).
+ * "X list [--uri] [--filter expr] [--limit n] [--page-size n] [--sort-by
+ * keys]": list the collection in the zone, in every zone (TPUCMD_ZONE_ANY
+ * and --zone -) or in the project, following pages (pageSize n), keep the
+ * items the gcloud filter expression selects, sort them, keep the first
+ * n and print them (--uri: their URIs).  Every expression is checked
+ * before any request.
  */
 int tpucmd_list_run(struct tpu_ctx *, const struct cmd_entry *,
     const struct tpucmd_list *, int argc, char **argv, struct tpu_err *);
@@ -225,6 +231,8 @@ enum {
 		    TPUCMD_OPT_METADATA_FILE },                                \
 	    { "metadata-raw", no_argument, NULL, TPUCMD_OPT_METADATA_RAW },    \
 	    { "network", required_argument, NULL, TPUCMD_OPT_NETWORK },        \
+	    { "runtime-version", required_argument, NULL,                      \
+		    TPUCMD_OPT_VERSION }, /* gcloud's name for --version */    \
 	    { "scopes", required_argument, NULL, TPUCMD_OPT_SCOPES },          \
 	    { "service-account", required_argument, NULL,                      \
 		    TPUCMD_OPT_SERVICE_ACCOUNT },                              \

@@ -15,6 +15,9 @@
 #include "http.h"
 #include "json.h"
 #include "nodecache.h"
+#include "output.h"
+#include "resfilter.h"
+#include "resproj.h"
 #include "log.h"
 #include "retry.h"
 #include "tpucmd.h"
@@ -160,66 +163,12 @@ tpucmd_table_view(const cJSON *list)
 int
 tpucmd_emit_result(struct tpu_ctx *ctx, const cJSON *r, struct tpu_err *err)
 {
-	if (r == NULL || ctx->out.fmt == OUTPUT_TABLE)
+	/* the default table says nothing (a summary goes to stderr); a
+	 * table(...) of the user's is printed */
+	if (r == NULL ||
+	    (ctx->out.fmt == OUTPUT_TABLE && ctx->out.nfields == 0))
 		return 0;
 	return output_emit(&ctx->out, r, NULL, err);
-}
-
-int
-tpucmd_filter_match(const cJSON *item, const char *filter)
-{
-	char *copy, *term, *save = NULL;
-	int match = 1;
-
-	if (filter == NULL || *filter == '\0')
-		return 1;
-	copy = xstrdup(filter);
-	for (term = strtok_r(copy, ",", &save); term != NULL && match;
-	     term = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(term, '='), buf[64];
-		const cJSON *v;
-		const char *have;
-
-		*eq = '\0';
-		v = json_path(item, term);
-		if (cJSON_IsString(v))
-			have = v->valuestring;
-		else if (cJSON_IsBool(v))
-			have = cJSON_IsTrue(v) ? "true" : "false";
-		else if (cJSON_IsNumber(v)) {
-			snprintf(buf, sizeof buf, "%g", v->valuedouble);
-			have = buf;
-		} else
-			have = NULL;
-		if (have == NULL || strcmp(have, eq + 1) != 0)
-			match = 0;
-	}
-	free(copy);
-	return match;
-}
-
-int
-tpucmd_filter_check(const char *filter, struct tpu_err *err)
-{
-	const char *p = filter;
-
-	if (filter == NULL)
-		return 0;
-	while (*p != '\0') {
-		const char *end = strchr(p, ','), *eq;
-		size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
-
-		eq = memchr(p, '=', n);
-		if (n == 0 || eq == NULL || eq == p)
-			return tpu_error(err, TPU_E_USAGE,
-			    "invalid --filter '%s': expected FIELD=VALUE[,...] "
-			    "(e.g. state=READY,labels.env=prod)",
-			    filter);
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
 }
 
 int
@@ -452,11 +401,11 @@ tpucmd_each_zone(
 
 struct list_arg {
 	const struct tpucmd_list *l;
-	const char *filter;
+	int page_size;
 	cJSON *kept;
 };
 
-/* Add the matching items of one zone (NULL: of the project) to kept. */
+/* Add the items of one zone (NULL: of the project) to kept. */
 static int
 list_zone(struct tpucmd *tc, const char *zone, void *arg, struct tpu_err *err)
 {
@@ -468,64 +417,180 @@ list_zone(struct tpucmd *tc, const char *zone, void *arg, struct tpu_err *err)
 	parent = zone != NULL
 	             ? xasprintf("projects/%s/locations/%s", tc->project, zone)
 	             : xasprintf("projects/%s", tc->project);
-	rc = tpuapi_list(
-	    &tc->api, parent, a->l->collection, a->l->field, &items, err);
+	rc = tpuapi_list_paged(&tc->api, parent, a->l->collection, a->l->field,
+	    a->page_size, &items, err);
 	free(parent);
 	if (rc == 0) {
 		cJSON_ArrayForEach(it, items)
 		{
-			if (tpucmd_filter_match(it, a->filter))
-				cJSON_AddItemToArray(
-				    a->kept, cJSON_Duplicate(it, 1));
+			cJSON_AddItemToArray(a->kept, cJSON_Duplicate(it, 1));
 		}
 	}
 	cJSON_Delete(items);
 	return rc;
 }
 
+/* A positive count for --limit or --page-size. */
+static int
+list_count(const char *flag, const char *arg, int *out, struct tpu_err *err)
+{
+	const char *bad = NULL;
+	long long n = tpu_strtonum(arg, 1, 1000000000, &bad);
+
+	if (bad != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "invalid %s '%s': expected a whole number from 1 to "
+		    "1000000000",
+		    flag, arg);
+	*out = (int)n;
+	return 0;
+}
+
 int
 tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
     const struct tpucmd_list *l, int argc, char **argv, struct tpu_err *err)
 {
+	enum {
+		OPT_FLATTEN = 0x100,
+		OPT_LIMIT,
+		OPT_PAGE_SIZE,
+		OPT_SORT_BY,
+		OPT_URI,
+	};
 	static const struct option opts[] = {
 		{ "filter", required_argument, NULL, 'f' },
+		{ "flatten", required_argument, NULL, OPT_FLATTEN },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "page-size", required_argument, NULL, OPT_PAGE_SIZE },
+		{ "sort-by", required_argument, NULL, OPT_SORT_BY },
+		{ "uri", no_argument, NULL, OPT_URI },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct option *o = l->no_filter ? &opts[1] : opts;
+	const char *filter = NULL, *sortby = NULL, *flatten = NULL;
+	struct resproj_sortby sb, fl;
+	struct resfilter *rf = NULL;
+	struct output uri_out, *out = &ctx->out;
 	struct list_arg a;
 	struct tpucmd tc;
-	cJSON *view = NULL;
-	int ch, rc;
+	cJSON *view = NULL, *it, *next;
+	int ch, rc, limit = 0, uri = 0, opened = 0, n;
 
 	memset(&a, 0, sizeof a);
+	memset(&sb, 0, sizeof sb);
+	memset(&fl, 0, sizeof fl);
+	output_init(&uri_out);
 	a.l = l;
-	while ((ch = getopt_long(argc, argv, "", o, NULL)) != -1) {
-		if (ch == 'f')
-			a.filter = optarg;
-		else
-			return cmd_bad_option(argv, ch, err);
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			filter = optarg;
+			break;
+		case OPT_FLATTEN:
+			flatten = optarg;
+			break;
+		case OPT_LIMIT:
+			if ((rc = list_count("--limit", optarg, &limit, err)) !=
+			    0)
+				goto out;
+			break;
+		case OPT_PAGE_SIZE:
+			if ((rc = list_count("--page-size", optarg,
+			         &a.page_size, err)) != 0)
+				goto out;
+			break;
+		case OPT_SORT_BY:
+			sortby = optarg;
+			break;
+		case OPT_URI:
+			uri = 1;
+			break;
+		default:
+			rc = cmd_bad_option(argv, ch, err);
+			goto out;
+		}
 	}
 	if ((rc = cmd_check_operands(e, argc - optind, argv + optind, err)) !=
 	    0)
-		return rc;
-	if ((rc = tpucmd_filter_check(a.filter, err)) != 0)
-		return rc;
+		goto out;
+	/* Every expression is checked before any request. */
+	if (flatten != NULL &&
+	    (rc = resproj_flatten_parse(&fl, flatten, err)) != 0)
+		goto out;
+	if (filter != NULL && (rc = resfilter_parse(filter, &rf, err)) != 0)
+		goto out;
+	if (filter != NULL && tpucmd_old_filter(filter))
+		log_warn("--filter '%s': the FIELD=VALUE,... form is gone; "
+		         "',' no longer separates terms: use AND "
+		         "(see FILTERS in tpuctl(1))",
+		    filter);
+	if (sortby != NULL &&
+	    (rc = resproj_sortby_parse(&sb, sortby, err)) != 0)
+		goto out;
+	if (uri) {
+		/* gcloud's --uri: the resources' URIs, whatever --format */
+		if ((rc = output_parse_format(&uri_out, "value(uri())", err)) !=
+		    0)
+			goto out;
+		uri_out.fp = ctx->out.fp;
+		out = &uri_out;
+	}
 	if ((rc = tpucmd_open(ctx, &tc, l->flags, err)) != 0)
-		return rc;
+		goto out;
+	opened = 1;
 	a.kept = cJSON_CreateArray();
 	if ((rc = tpucmd_each_zone(&tc, list_zone, &a, err)) != 0)
 		goto out;
-	if (ctx->out.fmt == OUTPUT_TABLE) {
+	/* gcloud's order: --flatten, --filter, --sort-by, --limit */
+	if (flatten != NULL) {
+		cJSON *flat = resproj_flatten(&fl, a.kept);
+
+		cJSON_Delete(a.kept);
+		a.kept = flat;
+	}
+	for (it = a.kept->child; it != NULL; it = next) {
+		next = it->next;
+		if (!resfilter_match(rf, it))
+			cJSON_Delete(cJSON_DetachItemViaPointer(a.kept, it));
+	}
+	resproj_sortby_apply(&sb, a.kept);
+	for (it = a.kept->child, n = 0; it != NULL; it = next, n++) {
+		next = it->next;
+		if (limit > 0 && n >= limit)
+			cJSON_Delete(cJSON_DetachItemViaPointer(a.kept, it));
+	}
+	if (out->fmt == OUTPUT_TABLE && out->nfields == 0) {
+		/* the command's own table: short names and the zone */
 		view = l->view != NULL ? l->view(a.kept)
 		                       : tpucmd_table_view(a.kept);
-		rc = output_emit(&ctx->out, view, l->columns, err);
+		rc = output_emit(out, view, l->columns, err);
 	} else
-		rc = output_emit(&ctx->out, a.kept, l->columns, err);
+		rc = output_emit(out, a.kept, l->columns, err);
 out:
 	cJSON_Delete(view);
 	cJSON_Delete(a.kept);
-	tpucmd_close(&tc);
+	resfilter_free(rf);
+	resproj_sortby_release(&sb);
+	resproj_sortby_release(&fl);
+	output_release(&uri_out);
+	if (opened)
+		tpucmd_close(&tc);
 	return rc;
+}
+
+/* 1 when filter looks like tpuctl's old "state=READY,labels.env=prod". */
+int
+tpucmd_old_filter(const char *filter)
+{
+	const char *c = strchr(filter, ','), *p;
+
+	if (c == NULL || strchr(filter, ' ') != NULL ||
+	    strchr(filter, '"') != NULL || strchr(filter, '\'') != NULL ||
+	    strchr(filter, '(') != NULL)
+		return 0;
+	for (p = c + 1; *p != '\0' && *p != ','; p++)
+		if (*p == '=')
+			return 1;
+	return 0;
 }
 
 int

@@ -12,8 +12,8 @@ static int versions_list(struct tpu_ctx *, int, char **, struct tpu_err *);
 static const struct cmd_entry versions_children[] = {
 	{
 	    .name = "list",
-	    .usage = "versions list [--filter field=value,...] "
-	             "[--framework name|all] [--zone zone]",
+	    .usage = "versions list " TPUCMD_LIST_USAGE
+	             " [--framework name|all] [--zone zone]",
 	    .summary = "list the TPU runtime versions of a zone",
 	    .min_args = 0,
 	    .max_args = 0,

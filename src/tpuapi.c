@@ -109,6 +109,14 @@ int
 tpuapi_list(struct tpuapi *api, const char *parent, const char *collection,
     const char *field, cJSON **out, struct tpu_err *err)
 {
+	return tpuapi_list_paged(api, parent, collection, field, 0, out, err);
+}
+
+int
+tpuapi_list_paged(struct tpuapi *api, const char *parent,
+    const char *collection, const char *field, int page_size, cJSON **out,
+    struct tpu_err *err)
+{
 	cJSON *all = cJSON_CreateArray(), *page = NULL;
 	char *token = NULL, *path = NULL, *query = NULL;
 	int rc = 0, pages = 0;
@@ -122,9 +130,13 @@ tpuapi_list(struct tpuapi *api, const char *parent, const char *collection,
 		if (token != NULL) {
 			char *enc = gcs_pct_encode(token);
 
-			query = xasprintf("pageToken=%s", enc);
+			query = page_size > 0
+			            ? xasprintf("pageSize=%d&pageToken=%s",
+			                  page_size, enc)
+			            : xasprintf("pageToken=%s", enc);
 			free(enc);
-		}
+		} else if (page_size > 0)
+			query = xasprintf("pageSize=%d", page_size);
 		if ((rc = tpuapi_call(
 		         api, "GET", path, query, NULL, 1, &page, err)) != 0)
 			goto out;

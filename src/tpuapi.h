@@ -54,6 +54,10 @@ int tpuapi_call(struct tpuapi *, const char *method, const char *path,
  */
 int tpuapi_list(struct tpuapi *, const char *parent, const char *collection,
     const char *field, cJSON **out, struct tpu_err *);
+/* The same with pageSize=page_size on every request (0: the server's). */
+int tpuapi_list_paged(struct tpuapi *, const char *parent,
+    const char *collection, const char *field, int page_size, cJSON **out,
+    struct tpu_err *);
 
 /* The zones of the project's locations (locations.list), as an array of
  * strings.  The caller deletes *out. */

@@ -84,7 +84,7 @@ expect_rc 2 "$TPUCTL" config set core/project abc
 assert_grep "6 to 30" "$T/err"
 expect_rc 2 "$TPUCTL" config set core/project my-project-
 expect_rc 2 "$TPUCTL" config set core/format 'value('
-assert_grep "invalid format 'value\\(': use table" "$T/err"
+assert_grep "invalid format 'value\\(': non-empty key name expected" "$T/err"
 expect_rc 2 "$TPUCTL" config set core/log_http maybe
 expect_rc 2 "$TPUCTL" config set ssh/fanout 2000
 expect_rc 2 "$TPUCTL" config set ssh/user "$(printf 'a\nb')"

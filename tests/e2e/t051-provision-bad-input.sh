@@ -37,7 +37,7 @@ bad create ok --accelerator-type v4-8 --spot --reserved
 bad create ok --accelerator-type v4-8 --timeout 5x
 bad create ok --accelerator-type v4-8 --data-disk mode=read-only
 bad create ok --accelerator-type v4-8 --metadata-from-file startup-script="$T/missing"
-bad list --filter state
+bad list --filter state=
 bad create ok --accelerator-type v4-8 --zone -
 bad operations wait 'bad id!'
 after=$(emu_requests | wc -l)

@@ -84,7 +84,7 @@ A="--accelerator-type v4-8"
 	bad describe Bad
 	bad delete ok Bad
 	bad reset -- -x
-	bad list --filter state
+	bad list --filter state=
 	bad delete q --timeout 5x
 }
 # Command-line mistakes print the usage too.
