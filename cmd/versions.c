@@ -45,7 +45,7 @@ framework_matrix(
 		rc = output_emit(&ctx->out, rows,
 		    "FRAMEWORK=framework,VERSION=version,"
 		    "GENERATION=generation,RUNTIME_VERSION=runtimeVersion,"
-		    "PYTHON=runtimePython,REQUIREMENTS=requirements",
+		    "PYTHON=runtimePython,REQUIREMENTS=requirements.join(' ')",
 		    err);
 	cJSON_Delete(rows);
 	compat_release(&c);
