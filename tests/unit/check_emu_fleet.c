@@ -33,7 +33,7 @@
 static char tmpdir[256];
 static char clientkey[512];
 static char clientpub[1024]; /* "ssh-ed25519 AAAA..." */
-static char *opts[] = { (char *)"fleet.key_delay_ms=800", NULL };
+static char *opts[] = { (char *)"fleet.key_delay_ms=800", NULL, NULL };
 static struct emu emu;
 static char user[64];
 static int port;
@@ -90,6 +90,10 @@ emu_setup(void)
 	emu.state_dir = tmpdir;
 	emu.base_url = (char *)"http://127.0.0.1:9";
 	emu.opts = opts;
+	/* The bench compares workers with and without namespaces. */
+	if (getenv("TPUCTL_FLEET_BENCH_NS") != NULL &&
+	    strcmp(getenv("TPUCTL_FLEET_BENCH_NS"), "0") == 0)
+		opts[1] = (char *)"fleet.namespaces=0";
 	ck_assert_int_eq(fleet_init(&emu), 0);
 }
 
@@ -1032,9 +1036,10 @@ START_TEST(bench_ready)
 		fleet_node_delete(&emu, key);
 		t4 = tpu_now_ms();
 		pthread_mutex_unlock(&emu.lock);
-		printf("fleet bench: %4d workers: create call %lld ms, ready "
+		printf("fleet bench: %4d workers%s: create call %lld ms, ready "
 		       "after %.2f s, sshd PSS %.1f MB, delete %lld ms\n",
-		    n, (long long)(t1 - t0), (double)(t2 - t0) / 1000.0,
+		    n, opts[1] != NULL ? " (no namespaces)" : "",
+		    (long long)(t1 - t0), (double)(t2 - t0) / 1000.0,
 		    (double)pss / 1024.0, (long long)(t4 - t3));
 		fflush(stdout);
 		free(kh);
