@@ -69,7 +69,14 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
+#include "core.h"
 #include "fleet.h"
 #include "log.h"
 #include "util.h"
@@ -166,8 +173,12 @@ struct fleet {
 	int etc_hostname; /* /etc/hostname exists: bind the worker's */
 	char *emu_addr;   /* the emulator's address ("127.0.0.1") */
 	char *base_url;   /* the emulator's API base URL */
-	char *ca_pem;     /* its CA under --tls, else NULL */
+	char *ca_pem;     /* its CA (--tls or gfd), else NULL */
 	char *bundle;     /* system CA bundle + ca_pem, or NULL */
+	/* Google's API hosts on ADDR:443 (root; see fleet_google_init). */
+	int gfd;            /* the listener, -1 when none */
+	char *gkey, *gcert; /* its key and certificate (PEM) */
+	struct core_server *gsrv;
 };
 
 /*
@@ -2725,6 +2736,210 @@ fleet_ns_possible(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* The hosts a worker's /etc/hosts gives the emulator's address. */
+#define FLEET_GOOGLE_SAN                                                       \
+	"DNS:storage.googleapis.com,DNS:oauth2.googleapis.com,"                \
+	"DNS:tpu.googleapis.com"
+
+static int
+fleet_x509_ext(X509 *x, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX ctx;
+	X509_EXTENSION *ext;
+	int ok;
+
+	X509V3_set_ctx_nodb(&ctx);
+	X509V3_set_ctx(&ctx, issuer, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+	if (ext == NULL)
+		return -1;
+	ok = X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok == 1 ? 0 : -1;
+}
+
+static char *
+fleet_bio_text(BIO *b)
+{
+	char *p = NULL;
+	long n = BIO_get_mem_data(b, &p);
+
+	return n > 0 ? xstrndup(p, (size_t)n) : NULL;
+}
+
+/*
+ * A key and certificate for Google's API hosts and addr, signed by the
+ * emulator's CA (DIR/ca.pem, DIR/ca-key.pem, made by core_tls_material),
+ * into f->gkey and f->gcert (the chain).  0 or -1.
+ */
+static int
+fleet_google_cert(struct emu *e, struct fleet *f, const char *addr)
+{
+	char *cap = emu_state_path(e, "ca.pem"),
+	     *cakp = emu_state_path(e, "ca-key.pem"), *san = NULL;
+	EVP_PKEY *cak = NULL, *key = NULL;
+	X509 *ca = NULL, *x = NULL;
+	BIGNUM *bn = NULL;
+	BIO *b = NULL;
+	FILE *fp;
+	int rc = -1;
+
+	if ((fp = fopen(cap, "re")) != NULL) {
+		ca = PEM_read_X509(fp, NULL, NULL, NULL);
+		fclose(fp);
+	}
+	if ((fp = fopen(cakp, "re")) != NULL) {
+		cak = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
+		fclose(fp);
+	}
+	key = EVP_EC_gen("P-256");
+	x = X509_new();
+	bn = BN_new();
+	if (ca == NULL || cak == NULL || key == NULL || x == NULL ||
+	    bn == NULL || X509_set_version(x, 2) != 1 ||
+	    BN_rand(bn, 120, 0, 0) != 1 ||
+	    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) == NULL)
+		goto out;
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 825L * 86400);
+	san = xasprintf("%s,IP:%s", FLEET_GOOGLE_SAN, addr);
+	if (X509_set_pubkey(x, key) != 1 ||
+	    X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN",
+	        MBSTRING_ASC, (const unsigned char *)"storage.googleapis.com",
+	        -1, -1, 0) != 1 ||
+	    X509_set_issuer_name(x, X509_get_subject_name(ca)) != 1 ||
+	    fleet_x509_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+	    fleet_x509_ext(x, ca, NID_key_usage,
+	        "critical,digitalSignature,keyEncipherment") ||
+	    fleet_x509_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
+	    fleet_x509_ext(x, ca, NID_subject_alt_name, san) ||
+	    fleet_x509_ext(
+	        x, ca, NID_authority_key_identifier, "keyid:always") ||
+	    X509_sign(x, cak, EVP_sha256()) == 0)
+		goto out;
+	if ((b = BIO_new(BIO_s_mem())) == NULL ||
+	    PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) != 1 ||
+	    (f->gkey = fleet_bio_text(b)) == NULL)
+		goto out;
+	BIO_free(b);
+	if ((b = BIO_new(BIO_s_mem())) == NULL ||
+	    PEM_write_bio_X509(b, x) != 1 || PEM_write_bio_X509(b, ca) != 1 ||
+	    (f->gcert = fleet_bio_text(b)) == NULL)
+		goto out;
+	rc = 0;
+out:
+	BIO_free(b);
+	BN_free(bn);
+	X509_free(x);
+	X509_free(ca);
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(cak);
+	free(san);
+	free(cap);
+	free(cakp);
+	return rc;
+}
+
+/*
+ * As root: a loopback address of the emulator's own in 127.0.2.1 -
+ * 127.0.255.254 (the workers' start at 127.1.0.0) listening on port 443,
+ * the https port Google's API hosts are reached on, with a certificate
+ * for those names from the emulator's CA.  The workers' /etc/hosts names
+ * it for storage.googleapis.com, oauth2.googleapis.com and
+ * tpu.googleapis.com, their CA bundle trusts the CA, and
+ * fleet_google_serve() serves the emulator's routes on it once every
+ * module is up.  Without it (not root, fleet.google_tls=0, no free
+ * address) those names map to the emulator's base address.
+ */
+static void
+fleet_google_init(struct emu *e, struct fleet *f)
+{
+	char errbuf[256], *k = NULL, *c = NULL, addr[32];
+	struct sockaddr_in sin;
+	int i, fd = -1, one = 1;
+
+	if (emu_opt_int(e, "fleet.google_tls", 1) == 0)
+		return;
+	if (core_tls_material(e, &k, &c, errbuf, sizeof(errbuf)) != 0) {
+		log_warn("fleet: no TLS for Google's API hosts: %s", errbuf);
+		return;
+	}
+	xfree_secret(k);
+	free(c);
+	for (i = 0; i < 64 && fd == -1; i++) {
+		unsigned r = (unsigned)rand() % (254u * 254u);
+
+		snprintf(addr, sizeof(addr), "127.0.%u.%u", 2 + r / 254,
+		    1 + r % 254);
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(443);
+		inet_pton(AF_INET, addr, &sin.sin_addr);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd == -1)
+			break;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+		    listen(fd, 128) == -1) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd == -1) {
+		log_warn("fleet: no loopback address free on port 443 for "
+		         "Google's API hosts");
+		return;
+	}
+	if (fleet_google_cert(e, f, addr) == -1) {
+		log_warn("fleet: cannot make a certificate for Google's API "
+		         "hosts");
+		close(fd);
+		xfree_secret(f->gkey);
+		free(f->gcert);
+		f->gkey = f->gcert = NULL;
+		return;
+	}
+	f->gfd = fd;
+	free(f->emu_addr);
+	f->emu_addr = xstrdup(addr);
+	if (f->ca_pem == NULL)
+		f->ca_pem = emu_state_path(e, "ca.pem");
+}
+
+int
+fleet_google_serve(struct emu *e)
+{
+	struct fleet *f = fleet_of(e);
+	char errbuf[256];
+
+	if (f == NULL || f->gfd == -1 || f->gsrv != NULL)
+		return 0;
+	f->gsrv = core_server_start(
+	    e, f->gfd, f->gkey, f->gcert, 1, errbuf, sizeof(errbuf));
+	if (f->gsrv == NULL) {
+		log_warn("fleet: cannot serve Google's API hosts on %s:443: %s",
+		    f->emu_addr, errbuf);
+		return -1;
+	}
+	f->gfd = -1; /* the server owns it now */
+	return 0;
+}
+
+void
+fleet_google_stop(struct emu *e)
+{
+	struct fleet *f = fleet_of(e);
+
+	if (f == NULL)
+		return;
+	if (f->gsrv != NULL)
+		core_server_stop(e, f->gsrv);
+	f->gsrv = NULL;
+	if (f->gfd != -1)
+		close(f->gfd);
+	f->gfd = -1;
+}
+
 /*
  * The emulator's own address and URL for the workers' /etc/hosts and
  * startup-script-url, and, as root, the worker namespaces: the listener
@@ -2762,6 +2977,7 @@ fleet_ns_init(struct emu *e, struct fleet *f)
 		    strerror(EPERM));
 		return;
 	}
+	fleet_google_init(e, f);
 	for (i = 0; i < nitems(devs); i++) {
 		char *src = xasprintf(
 		    "/proc/self/fd/%d/%s", FLEET_CHILD_DEVFD, devs[i]);
@@ -2842,6 +3058,7 @@ fleet_init(struct emu *e)
 	pthread_cond_init(&f->cv, NULL);
 	f->self = getpid();
 	f->sid = getsid(0);
+	f->gfd = -1;
 	f->dir = emu_state_path(e, "fleet");
 	f->sshd = xstrdup(emu_opt(e, "fleet.sshd", FLEET_DEFAULT_SSHD));
 	f->key_delay_ms = emu_opt_int(e, "fleet.key_delay_ms", 2000);
@@ -2990,6 +3207,9 @@ fleet_fini(struct emu *e)
 	free(f->sshd);
 	free(f->pwdir);
 	fleet_ops_free(f->devops, f->ndevops);
+	fleet_google_stop(e);
+	xfree_secret(f->gkey);
+	free(f->gcert);
 	free(f->emu_addr);
 	free(f->base_url);
 	free(f->ca_pem);

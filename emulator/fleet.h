@@ -2,7 +2,8 @@
  * The sshd worker fleet: every worker of every emulated TPU node is a real
  * OpenSSH sshd on its own loopback address, with its own ed25519 host key
  * and HOME and, as root, its own UTS and mount namespaces (hostname, /tmp,
- * /dev/accel*, /etc/hosts).  Its login environment has no TPU_*
+ * /dev/accel*, /etc/hosts, a CA bundle trusting the emulator, whose
+ * Google API hosts it serves on port 443).  Its login environment has no TPU_*
  * variables: a worker learns who it is from the metadata server.  Called
  * by tpu.c with emu->lock held; must not block for long (start sshd
  * processes asynchronously, report readiness through fleet_node_ready).
@@ -54,6 +55,17 @@ void fleet_worker_hostname(
 
 /* TPU chips per host of an accelerator type ("v4-32": 4), -1 if unknown. */
 int fleet_chips_per_host(const char *accel_type);
+
+/*
+ * As root the workers reach Google's API hosts (storage, oauth2, tpu
+ * .googleapis.com) at an address of the emulator's own, port 443, over
+ * TLS with a certificate from the emulator's CA.  main.c calls
+ * fleet_google_serve() once every module is up (it serves the same routes
+ * as the main port) and fleet_google_stop() before the modules stop.
+ * 0, or -1 after a warning; a no-op without that listener.
+ */
+int fleet_google_serve(struct emu *);
+void fleet_google_stop(struct emu *);
 
 struct fleet_worker_info {
 	char addr[64];     /* "127.3.0.5" */

@@ -33,7 +33,9 @@
 static char tmpdir[256];
 static char clientkey[512];
 static char clientpub[1024]; /* "ssh-ed25519 AAAA..." */
-static char *opts[] = { (char *)"fleet.key_delay_ms=800", NULL, NULL };
+/* No port-443 listener for Google's hosts: these tests serve no routes. */
+static char *opts[] = { (char *)"fleet.key_delay_ms=800",
+	(char *)"fleet.google_tls=0", NULL, NULL };
 static struct emu emu;
 static char user[64];
 static int port;
@@ -93,7 +95,7 @@ emu_setup(void)
 	/* The bench compares workers with and without namespaces. */
 	if (getenv("TPUCTL_FLEET_BENCH_NS") != NULL &&
 	    strcmp(getenv("TPUCTL_FLEET_BENCH_NS"), "0") == 0)
-		opts[1] = (char *)"fleet.namespaces=0";
+		opts[2] = (char *)"fleet.namespaces=0";
 	ck_assert_int_eq(fleet_init(&emu), 0);
 }
 
@@ -1038,7 +1040,7 @@ START_TEST(bench_ready)
 		pthread_mutex_unlock(&emu.lock);
 		printf("fleet bench: %4d workers%s: create call %lld ms, ready "
 		       "after %.2f s, sshd PSS %.1f MB, delete %lld ms\n",
-		    n, opts[1] != NULL ? " (no namespaces)" : "",
+		    n, opts[2] != NULL ? " (no namespaces)" : "",
 		    (long long)(t1 - t0), (double)(t2 - t0) / 1000.0,
 		    (double)pss / 1024.0, (long long)(t4 - t3));
 		fflush(stdout);
