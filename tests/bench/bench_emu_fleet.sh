@@ -18,6 +18,6 @@ TPUCTL_FLEET_BENCH="${FLEET_SIZES:-16 64 256}" CK_RUN_CASE=bench \
 # As root the workers get namespaces: measure the fallback too.
 if [ "$(id -u)" -eq 0 ]; then
 	TPUCTL_FLEET_BENCH="${FLEET_SIZES:-16 64 256}" CK_RUN_CASE=bench \
-	    TPUCTL_FLEET_BENCH_NS=0 CK_DEFAULT_TIMEOUT=900 \
+	    TPUCTL_FLEET_NS=0 CK_DEFAULT_TIMEOUT=900 \
 	    build/default/tests/check_emu_fleet
 fi
