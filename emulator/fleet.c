@@ -43,6 +43,7 @@
  * emulator is made a child subreaper so that session processes orphaned by
  * a dying sshd come back to it and are reaped here, not left as zombies.
  */
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -53,6 +54,7 @@
 #include <arpa/inet.h>
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -67,7 +69,14 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
+#include "core.h"
 #include "fleet.h"
 #include "log.h"
 #include "util.h"
@@ -82,6 +91,7 @@
 #define FLEET_KILL_WAIT_MS 3000
 #define FLEET_ENV_CAP 65536 /* bytes of /proc/PID/environ looked at */
 #define FLEET_DEFAULT_SSHD "/usr/sbin/sshd"
+#define FLEET_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 #define FLEET_HOLE_CONNS 256 /* connections a silent black hole holds */
 #define FLEET_HOLE_FILL 8    /* connections tried to fill a drop queue */
 
@@ -105,7 +115,10 @@ struct fleet_worker {
 	int fails;             /* consecutive unexpected exits */
 	int64_t not_before_ms; /* backoff before the next spawn */
 	int64_t ready_ms;
-	char pubkey[512]; /* published host key, "" until generated */
+	pid_t spid;        /* the startup-script runner, 0 when none */
+	int booted;        /* startup scripts launched since the last boot */
+	char hostname[64]; /* t1v-n-<8 hex>-w-<N> */
+	char pubkey[512];  /* published host key, "" until generated */
 };
 
 struct fleet_node {
@@ -119,11 +132,13 @@ struct fleet_node {
 	int nsubnets;
 	int run; /* sshds wanted (created or started, not stopped) */
 	char *dir;
-	char *hostnames; /* comma-separated worker addresses */
-	char *mdhost;    /* GCE_METADATA_HOST for the workers, or NULL */
+	char *mdhost; /* GCE_METADATA_HOST for the workers, or NULL */
 	struct fleet_worker *w;
 	char *keys; /* authorized_keys to apply, NULL when none */
 	int64_t keys_due_ms;
+	char *script;     /* metadata startup-script, NULL when none */
+	char *script_url; /* metadata startup-script-url, NULL when none */
+	int chips;        /* TPU chips per host: /dev/accel0..chips-1 */
 };
 
 struct fleet {
@@ -151,6 +166,19 @@ struct fleet {
 	int64_t orphan_scan_ms;
 	int64_t sweep_until_ms; /* look for leftovers of killed workers */
 	int64_t sweep_next_ms;
+	/* Worker namespaces (root only; see fleet_ns_ops). */
+	int ns; /* each sshd in its own UTS + mount namespace */
+	struct fleet_op *devops; /* what the worker's /dev gets from it */
+	size_t ndevops;
+	int etc_hostname; /* /etc/hostname exists: bind the worker's */
+	char *emu_addr;   /* the emulator's address ("127.0.0.1") */
+	char *base_url;   /* the emulator's API base URL */
+	char *ca_pem;     /* its CA (--tls or gfd), else NULL */
+	char *bundle;     /* system CA bundle + ca_pem, or NULL */
+	/* Google's API hosts on ADDR:443 (root; see fleet_google_init). */
+	int gfd;            /* the listener, -1 when none */
+	char *gkey, *gcert; /* its key and certificate (PEM) */
+	struct core_server *gsrv;
 };
 
 /*
@@ -355,6 +383,75 @@ fleet_config_safe(const char *s)
 	return 1;
 }
 
+/* --- worker identity (pure) ---------------------------------------- */
+
+void
+fleet_worker_hostname(const char *node_id, int worker, char *out, size_t len)
+{
+	const unsigned char *p;
+	uint32_t h = 2166136261u; /* FNV-1a, 32 bits: 8 hex digits */
+
+	for (p = (const unsigned char *)node_id; *p != '\0'; p++) {
+		h ^= *p;
+		h *= 16777619u;
+	}
+	snprintf(out, len, "t1v-n-%08x-w-%d", (unsigned)h, worker);
+}
+
+/*
+ * TPU chips per host (per TPU VM) of an accelerator type, from Google's
+ * system architecture pages (cloud.google.com/tpu/docs/v2, v3, v4, v5p,
+ * v5e, v6e, and system-architecture-tpu-vm):
+ *   type            name counts  chips per host
+ *   v2-N, v3-N      TensorCores  4 (a v2-8/v3-8 host has 4 chips, 8 cores)
+ *   v4-N            TensorCores  4
+ *   v5p-N           TensorCores  4
+ *   v5litepod-N     chips        N when N <= 8 (one host: 1x1, 2x2, 2x4),
+ *   (v5e-N), v6e-N               else 4 (multi-host slices use 4-chip
+ *                                VMs: v5litepod-16 is 4 hosts of 4)
+ * -1 for a type we do not know.
+ */
+int
+fleet_chips_per_host(const char *accel_type)
+{
+	static const struct {
+		const char *gen;
+		int single_max; /* chips a single host holds, 0: always 4 */
+	} gens[] = {
+		{ "v2", 0 },
+		{ "v3", 0 },
+		{ "v4", 0 },
+		{ "v5p", 0 },
+		{ "v5litepod", 8 },
+		{ "v5e", 8 },
+		{ "v6e", 8 },
+	};
+	const char *dash, *p;
+	size_t glen, i;
+	long size = 0;
+
+	if (accel_type == NULL || (dash = strrchr(accel_type, '-')) == NULL ||
+	    dash[1] == '\0')
+		return -1;
+	for (p = dash + 1; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || size > 1000000)
+			return -1;
+		size = size * 10 + (*p - '0');
+	}
+	if (size < 1)
+		return -1;
+	glen = (size_t)(dash - accel_type);
+	for (i = 0; i < nitems(gens); i++) {
+		if (strlen(gens[i].gen) != glen ||
+		    memcmp(gens[i].gen, accel_type, glen) != 0)
+			continue;
+		if (gens[i].single_max == 0)
+			return 4;
+		return size <= gens[i].single_max ? (int)size : 4;
+	}
+	return -1;
+}
+
 /* --- addresses and persistence ------------------------------------ */
 
 static void
@@ -438,7 +535,6 @@ fleet_node_new(struct fleet *f, const char *key, const char *id,
     const char *accel, int nworkers, int subnet)
 {
 	struct fleet_node *n;
-	size_t hlen;
 	int i;
 
 	n = xcalloc(1, sizeof(*n));
@@ -450,13 +546,12 @@ fleet_node_new(struct fleet *f, const char *key, const char *id,
 	n->subnet = subnet;
 	n->nsubnets = fleet_nsubnets(nworkers);
 	n->dir = xasprintf("%s/n%d", f->dir, subnet);
+	n->chips = fleet_chips_per_host(accel);
+	if (n->chips < 0)
+		n->chips = 0;
 	n->w = xcalloc((size_t)nworkers, sizeof(*n->w));
-	hlen = (size_t)nworkers * 16 + 1;
-	n->hostnames = xmalloc(hlen);
-	n->hostnames[0] = '\0';
 	for (i = 0; i < nworkers; i++) {
 		struct fleet_worker *w = &n->w[i];
-		size_t used = strlen(n->hostnames);
 
 		w->idx = i;
 		w->probe_fd = -1;
@@ -464,8 +559,7 @@ fleet_node_new(struct fleet *f, const char *key, const char *id,
 		fleet_worker_addr(subnet, i, w->addr, sizeof(w->addr));
 		w->dir = xasprintf("%s/w%d", n->dir, i);
 		w->home = xasprintf("%s/home", w->dir);
-		snprintf(n->hostnames + used, hlen - used, "%s%s",
-		    i > 0 ? "," : "", w->addr);
+		fleet_worker_hostname(id, i, w->hostname, sizeof(w->hostname));
 	}
 	return n;
 }
@@ -507,9 +601,10 @@ fleet_node_free(struct fleet_node *n)
 	free(n->name);
 	free(n->accel);
 	free(n->dir);
-	free(n->hostnames);
 	free(n->mdhost);
 	free(n->keys);
+	free(n->script);
+	free(n->script_url);
 	free(n);
 }
 
@@ -540,14 +635,179 @@ fleet_unlink_node(struct fleet *f, struct fleet_node *n)
 /* --- processes ------------------------------------------------------ */
 
 /*
+ * What a child does between fork and exec, beyond fleet_spawn's basics.
+ * Every string and fd is prepared by the parent: the child only makes
+ * system calls (async-signal-safe), so a multi-threaded parent is fine.
+ */
+enum fleet_op_kind {
+	FLEET_OP_TMPFS,   /* mount a tmpfs on dst, options in src */
+	FLEET_OP_BIND,    /* bind src on dst (a file or a whole tree) */
+	FLEET_OP_MKDIR,   /* mkdir dst (an existing one is fine) */
+	FLEET_OP_MKDIRS,  /* mkdir -p dst (a writable copy) */
+	FLEET_OP_MKFILE,  /* create an empty file dst (mode 0666) */
+	FLEET_OP_SYMLINK, /* symlink src at dst */
+	FLEET_OP_OPEN,    /* open dir src as fd number fd (O_PATH) */
+};
+
+/*
+ * A bind source must be in the child's new mount namespace: what the
+ * child covers (/dev, /tmp) is opened there first (FLEET_OP_OPEN) at
+ * these fixed numbers, and bound from /proc/self/fd/N.
+ */
+#define FLEET_CHILD_DEVFD 3
+#define FLEET_CHILD_DIRFD 4
+
+struct fleet_op {
+	enum fleet_op_kind kind;
+	char *src;
+	char *dst;
+	int fd;
+};
+
+struct fleet_child {
+	/* New UTS and mount namespaces: hostname, then the ops. */
+	int unshare;
+	const char *hostname;
+	const struct fleet_op *ops;
+	size_t nops;
+	/* Or join the namespaces of a running worker (fds, -1 when not). */
+	int uts_fd;
+	int mnt_fd;
+	int setsid;        /* own session instead of own process group */
+	const char *chdir; /* NULL: stay */
+	char *const *envp; /* NULL: the emulator's environment */
+};
+
+/* Write "fleet: what 'path': errno N" to fd 2 (async-signal-safe). */
+static void
+fleet_child_fail(const char *what, const char *path)
+{
+	char num[16];
+	int e = errno, i = (int)sizeof(num);
+
+	num[--i] = '\n';
+	do {
+		num[--i] = (char)('0' + e % 10);
+		e /= 10;
+	} while (e > 0 && i > 0);
+	(void)!write(2, "fleet: worker namespace: ", 25);
+	(void)!write(2, what, strlen(what));
+	(void)!write(2, " '", 2);
+	(void)!write(2, path, strlen(path));
+	(void)!write(2, "': errno ", 9);
+	(void)!write(2, num + i, sizeof(num) - (size_t)i);
+}
+
+/* mkdir -p of a writable path copy (restored on return). */
+static int
+fleet_child_mkdirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return mkdir(path, 0755) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+/* The namespace part of a child; 0, or -1 after writing why to fd 2. */
+static int
+fleet_child_ns(const struct fleet_child *ch)
+{
+	size_t i;
+	int fd;
+
+	if (ch->uts_fd != -1 && setns(ch->uts_fd, CLONE_NEWUTS) == -1) {
+		fleet_child_fail("setns", "uts");
+		return -1;
+	}
+	if (ch->mnt_fd != -1 && setns(ch->mnt_fd, CLONE_NEWNS) == -1) {
+		fleet_child_fail("setns", "mnt");
+		return -1;
+	}
+	if (!ch->unshare)
+		return 0;
+	if (unshare(CLONE_NEWUTS | CLONE_NEWNS) == -1) {
+		fleet_child_fail("unshare", "uts+mnt");
+		return -1;
+	}
+	/* Nothing mounted here may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1) {
+		fleet_child_fail("make private", "/");
+		return -1;
+	}
+	if (sethostname(ch->hostname, strlen(ch->hostname)) == -1) {
+		fleet_child_fail("sethostname", ch->hostname);
+		return -1;
+	}
+	for (i = 0; i < ch->nops; i++) {
+		const struct fleet_op *op = &ch->ops[i];
+		int rc = 0;
+
+		switch (op->kind) {
+		case FLEET_OP_TMPFS:
+			rc = mount("tmpfs", op->dst, "tmpfs",
+			    MS_NOSUID | MS_NODEV, op->src);
+			break;
+		case FLEET_OP_BIND:
+			rc = mount(
+			    op->src, op->dst, NULL, MS_BIND | MS_REC, NULL);
+			break;
+		case FLEET_OP_MKDIR:
+			rc = mkdir(op->dst, 0755) == -1 && errno != EEXIST ? -1
+			                                                   : 0;
+			break;
+		case FLEET_OP_MKDIRS:
+			rc = fleet_child_mkdirs(op->dst);
+			break;
+		case FLEET_OP_MKFILE:
+			fd =
+			    open(op->dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+			if (fd == -1 || fchmod(fd, 0666) == -1)
+				rc = -1;
+			if (fd != -1)
+				close(fd);
+			break;
+		case FLEET_OP_SYMLINK:
+			rc = symlink(op->src, op->dst);
+			break;
+		case FLEET_OP_OPEN:
+			fd = open(op->src, O_PATH | O_DIRECTORY);
+			if (fd != op->fd &&
+			    (fd == -1 || dup2(fd, op->fd) == -1 || close(fd)))
+				rc = -1;
+			break;
+		}
+		if (rc == -1) {
+			fleet_child_fail(op->kind == FLEET_OP_TMPFS
+			                     ? "mount tmpfs"
+			                 : op->kind == FLEET_OP_BIND ? "bind"
+			                 : op->kind == FLEET_OP_OPEN ? "open"
+			                                             : "create",
+			    op->kind == FLEET_OP_OPEN ? op->src : op->dst);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Start argv[0] (an absolute path, or a name looked up in PATH) in its own
- * process group with stdin on /dev/null and stdout/stderr appended to
- * outpath.  Only async-signal-safe calls between fork and exec.  The child
- * gets SIGTERM if the spawning (monitor) thread goes away.  Returns the pid
- * or -1.
+ * process group (or session) with stdin on /dev/null and stdout/stderr
+ * appended to outpath, set up as ch says (NULL: nothing more).  Only
+ * async-signal-safe calls between fork and exec.  The child gets SIGTERM
+ * if the spawning (monitor) thread goes away.  Returns the pid or -1.
  */
 static pid_t
-fleet_spawn(char *const argv[], const char *outpath)
+fleet_spawn_child(
+    char *const argv[], const char *outpath, const struct fleet_child *ch)
 {
 	sigset_t all, old;
 	pid_t parent = getpid(), pid;
@@ -569,7 +829,10 @@ fleet_spawn(char *const argv[], const char *outpath)
 		sigset_t none;
 		int sig;
 
-		setpgid(0, 0);
+		if (ch != NULL && ch->setsid)
+			setsid();
+		else
+			setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
 			_exit(127);
@@ -582,16 +845,29 @@ fleet_spawn(char *const argv[], const char *outpath)
 		if (dup2(nullfd, 0) == -1 || dup2(outfd, 1) == -1 ||
 		    dup2(outfd, 2) == -1)
 			_exit(127);
+		if (ch != NULL && fleet_child_ns(ch) == -1)
+			_exit(126);
+		if (ch != NULL && ch->chdir != NULL && chdir(ch->chdir) == -1)
+			_exit(126);
 		closefrom(3);
-		execvp(argv[0], argv);
+		if (ch != NULL && ch->envp != NULL)
+			execve(argv[0], argv, ch->envp);
+		else
+			execvp(argv[0], argv);
 		_exit(127);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (pid > 0)
+	if (pid > 0 && (ch == NULL || !ch->setsid))
 		setpgid(pid, pid);
 	close(nullfd);
 	close(outfd);
 	return pid;
+}
+
+static pid_t
+fleet_spawn(char *const argv[], const char *outpath)
+{
+	return fleet_spawn_child(argv, outpath, NULL);
 }
 
 /* Snapshot pid/ppid of every process; the caller frees *out. */
@@ -762,6 +1038,7 @@ fleet_reap(struct fleet *f)
 		for (i = 0; i < n->nworkers; i++) {
 			fleet_reap_pid(f, n->w[i].pid);
 			fleet_reap_pid(f, n->w[i].kpid);
+			fleet_reap_pid(f, n->w[i].spid);
 		}
 	}
 	for (j = 0; j < f->ndying;)
@@ -886,6 +1163,12 @@ fleet_kill_workers(struct fleet *f, struct fleet_node *n, int worker)
 		}
 		if (w->kpid > 0)
 			kill(w->kpid, SIGKILL);
+		if (w->spid > 0) {
+			/* The startup scripts: their session, then them. */
+			fleet_kill_descendants(procs, np, w->spid);
+			kill(-w->spid, SIGKILL);
+			kill(w->spid, SIGKILL);
+		}
 	}
 	free(procs);
 	for (k = lo; k < hi; k++) {
@@ -893,6 +1176,9 @@ fleet_kill_workers(struct fleet *f, struct fleet_node *n, int worker)
 
 		if (w->kpid > 0)
 			fleet_add_dying(f, w->kpid, "");
+		if (w->spid > 0)
+			fleet_add_dying(f, w->spid, "");
+		w->spid = 0;
 		if (w->pid > 0)
 			fleet_add_dying(f, w->pid, w->addr);
 		w->pid = 0;
@@ -1193,23 +1479,47 @@ fleet_schedule_keys(struct fleet *f, struct fleet_node *n, const cJSON *md)
 
 /* --- workers ------------------------------------------------------ */
 
-static const char fleet_bashrc[] =
+/*
+ * The worker's minimal shell setup (no pyenv, nothing slow), starting in
+ * its own HOME as on a TPU VM: sshd itself starts the shell in the
+ * account's passwd home (between the two parts), so they cd from there only,
+ * without a variable of their own in the login environment.  The dotfiles
+ * of state dirs made before (they exported TPU_EMULATOR_CD) are replaced.
+ */
+static const char fleet_bashrc_head[] =
     "# tpuctl-emulator worker: a minimal shell setup (no pyenv, nothing\n"
     "# slow), starting in the worker's own HOME as on a TPU VM (sshd\n"
     "# itself starts in the account's passwd home).\n"
-    "if [ -z \"${TPU_EMULATOR_CD:-}\" ]; then\n"
-    "\texport TPU_EMULATOR_CD=1\n"
-    "\tcd \"$HOME\" 2>/dev/null || true\n"
-    "fi\n";
+    "if [ \"$PWD\" = '";
 
-static const char fleet_profile[] =
+static const char fleet_profile_head[] =
     "# tpuctl-emulator worker login profile.\n"
     "if [ -n \"${BASH_VERSION:-}\" ] && [ -f \"$HOME/.bashrc\" ]; then\n"
     "\t. \"$HOME/.bashrc\"\n"
-    "elif [ -z \"${TPU_EMULATOR_CD:-}\" ]; then\n"
-    "\texport TPU_EMULATOR_CD=1\n"
-    "\tcd \"$HOME\" 2>/dev/null || true\n"
-    "fi\n";
+    "elif [ \"$PWD\" = '";
+
+static const char fleet_dotfile_tail[] = "' ]; then\n"
+                                         "\tcd \"$HOME\" 2>/dev/null || true\n"
+                                         "fi\n";
+
+/* Write a dotfile unless the worker has its own (any but the old one). */
+static int
+fleet_write_dotfile(const char *path, const char *head, const char *pwdir)
+{
+	char *text, *old;
+	int rc = 0;
+
+	if (strchr(pwdir, '\'') != NULL)
+		pwdir = "/nonexistent";
+	old = fleet_read_file(path, 4096);
+	if (old == NULL || strstr(old, "TPU_EMULATOR_CD") != NULL) {
+		text = xasprintf("%s%s%s", head, pwdir, fleet_dotfile_tail);
+		rc = fleet_write_file(path, text, strlen(text), 0644);
+		free(text);
+	}
+	free(old);
+	return rc;
+}
 
 /* Directories, HOME dotfiles, published key: idempotent. */
 static int
@@ -1220,18 +1530,15 @@ fleet_worker_setup(
 	struct stat st;
 	int rc = -1;
 
-	(void)f;
 	if (fleet_mkdir(n->dir, 0700) == -1 ||
 	    fleet_mkdir(w->dir, 0700) == -1 || fleet_mkdir(w->home, 0755) == -1)
 		goto out;
 	p = xasprintf("%s/.bashrc", w->home);
-	if (stat(p, &st) == -1 &&
-	    fleet_write_file(p, fleet_bashrc, strlen(fleet_bashrc), 0644) == -1)
+	if (fleet_write_dotfile(p, fleet_bashrc_head, f->pwdir) == -1)
 		goto out;
 	free(p);
 	p = xasprintf("%s/.profile", w->home);
-	if (stat(p, &st) == -1 && fleet_write_file(p, fleet_profile,
-	                              strlen(fleet_profile), 0644) == -1)
+	if (fleet_write_dotfile(p, fleet_profile_head, f->pwdir) == -1)
 		goto out;
 	free(p);
 	p = xasprintf("%s/hostkey", w->dir);
@@ -1345,22 +1652,70 @@ out:
 	free(publ);
 }
 
-static int
-fleet_write_config(
-    struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
-{
-	char *cfg = NULL, *path = NULL, *md = NULL;
-	int rc;
+/*
+ * The PATH of a worker's login: a TPU VM image's (Ubuntu), so python3 is
+ * the system's /usr/bin/python3, never the emulator account's pyenv.
+ */
+#define FLEET_PATH                                                             \
+	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:"        \
+	"/usr/games:/usr/local/games:/snap/bin"
 
+/*
+ * The variables every process of worker w starts with (its sshd's
+ * SetEnv, the startup-script runner): what a TPU VM login has, no TPU_*
+ * identity (that comes from the metadata server), plus HOME (each
+ * worker's own; also how the sweep tells whose a process is) and the
+ * metadata server's address.  A NULL-terminated array of "NAME=value";
+ * the caller frees it with fleet_strv_free.
+ */
+static char **
+fleet_worker_environ(struct fleet_node *n, struct fleet_worker *w)
+{
+	char **v = xcalloc(8, sizeof(*v));
+	int k = 0;
+
+	v[k++] = xasprintf("HOME=%s", w->home);
+	v[k++] = xasprintf("PATH=%s", FLEET_PATH);
 	if (n->mdhost != NULL) {
 		/* The worker's own metadata server: its address, our port. */
 		const char *port = strrchr(n->mdhost, ':');
 
-		md = xasprintf(" \"GCE_METADATA_HOST=%s%s\" "
-		               "\"GCE_METADATA_IP=%s%s\"",
-		    w->addr, port != NULL ? port : "", w->addr,
-		    port != NULL ? port : "");
+		if (port == NULL)
+			port = "";
+		v[k++] = xasprintf("GCE_METADATA_HOST=%s%s", w->addr, port);
+		v[k++] = xasprintf("GCE_METADATA_IP=%s%s", w->addr, port);
 	}
+	v[k] = NULL;
+	return v;
+}
+
+static void
+fleet_strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int
+fleet_write_config(
+    struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
+{
+	char *cfg = NULL, *path = NULL, *env = NULL, **v;
+	size_t i;
+	int rc;
+
+	v = fleet_worker_environ(n, w);
+	env = xstrdup("SetEnv");
+	for (i = 0; v[i] != NULL; i++) {
+		char *t = xasprintf("%s \"%s\"", env, v[i]);
+
+		free(env);
+		env = t;
+	}
+	fleet_strv_free(v);
 	cfg = xasprintf("# Generated by tpuctl-emulator: %s worker %d.\n"
 	                "ListenAddress %s:%d\n"
 	                "HostKey %s/hostkey\n"
@@ -1381,27 +1736,166 @@ fleet_write_config(
 	                "PrintLastLog no\n"
 	                "UseDNS no\n"
 	                "Subsystem sftp internal-sftp -d %s\n"
-	                "SetEnv \"TPU_WORKER_ID=%d\" "
-	                "\"TPU_WORKER_HOSTNAMES=%s\" "
-	                "\"TPU_ACCELERATOR_TYPE=%s\" \"TPU_NAME=%s\" "
-	                "\"HOME=%s\"%s\n",
+	                "%s\n",
 	    n->key, w->idx, w->addr, f->port, w->dir, w->dir, w->dir, w->home,
-	    w->idx, n->hostnames, n->accel, n->name, w->home,
-	    md != NULL ? md : "");
+	    env);
 	path = xasprintf("%s/sshd_config", w->dir);
 	rc = fleet_write_file(path, cfg, strlen(cfg), 0600);
 	if (rc == -1)
 		log_warn("fleet: cannot write '%s': %s", path, strerror(errno));
 	free(cfg);
 	free(path);
-	free(md);
+	free(env);
 	return rc;
+}
+
+/* "projects/P/locations/Z/nodes/N": the text after "/what/" (up to '/'). */
+static char *
+fleet_key_part(const char *key, const char *what)
+{
+	size_t wl = strlen(what);
+	const char *p = key;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, what, wl) == 0 && p[wl] == '/')
+			return xstrndup(p + wl + 1, strcspn(p + wl + 1, "/"));
+		p = strchr(p, '/');
+		if (p != NULL)
+			p++;
+	}
+	return xstrdup("");
+}
+
+/*
+ * The worker's /etc/hosts and /etc/hostname (bound over the host's in its
+ * mount namespace): its own name as GCE's /etc/hosts has it, the
+ * metadata server's names on the worker's own address (its metadata
+ * address), Google's API names on the emulator's.
+ */
+static int
+fleet_write_etc(struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
+{
+	char *proj, *zone, *text, *path;
+	int rc;
+
+	proj = fleet_key_part(n->key, "projects");
+	zone = fleet_key_part(n->key, "locations");
+	text = xasprintf("# Generated by tpuctl-emulator: %s worker %d.\n"
+	                 "127.0.0.1\tlocalhost\n"
+	                 "::1\tlocalhost ip6-localhost ip6-loopback\n"
+	                 "%s\t%s.%s.c.%s.internal %s\n"
+	                 "%s\tmetadata.google.internal metadata\n"
+	                 "%s\tstorage.googleapis.com oauth2.googleapis.com "
+	                 "tpu.googleapis.com\n",
+	    n->key, w->idx, w->addr, w->hostname, zone, proj, w->hostname,
+	    w->addr, f->emu_addr != NULL ? f->emu_addr : "127.0.0.1");
+	path = xasprintf("%s/hosts", w->dir);
+	rc = fleet_write_file(path, text, strlen(text), 0644);
+	free(path);
+	free(text);
+	if (rc == 0) {
+		text = xasprintf("%s\n", w->hostname);
+		path = xasprintf("%s/hostname", w->dir);
+		rc = fleet_write_file(path, text, strlen(text), 0644);
+		free(path);
+		free(text);
+	}
+	if (rc == -1)
+		log_warn("fleet: cannot write the /etc files of '%s': %s",
+		    w->dir, strerror(errno));
+	free(proj);
+	free(zone);
+	return rc;
+}
+
+static void
+fleet_op_add(struct fleet_op **ops, size_t *nops, enum fleet_op_kind kind,
+    char *src, char *dst)
+{
+	*ops = xreallocarray(*ops, *nops + 1, sizeof(**ops));
+	(*ops)[*nops].kind = kind;
+	(*ops)[*nops].src = src;
+	(*ops)[*nops].dst = dst;
+	(*ops)[*nops].fd = -1;
+	(*nops)++;
+}
+
+static void
+fleet_ops_free(struct fleet_op *ops, size_t nops)
+{
+	size_t i;
+
+	for (i = 0; i < nops; i++) {
+		free(ops[i].src);
+		free(ops[i].dst);
+	}
+	free(ops);
+}
+
+/*
+ * What a worker's sshd child mounts in its new mount namespace (after
+ * unshare, hostname): a private tmpfs /tmp (the worker's dir bound back
+ * in when the state dir is under /tmp: sshd reads its config, keys and
+ * HOME there), a /dev of its own (a tmpfs with the host's null, zero,
+ * random, tty, ptmx, pts, ... bound in, a private /dev/shm and regular
+ * files /dev/accel0..K-1 standing in for the TPU chips), and the worker's
+ * /etc/hosts, /etc/hostname and (under --tls) CA bundle.
+ */
+static void
+fleet_ns_ops(struct fleet *f, struct fleet_node *n, struct fleet_worker *w,
+    struct fleet_op **ops, size_t *nops)
+{
+	int under_tmp = strncmp(w->dir, "/tmp/", 5) == 0;
+	size_t i;
+	int c;
+
+	*ops = NULL;
+	*nops = 0;
+	/* First what comes from the state dir, before /tmp is covered. */
+	fleet_op_add(ops, nops, FLEET_OP_BIND, xasprintf("%s/hosts", w->dir),
+	    xstrdup("/etc/hosts"));
+	if (f->etc_hostname)
+		fleet_op_add(ops, nops, FLEET_OP_BIND,
+		    xasprintf("%s/hostname", w->dir), xstrdup("/etc/hostname"));
+	if (f->bundle != NULL)
+		fleet_op_add(ops, nops, FLEET_OP_BIND, xstrdup(f->bundle),
+		    xstrdup(FLEET_CA_BUNDLE));
+	fleet_op_add(ops, nops, FLEET_OP_OPEN, xstrdup("/dev"), NULL);
+	(*ops)[*nops - 1].fd = FLEET_CHILD_DEVFD;
+	if (under_tmp) {
+		fleet_op_add(ops, nops, FLEET_OP_OPEN, xstrdup(w->dir), NULL);
+		(*ops)[*nops - 1].fd = FLEET_CHILD_DIRFD;
+	}
+	fleet_op_add(
+	    ops, nops, FLEET_OP_TMPFS, xstrdup("mode=1777"), xstrdup("/tmp"));
+	if (under_tmp) {
+		fleet_op_add(ops, nops, FLEET_OP_MKDIRS, NULL, xstrdup(w->dir));
+		fleet_op_add(ops, nops, FLEET_OP_BIND,
+		    xasprintf("/proc/self/fd/%d", FLEET_CHILD_DIRFD),
+		    xstrdup(w->dir));
+	}
+	fleet_op_add(ops, nops, FLEET_OP_TMPFS, xstrdup("mode=755,size=1m"),
+	    xstrdup("/dev"));
+	for (i = 0; i < f->ndevops; i++)
+		fleet_op_add(ops, nops, f->devops[i].kind,
+		    f->devops[i].src != NULL ? xstrdup(f->devops[i].src) : NULL,
+		    f->devops[i].dst != NULL ? xstrdup(f->devops[i].dst)
+		                             : NULL);
+	fleet_op_add(ops, nops, FLEET_OP_MKDIR, NULL, xstrdup("/dev/shm"));
+	fleet_op_add(ops, nops, FLEET_OP_TMPFS, xstrdup("mode=1777"),
+	    xstrdup("/dev/shm"));
+	for (c = 0; c < n->chips; c++)
+		fleet_op_add(ops, nops, FLEET_OP_MKFILE, NULL,
+		    xasprintf("/dev/accel%d", c));
 }
 
 static pid_t
 fleet_start_sshd(struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
 {
+	struct fleet_child ch;
+	struct fleet_op *ops = NULL;
 	char *cfg, *log, *pidf;
+	size_t nops = 0;
 	pid_t pid = -1;
 
 	cfg = xasprintf("%s/sshd_config", w->dir);
@@ -1409,21 +1903,275 @@ fleet_start_sshd(struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
 	pidf = xasprintf("%s/sshd.pid", w->dir);
 	if (fleet_write_config(f, n, w) == -1)
 		goto out;
+	memset(&ch, 0, sizeof(ch));
+	ch.uts_fd = ch.mnt_fd = -1;
+	if (f->ns) {
+		if (fleet_write_etc(f, n, w) == -1)
+			goto out;
+		fleet_ns_ops(f, n, w, &ops, &nops);
+		ch.unshare = 1;
+		ch.hostname = w->hostname;
+		ch.ops = ops;
+		ch.nops = nops;
+	}
 	unlink(pidf);
 	{
 		char *argv[] = { f->sshd, (char *)"-D", (char *)"-r",
 			(char *)"-f", cfg, (char *)"-E", log, NULL };
 
-		pid = fleet_spawn(argv, log);
+		pid = fleet_spawn_child(argv, log, &ch);
 	}
 	if (pid == -1)
 		log_warn("fleet: cannot start sshd for %s worker %d: %s",
 		    n->name, w->idx, strerror(errno));
 out:
+	fleet_ops_free(ops, nops);
 	free(cfg);
 	free(log);
 	free(pidf);
 	return pid;
+}
+
+/* --- startup scripts ------------------------------------------------ */
+
+/*
+ * The guest agent's google_metadata_script_runner, in bash: logs in the
+ * agent's syslog form ("<time> <host> google_metadata_script_runner[pid]:
+ * <key>: <line>"), runs startup-script and then startup-script-url (the
+ * agent's order on Linux), each through "/bin/bash -c FILE" as the agent
+ * does (a #! line picks another interpreter), stdin /dev/null, and logs
+ * its exit status.  The URL is fetched with the metadata server's token.
+ * $1 hostname, $2 the startup-script file ("" when none), $3 the URL to
+ * fetch startup-script-url from ("" when none), $4 a CA file for it.
+ */
+static const char fleet_runner[] =
+    "h=$1 file=$2 url=$3 ca=$4\n"
+    "log() { printf '%(%b %d %H:%M:%S)T %s "
+    "google_metadata_script_runner[%d]: %s\\n' -1 \"$h\" \"$$\" \"$1\"; }\n"
+    "run() {\n"
+    "\t/bin/bash -c \"$2\" </dev/null 2>&1 | while IFS= read -r l ||\n"
+    "\t    [ -n \"$l\" ]; do log \"$1: $l\"; done\n"
+    "\tlog \"$1 exit status ${PIPESTATUS[0]}\"\n"
+    "}\n"
+    "log 'Starting startup scripts (version tpuctl-emulator).'\n"
+    "if [ -n \"$file\" ]; then\n"
+    "\tlog 'Found startup-script in metadata.'\n"
+    "\trun startup-script \"$file\"\n"
+    "fi\n"
+    "if [ -n \"$url\" ]; then\n"
+    "\tlog 'Found startup-script-url in metadata.'\n"
+    "\ttok=$(curl -sf -H 'Metadata-Flavor: Google' "
+    "\"http://$GCE_METADATA_HOST/computeMetadata/v1/instance/"
+    "service-accounts/default/token\" |\n"
+    "\t    sed -n "
+    "'s/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n"
+    "\tif curl -sSf ${ca:+--cacert \"$ca\"} "
+    "-H \"Authorization: Bearer $tok\" \\\n"
+    "\t    -o \"$0.url\" \"$url\" 2>\"$0.err\"; then\n"
+    "\t\tchmod 700 \"$0.url\"\n"
+    "\t\trun startup-script-url \"$0.url\"\n"
+    "\telse\n"
+    "\t\tlog \"startup-script-url: download failed: $(cat \"$0.err\")\"\n"
+    "\tfi\n"
+    "fi\n"
+    "[ -n \"$file$url\" ] || log 'No startup scripts to run.'\n"
+    "log 'Finished running startup scripts.'\n";
+
+/* Percent-encode everything but RFC 3986 unreserved characters. */
+static char *
+fleet_pct(const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(len * 3 + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~') {
+			*o++ = (char)c;
+		} else {
+			*o++ = '%';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * Where the runner fetches a startup-script-url: gs://BUCKET/OBJECT (and
+ * https://storage.googleapis.com/BUCKET/OBJECT, the other form the agent
+ * takes) from the emulator's Cloud Storage; any other URL as it is.
+ */
+static char *
+fleet_script_fetch_url(struct fleet *f, const char *url)
+{
+	static const char *const prefixes[] = {
+		"gs://",
+		"https://storage.googleapis.com/",
+		"https://storage.cloud.google.com/",
+	};
+	const char *b, *slash;
+	char *bk, *obj, *out;
+	size_t i;
+
+	for (i = 0; i < nitems(prefixes); i++) {
+		if (strncmp(url, prefixes[i], strlen(prefixes[i])) != 0)
+			continue;
+		b = url + strlen(prefixes[i]);
+		slash = strchr(b, '/');
+		if (slash == NULL || slash == b || slash[1] == '\0' ||
+		    f->base_url == NULL)
+			break;
+		bk = fleet_pct(b, (size_t)(slash - b));
+		obj = fleet_pct(slash + 1, strlen(slash + 1));
+		out = xasprintf(
+		    "%s/storage/v1/b/%s/o/%s?alt=media", f->base_url, bk, obj);
+		free(bk);
+		free(obj);
+		return out;
+	}
+	return xstrdup(url);
+}
+
+/* Append the agent's lines for a boot without startup scripts. */
+static void
+fleet_script_log_none(struct fleet_worker *w)
+{
+	static const char *const lines[] = {
+		"Starting startup scripts (version tpuctl-emulator).",
+		"No startup scripts to run.",
+		"Finished running startup scripts.",
+	};
+	char stamp[64], *path;
+	struct tm tm;
+	time_t now = time(NULL);
+	FILE *fp;
+	size_t i;
+
+	path = xasprintf("%s/startup-script.log", w->dir);
+	fp = fopen(path, "ae");
+	if (fp == NULL) {
+		log_warn("fleet: cannot write '%s': %s", path, strerror(errno));
+		free(path);
+		return;
+	}
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%b %d %H:%M:%S", &tm);
+	for (i = 0; i < nitems(lines); i++)
+		fprintf(fp, "%s %s google_metadata_script_runner[%ld]: %s\n",
+		    stamp, w->hostname, (long)getpid(), lines[i]);
+	fclose(fp);
+	free(path);
+}
+
+/*
+ * Boot: run the node's startup scripts on worker w, in its namespaces
+ * (joined through its sshd's /proc/PID/ns), in a session of its own,
+ * output appended to w->dir/startup-script.log.  0 or -1.
+ */
+static int
+fleet_start_scripts(
+    struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
+{
+	struct fleet_child ch;
+	char *file = NULL, *url = NULL, *log = NULL, *runner = NULL, **env;
+	char path[64];
+	size_t k;
+	int rc = -1;
+
+	if (n->script == NULL && n->script_url == NULL) {
+		fleet_script_log_none(w);
+		return 0;
+	}
+	memset(&ch, 0, sizeof(ch));
+	ch.uts_fd = ch.mnt_fd = -1;
+	ch.setsid = 1;
+	ch.chdir = "/";
+	runner = xasprintf("%s/startup-script.runner", w->dir);
+	if (n->script != NULL) {
+		file = xasprintf("%s/startup-script", w->dir);
+		if (fleet_write_file(
+		        file, n->script, strlen(n->script), 0700) == -1) {
+			log_warn("fleet: cannot write '%s': %s", file,
+			    strerror(errno));
+			goto out;
+		}
+	}
+	if (n->script_url != NULL)
+		url = fleet_script_fetch_url(f, n->script_url);
+	log = xasprintf("%s/startup-script.log", w->dir);
+	if (f->ns) {
+		snprintf(path, sizeof(path), "/proc/%ld/ns/uts", (long)w->pid);
+		ch.uts_fd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)w->pid);
+		ch.mnt_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (ch.uts_fd == -1 || ch.mnt_fd == -1) {
+			log_warn("fleet: cannot open the namespaces of %s "
+			         "worker %d: %s",
+			    n->name, w->idx, strerror(errno));
+			goto out;
+		}
+	}
+	/* The worker's environment, and the account's names. */
+	env = fleet_worker_environ(n, w);
+	for (k = 0; env[k] != NULL; k++)
+		;
+	env = xreallocarray(env, k + 4, sizeof(*env));
+	env[k++] = xasprintf("USER=%s", f->user);
+	env[k++] = xasprintf("LOGNAME=%s", f->user);
+	env[k++] = xstrdup("SHELL=/bin/bash");
+	env[k] = NULL;
+	ch.envp = env;
+	{
+		char *argv[] = { (char *)"/bin/bash", (char *)"-c",
+			(char *)fleet_runner, runner, w->hostname,
+			file != NULL ? file : (char *)"",
+			url != NULL ? url : (char *)"",
+			f->ca_pem != NULL ? f->ca_pem : (char *)"", NULL };
+
+		w->spid = fleet_spawn_child(argv, log, &ch);
+	}
+	fleet_strv_free(env);
+	if (w->spid == -1) {
+		w->spid = 0;
+		log_warn("fleet: cannot run the startup scripts of %s worker "
+		         "%d: %s",
+		    n->name, w->idx, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (ch.uts_fd != -1)
+		close(ch.uts_fd);
+	if (ch.mnt_fd != -1)
+		close(ch.mnt_fd);
+	free(file);
+	free(url);
+	free(log);
+	free(runner);
+	return rc;
+}
+
+/* Keep the node's startup-script and startup-script-url metadata. */
+static void
+fleet_take_scripts(struct fleet_node *n, const cJSON *md)
+{
+	const cJSON *v;
+
+	free(n->script);
+	free(n->script_url);
+	n->script = n->script_url = NULL;
+	v = cJSON_GetObjectItemCaseSensitive(md, "startup-script");
+	if (cJSON_IsString(v) && v->valuestring[0] != '\0')
+		n->script = xstrdup(v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(md, "startup-script-url");
+	if (cJSON_IsString(v) && v->valuestring[0] != '\0')
+		n->script_url = xstrdup(v->valuestring);
 }
 
 /* Non-blocking readiness probe: 1 once the port accepted a connection. */
@@ -1478,7 +2226,8 @@ fleet_is_known(struct fleet *f, pid_t pid)
 
 	for (n = f->nodes; n != NULL; n = n->next)
 		for (i = 0; i < n->nworkers; i++)
-			if (n->w[i].pid == pid || n->w[i].kpid == pid)
+			if (n->w[i].pid == pid || n->w[i].kpid == pid ||
+			    n->w[i].spid == pid)
 				return 1;
 	return 0;
 }
@@ -1493,6 +2242,10 @@ fleet_child_exited(struct fleet *f, pid_t pid, int status)
 		for (i = 0; i < n->nworkers; i++) {
 			struct fleet_worker *w = &n->w[i];
 
+			if (w->spid == pid) {
+				w->spid = 0;
+				return 1;
+			}
 			if (w->kpid == pid) {
 				w->kpid = 0;
 				if (WIFEXITED(status) &&
@@ -1727,6 +2480,16 @@ fleet_tick(struct fleet *f)
 					w->ready_ms = now;
 					nstarting--;
 				}
+				continue;
+			}
+			if (w->pid > 0 && !w->booted) {
+				/* Booted: the guest agent's startup scripts. */
+				busy = 1;
+				if (budget <= 0)
+					continue;
+				budget--;
+				w->booted = 1;
+				fleet_start_scripts(f, n, w);
 				continue;
 			}
 			if (w->pid > 0 || w->kpid > 0) {
@@ -1965,6 +2728,328 @@ fleet_pick_port(void)
 	return -1;
 }
 
+/* Can this process make UTS and mount namespaces?  (A child tries.) */
+static int
+fleet_ns_possible(void)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUTS | CLONE_NEWNS) == 0 ? 0 : 1);
+	if (pid == -1 || waitpid(pid, &status, 0) != pid)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The hosts a worker's /etc/hosts gives the emulator's address. */
+#define FLEET_GOOGLE_SAN                                                       \
+	"DNS:storage.googleapis.com,DNS:oauth2.googleapis.com,"                \
+	"DNS:tpu.googleapis.com"
+
+static int
+fleet_x509_ext(X509 *x, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX ctx;
+	X509_EXTENSION *ext;
+	int ok;
+
+	X509V3_set_ctx_nodb(&ctx);
+	X509V3_set_ctx(&ctx, issuer, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+	if (ext == NULL)
+		return -1;
+	ok = X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok == 1 ? 0 : -1;
+}
+
+static char *
+fleet_bio_text(BIO *b)
+{
+	char *p = NULL;
+	long n = BIO_get_mem_data(b, &p);
+
+	return n > 0 ? xstrndup(p, (size_t)n) : NULL;
+}
+
+/*
+ * A key and certificate for Google's API hosts and addr, signed by the
+ * emulator's CA (DIR/ca.pem, DIR/ca-key.pem, made by core_tls_material),
+ * into f->gkey and f->gcert (the chain).  0 or -1.
+ */
+static int
+fleet_google_cert(struct emu *e, struct fleet *f, const char *addr)
+{
+	char *cap = emu_state_path(e, "ca.pem"),
+	     *cakp = emu_state_path(e, "ca-key.pem"), *san = NULL;
+	EVP_PKEY *cak = NULL, *key = NULL;
+	X509 *ca = NULL, *x = NULL;
+	BIGNUM *bn = NULL;
+	BIO *b = NULL;
+	FILE *fp;
+	int rc = -1;
+
+	if ((fp = fopen(cap, "re")) != NULL) {
+		ca = PEM_read_X509(fp, NULL, NULL, NULL);
+		fclose(fp);
+	}
+	if ((fp = fopen(cakp, "re")) != NULL) {
+		cak = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
+		fclose(fp);
+	}
+	key = EVP_EC_gen("P-256");
+	x = X509_new();
+	bn = BN_new();
+	if (ca == NULL || cak == NULL || key == NULL || x == NULL ||
+	    bn == NULL || X509_set_version(x, 2) != 1 ||
+	    BN_rand(bn, 120, 0, 0) != 1 ||
+	    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) == NULL)
+		goto out;
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 825L * 86400);
+	san = xasprintf("%s,IP:%s", FLEET_GOOGLE_SAN, addr);
+	if (X509_set_pubkey(x, key) != 1 ||
+	    X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN",
+	        MBSTRING_ASC, (const unsigned char *)"storage.googleapis.com",
+	        -1, -1, 0) != 1 ||
+	    X509_set_issuer_name(x, X509_get_subject_name(ca)) != 1 ||
+	    fleet_x509_ext(x, ca, NID_basic_constraints, "critical,CA:FALSE") ||
+	    fleet_x509_ext(x, ca, NID_key_usage,
+	        "critical,digitalSignature,keyEncipherment") ||
+	    fleet_x509_ext(x, ca, NID_ext_key_usage, "serverAuth") ||
+	    fleet_x509_ext(x, ca, NID_subject_alt_name, san) ||
+	    fleet_x509_ext(
+	        x, ca, NID_authority_key_identifier, "keyid:always") ||
+	    X509_sign(x, cak, EVP_sha256()) == 0)
+		goto out;
+	if ((b = BIO_new(BIO_s_mem())) == NULL ||
+	    PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) != 1 ||
+	    (f->gkey = fleet_bio_text(b)) == NULL)
+		goto out;
+	BIO_free(b);
+	if ((b = BIO_new(BIO_s_mem())) == NULL ||
+	    PEM_write_bio_X509(b, x) != 1 || PEM_write_bio_X509(b, ca) != 1 ||
+	    (f->gcert = fleet_bio_text(b)) == NULL)
+		goto out;
+	rc = 0;
+out:
+	BIO_free(b);
+	BN_free(bn);
+	X509_free(x);
+	X509_free(ca);
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(cak);
+	free(san);
+	free(cap);
+	free(cakp);
+	return rc;
+}
+
+/*
+ * As root: a loopback address of the emulator's own in 127.0.2.1 -
+ * 127.0.255.254 (the workers' start at 127.1.0.0) listening on port 443,
+ * the https port Google's API hosts are reached on, with a certificate
+ * for those names from the emulator's CA.  The workers' /etc/hosts names
+ * it for storage.googleapis.com, oauth2.googleapis.com and
+ * tpu.googleapis.com, their CA bundle trusts the CA, and
+ * fleet_google_serve() serves the emulator's routes on it once every
+ * module is up.  Without it (not root, fleet.google_tls=0, no free
+ * address) those names map to the emulator's base address.
+ */
+static void
+fleet_google_init(struct emu *e, struct fleet *f)
+{
+	char errbuf[256], *k = NULL, *c = NULL, addr[32];
+	struct sockaddr_in sin;
+	int i, fd = -1, one = 1;
+
+	if (emu_opt_int(e, "fleet.google_tls", 1) == 0)
+		return;
+	if (core_tls_material(e, &k, &c, errbuf, sizeof(errbuf)) != 0) {
+		log_warn("fleet: no TLS for Google's API hosts: %s", errbuf);
+		return;
+	}
+	xfree_secret(k);
+	free(c);
+	for (i = 0; i < 64 && fd == -1; i++) {
+		unsigned r = (unsigned)rand() % (254u * 254u);
+
+		snprintf(addr, sizeof(addr), "127.0.%u.%u", 2 + r / 254,
+		    1 + r % 254);
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(443);
+		inet_pton(AF_INET, addr, &sin.sin_addr);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd == -1)
+			break;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+		    listen(fd, 128) == -1) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd == -1) {
+		log_warn("fleet: no loopback address free on port 443 for "
+		         "Google's API hosts");
+		return;
+	}
+	if (fleet_google_cert(e, f, addr) == -1) {
+		log_warn("fleet: cannot make a certificate for Google's API "
+		         "hosts");
+		close(fd);
+		xfree_secret(f->gkey);
+		free(f->gcert);
+		f->gkey = f->gcert = NULL;
+		return;
+	}
+	f->gfd = fd;
+	free(f->emu_addr);
+	f->emu_addr = xstrdup(addr);
+	if (f->ca_pem == NULL)
+		f->ca_pem = emu_state_path(e, "ca.pem");
+}
+
+int
+fleet_google_serve(struct emu *e)
+{
+	struct fleet *f = fleet_of(e);
+	char errbuf[256];
+
+	if (f == NULL || f->gfd == -1 || f->gsrv != NULL)
+		return 0;
+	f->gsrv = core_server_start(
+	    e, f->gfd, f->gkey, f->gcert, 1, errbuf, sizeof(errbuf));
+	if (f->gsrv == NULL) {
+		log_warn("fleet: cannot serve Google's API hosts on %s:443: %s",
+		    f->emu_addr, errbuf);
+		return -1;
+	}
+	f->gfd = -1; /* the server owns it now */
+	return 0;
+}
+
+void
+fleet_google_stop(struct emu *e)
+{
+	struct fleet *f = fleet_of(e);
+
+	if (f == NULL)
+		return;
+	if (f->gsrv != NULL)
+		core_server_stop(e, f->gsrv);
+	f->gsrv = NULL;
+	if (f->gfd != -1)
+		close(f->gfd);
+	f->gfd = -1;
+}
+
+/*
+ * The emulator's own address and URL for the workers' /etc/hosts and
+ * startup-script-url, and, as root, the worker namespaces: the listener
+ * for Google's API hosts, what of the host's /dev a worker receives (the
+ * few nodes programs need; the rest, disks included, stays the host's)
+ * and the CA bundle that trusts the emulator.  Without root, or with
+ * fleet.namespaces=0, workers share the host's hostname, /tmp and /dev
+ * (the fallback).
+ */
+static void
+fleet_ns_init(struct emu *e, struct fleet *f)
+{
+	static const char *const devs[] = { "null", "zero", "full", "random",
+		"urandom", "tty", "ptmx", "pts", "fd", "stdin", "stdout",
+		"stderr", "log", "mqueue" };
+	const char *u = e->base_url, *h;
+	size_t i;
+
+	if (u != NULL) {
+		f->base_url = xstrdup(u);
+		h = strstr(u, "://");
+		h = h != NULL ? h + 3 : u;
+		if (*h == '[')
+			f->emu_addr = xstrndup(h + 1, strcspn(h + 1, "]"));
+		else
+			f->emu_addr = xstrndup(h, strcspn(h, ":/"));
+	}
+	if (e->tls)
+		f->ca_pem = emu_state_path(e, "ca.pem");
+	if (geteuid() != 0 || emu_opt_int(e, "fleet.namespaces", 1) == 0)
+		return;
+	if (!fleet_ns_possible()) {
+		log_warn("fleet: cannot create UTS and mount namespaces (%s): "
+		         "workers share the host's hostname, /tmp and /dev",
+		    strerror(EPERM));
+		return;
+	}
+	fleet_google_init(e, f);
+	for (i = 0; i < nitems(devs); i++) {
+		char *src = xasprintf(
+		    "/proc/self/fd/%d/%s", FLEET_CHILD_DEVFD, devs[i]);
+		char *dst = xasprintf("/dev/%s", devs[i]);
+		char link[256];
+		struct stat st;
+		ssize_t l;
+
+		if (lstat(dst, &st) == -1) {
+			free(src);
+			free(dst);
+			continue;
+		}
+		if (strcmp(devs[i], "ptmx") == 0) {
+			/*
+			 * A bound /dev/ptmx would find no devpts next to it:
+			 * the pts/ptmx of the bound /dev/pts, as containers do.
+			 */
+			free(src);
+			fleet_op_add(&f->devops, &f->ndevops, FLEET_OP_SYMLINK,
+			    xstrdup("pts/ptmx"), dst);
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			l = readlink(dst, link, sizeof(link) - 1);
+			free(src);
+			if (l <= 0) {
+				free(dst);
+				continue;
+			}
+			link[l] = '\0';
+			fleet_op_add(&f->devops, &f->ndevops, FLEET_OP_SYMLINK,
+			    xstrdup(link), dst);
+			continue;
+		}
+		fleet_op_add(&f->devops, &f->ndevops,
+		    S_ISDIR(st.st_mode) ? FLEET_OP_MKDIR : FLEET_OP_MKFILE,
+		    NULL, xstrdup(dst));
+		fleet_op_add(&f->devops, &f->ndevops, FLEET_OP_BIND, src, dst);
+	}
+	f->etc_hostname = access("/etc/hostname", F_OK) == 0;
+	if (f->ca_pem != NULL && access(FLEET_CA_BUNDLE, F_OK) == 0) {
+		char *sys = fleet_read_file(FLEET_CA_BUNDLE, 16 << 20);
+		char *ca = fleet_read_file(f->ca_pem, 1 << 20);
+		char *text, *path = xasprintf("%s/ca-certificates.crt", f->dir);
+
+		if (sys != NULL && ca != NULL) {
+			text =
+			    xasprintf("%s\n# tpuctl-emulator CA\n%s", sys, ca);
+			if (fleet_write_file(path, text, strlen(text), 0644) ==
+			    0)
+				f->bundle = xstrdup(path);
+			free(text);
+		}
+		if (f->bundle == NULL)
+			log_warn("fleet: cannot make the workers' CA bundle "
+			         "'%s'",
+			    path);
+		free(sys);
+		free(ca);
+		free(path);
+	}
+	f->ns = 1;
+}
+
 int
 fleet_init(struct emu *e)
 {
@@ -1980,6 +3065,7 @@ fleet_init(struct emu *e)
 	pthread_cond_init(&f->cv, NULL);
 	f->self = getpid();
 	f->sid = getsid(0);
+	f->gfd = -1;
 	f->dir = emu_state_path(e, "fleet");
 	f->sshd = xstrdup(emu_opt(e, "fleet.sshd", FLEET_DEFAULT_SSHD));
 	f->key_delay_ms = emu_opt_int(e, "fleet.key_delay_ms", 2000);
@@ -2058,6 +3144,7 @@ fleet_init(struct emu *e)
 		}
 	}
 	fleet_save(f);
+	fleet_ns_init(e, f);
 	/* Sessions orphaned by a dying sshd come back to us: reap them. */
 	f->subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
 	sigfillset(&all);
@@ -2126,6 +3213,14 @@ fleet_fini(struct emu *e)
 	free(f->dir);
 	free(f->sshd);
 	free(f->pwdir);
+	fleet_ops_free(f->devops, f->ndevops);
+	fleet_google_stop(e);
+	xfree_secret(f->gkey);
+	free(f->gcert);
+	free(f->emu_addr);
+	free(f->base_url);
+	free(f->ca_pem);
+	free(f->bundle);
 	free(f);
 	e->fleet = NULL;
 }
@@ -2236,13 +3331,18 @@ fleet_node_create(struct emu *e, const char *node_key, const char *node_id,
 	} else if (strcmp(n->accel, accel_type) != 0) {
 		free(n->accel);
 		n->accel = xstrdup(accel_type);
+		n->chips = fleet_chips_per_host(accel_type);
+		if (n->chips < 0)
+			n->chips = 0;
 		fleet_save(f);
 	}
 	free(n->mdhost);
 	n->mdhost = fleet_md_host(e);
 	n->run = 1;
-	if (metadata != NULL)
+	if (metadata != NULL) {
 		fleet_schedule_keys(f, n, metadata);
+		fleet_take_scripts(n, metadata);
+	}
 	pthread_cond_broadcast(&f->cv);
 	rc = 0;
 out:
@@ -2312,6 +3412,7 @@ fleet_node_metadata(struct emu *e, const char *node_key, const cJSON *metadata)
 	n = fleet_find(f, node_key);
 	if (n != NULL) {
 		fleet_schedule_keys(f, n, metadata);
+		fleet_take_scripts(n, metadata); /* for the next boot */
 		pthread_cond_broadcast(&f->cv);
 	}
 	pthread_mutex_unlock(&f->mu);
@@ -2330,8 +3431,12 @@ fleet_node_halt(struct emu *e, const char *node_key, int remove)
 	pthread_mutex_lock(&f->mu);
 	n = fleet_find(f, node_key);
 	if (n != NULL) {
+		int i;
+
 		n->run = 0;
 		fleet_kill_workers(f, n, -1);
+		for (i = 0; i < n->nworkers; i++)
+			n->w[i].booted = 0; /* the next start is a boot */
 		if (remove) {
 			fleet_trash_dir(f, n->dir);
 			fleet_unlink_node(f, n);

@@ -1,8 +1,11 @@
 /*
  * The sshd worker fleet: every worker of every emulated TPU node is a real
- * OpenSSH sshd on its own loopback address, with its own ed25519 host key,
- * HOME and identity (TPU_WORKER_ID, TPU_WORKER_HOSTNAMES).  Called by
- * tpu.c with emu->lock held; must not block for long (start sshd
+ * OpenSSH sshd on its own loopback address, with its own ed25519 host key
+ * and HOME and, as root, its own UTS and mount namespaces (hostname, /tmp,
+ * /dev/accel*, /etc/hosts, a CA bundle trusting the emulator, whose
+ * Google API hosts it serves on port 443).  Its login environment has no TPU_*
+ * variables: a worker learns who it is from the metadata server.  Called
+ * by tpu.c with emu->lock held; must not block for long (start sshd
  * processes asynchronously, report readiness through fleet_node_ready).
  */
 #ifndef TPUCTL_FLEET_H
@@ -39,6 +42,30 @@
  */
 
 #include "emu.h"
+
+/*
+ * Worker worker's hostname, "t1v-n-<8 hex>-w-<N>" as on Cloud TPU VMs:
+ * the 8 hex digits are the 32-bit FNV-1a hash of the node id (the node's
+ * "id" field), so a node keeps its names across restarts and a new node
+ * of the same name gets new ones.  The metadata server's
+ * instance/hostname and worker-network-endpoints use this function too.
+ */
+void fleet_worker_hostname(
+    const char *node_id, int worker, char *out, size_t len);
+
+/* TPU chips per host of an accelerator type ("v4-32": 4), -1 if unknown. */
+int fleet_chips_per_host(const char *accel_type);
+
+/*
+ * As root the workers reach Google's API hosts (storage, oauth2, tpu
+ * .googleapis.com) at an address of the emulator's own, port 443, over
+ * TLS with a certificate from the emulator's CA.  main.c calls
+ * fleet_google_serve() once every module is up (it serves the same routes
+ * as the main port) and fleet_google_stop() before the modules stop.
+ * 0, or -1 after a warning; a no-op without that listener.
+ */
+int fleet_google_serve(struct emu *);
+void fleet_google_stop(struct emu *);
 
 struct fleet_worker_info {
 	char addr[64];     /* "127.3.0.5" */

@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "core.h"
 #include "emu.h"
+#include "fleet.h"
 #include "util.h"
 #include "version.h"
 #include "xmalloc.h"
@@ -462,6 +463,7 @@ cmd_serve(int argc, char **argv)
 		}
 		mdfd = -1;
 	}
+	fleet_google_serve(&e); /* the workers' Google API hosts */
 	if (write_pid(&e) != 0 || write_env(&e) != 0) {
 		errx_msg(
 		    "cannot write '%s/env': %s", e.state_dir, strerror(errno));
@@ -485,6 +487,8 @@ out:
 		core_server_stop(&e, mdsrv);
 	if (srv != NULL)
 		core_server_stop(&e, srv);
+	if (inited >= 2)
+		fleet_google_stop(&e);
 	if (mdfd >= 0)
 		close(mdfd);
 	free(e.metadata_host);

@@ -67,7 +67,8 @@ rc=0
     "CLOUDSDK_CORE_PROJECT=$CLOUDSDK_CORE_PROJECT" \
     sh -c 'unset GOOGLE_APPLICATION_CREDENTIALS
 	"$0" data cat gs://demo-data/train.bin | sha256sum | cut -c1-64 >data.sha &&
-	echo "worker $TPU_WORKER_ID of $TPU_WORKER_HOSTNAMES: $(cat data.sha)"' \
+	set -- $SSH_CONNECTION
+	echo "worker $(hostname) at $3: $(cat data.sha)"' \
     "$tpuctl" | tee "$work/job.out" || rc=1
 [ "$(grep -c "$want" "$work/job.out")" -eq 4 ] || rc=1
 echo "expected data sha256: $want"

@@ -38,11 +38,14 @@ fleet_api() {
 	fi
 }
 
-# fleet_create_node ID TYPE TIMEOUT_S: create and wait for READY; the
-# node JSON is left in $T/node.json.
+# fleet_create_node ID TYPE TIMEOUT_S [FIELDS]: create and wait for
+# READY; FIELDS is a JSON object of more node fields (e.g. metadata).
+# The node JSON is left in $T/node.json.
 fleet_create_node() {
-	fleet_api POST "$NODES?nodeId=$1" \
-	    "{\"acceleratorType\":\"$2\",\"runtimeVersion\":\"tpu-ubuntu2204-base\"}" \
+	body=$(jq -cn --arg t "$2" --argjson x "${4:-"{}"}" \
+	    '{acceleratorType: $t, runtimeVersion: "tpu-ubuntu2204-base"} + $x') ||
+	    fail "bad node fields: ${4:-}"
+	fleet_api POST "$NODES?nodeId=$1" "$body" \
 	    >"$T/op.json" || fail "nodes.create $1 failed"
 	n=0
 	limit=$(($3 * 5))

@@ -42,13 +42,15 @@ done
 
 # One worker: its own exit status; a second run reuses everything.
 expect_rc 3 "$TPUCTL" ssh t070 --worker=1 --command 'exit 3'
-expect_rc 0 "$TPUCTL" ssh t070 --worker 2 -- sh -c 'echo $TPU_WORKER_ID'
+# A worker's number from its HOME (.../wI/home): like a TPU VM's, the
+# login has no TPU_WORKER_ID.
+expect_rc 0 "$TPUCTL" ssh t070 --worker 2 -- sh -c 'h=${HOME%/home}; echo ${h##*/w}'
 [ "$(cat "$T/out")" = "[w2] 2" ] || fail "worker 2 output: $(cat "$T/out")"
 [ "$(grep -c . "$kh")" -eq 4 ] || fail "known_hosts grew: $(cat "$kh")"
 
 # Some workers fail: 8, with each status in the summary.
 expect_rc 8 "$TPUCTL" ssh t070 --worker=0-3 \
-    --command 'test $TPU_WORKER_ID -lt 2 || exit 5'
+    --command 'h=${HOME%/home}; w=${h##*/w}; test $w -lt 2 || exit 5'
 assert_grep '^worker 2: exit 5' "$T/err"
 assert_grep '^worker 0: exit 0' "$T/err"
 

@@ -58,11 +58,13 @@ assert_grep '^worker 2: exit 0' "$T/err"
 # None of the selected workers reachable: 9.
 expect_rc 9 "$TPUCTL" ssh t071 --worker=0,1 -- true
 
+# A worker's number comes from its HOME (.../wI/home): like a TPU VM's,
+# the login has no TPU_WORKER_ID.
 # --fail-fast: worker 2 fails at once, worker 3 is stopped long before
 # its sleep ends.
 start=$(date +%s)
 expect_rc 8 "$TPUCTL" ssh t071 --worker=2,3 --fail-fast \
-    --command 'if [ "$TPU_WORKER_ID" = 2 ]; then exit 4; fi; sleep 30'
+    --command 'h=${HOME%/home}; w=${h##*/w}; if [ "$w" = 2 ]; then exit 4; fi; sleep 30'
 [ $(($(date +%s) - start)) -lt 20 ] || fail "--fail-fast did not stop worker 3"
 assert_grep '^worker 2: exit 4' "$T/err"
 assert_no_grep '^worker 3: exit 0' "$T/err"

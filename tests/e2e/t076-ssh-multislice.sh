@@ -29,9 +29,25 @@ done
 expect_rc 0 "$TPUCTL" queued-resources create t076 --node-count 2 \
     --node-prefix ms --accelerator-type v4-32
 
+# A worker knows itself by its address (the login has no TPU_NAME or
+# TPU_WORKER_ID, as on a TPU VM): $T/ids.sed maps "addr" to "ms-S W".
+for s in 0 1; do
+	fleet_api GET "$NODES/ms-$s" | jq -r --arg s "$s" '.networkEndpoints |
+	    to_entries[] | "s/" + (.value.ipAddress | gsub("[.]"; "\\.")) +
+	    "$/ms-" + $s + " \(.key)/"' >>"$T/ids.sed"
+done
+[ "$(wc -l <"$T/ids.sed")" -eq 8 ] || fail "want 8 endpoints: $(cat "$T/ids.sed")"
+# shellcheck disable=SC2016 # expanded by the remote shell
+ME='set -- $SSH_CONNECTION; echo'
+# The address of slice S worker W.
+addr_of() {
+	fleet_api GET "$NODES/ms-$1" | jq -r ".networkEndpoints[$2].ipAddress"
+}
+ids() { sed -f "$T/ids.sed" "$1" >"$1.ids" && mv "$1.ids" "$1"; }
+
 # Cold: both slices, every worker; keys propagated into both nodes.
-expect_rc 0 "$TPUCTL" ssh t076 --node all --worker all -- \
-    sh -c 'echo "${TPU_NAME##*/} $TPU_WORKER_ID"'
+expect_rc 0 "$TPUCTL" ssh t076 --node all --worker all -- sh -c "$ME \$3"
+ids "$T/out"
 for s in 0 1; do
 	for w in 0 1 2 3; do
 		assert_grep "^\[s$s/w$w\] ms-$s $w\$" "$T/out"
@@ -62,18 +78,20 @@ expect_rc 0 "$TPUCTL" ssh t076 --node 1 --worker all -- echo one
 [ "$(grep -c '^\[s1/w[0-3]\] one$' "$T/out")" -eq 4 ] ||
 	fail "--node 1: $(cat "$T/out")"
 [ "$(wc -l <"$T/out")" -eq 4 ] || fail "--node 1: $(cat "$T/out")"
-expect_rc 0 "$TPUCTL" ssh t076 --node ms-1 --worker 2,3 -- sh -c 'echo ${TPU_NAME##*/}'
-[ "$(sort "$T/out")" = "$(printf '[s1/w2] ms-1\n[s1/w3] ms-1')" ] ||
+expect_rc 0 "$TPUCTL" ssh t076 --node ms-1 --worker 2,3 -- sh -c "$ME \$3"
+ids "$T/out"
+[ "$(sort "$T/out")" = "$(printf '[s1/w2] ms-1 2\n[s1/w3] ms-1 3')" ] ||
 	fail "--node ms-1: $(cat "$T/out")"
-expect_rc 0 "$TPUCTL" ssh t076 -- sh -c 'echo ${TPU_NAME##*/}'
-[ "$(sort "$T/out")" = "$(printf '[s0/w0] ms-0\n[s1/w0] ms-1')" ] ||
+expect_rc 0 "$TPUCTL" ssh t076 -- sh -c "$ME \$3"
+ids "$T/out"
+[ "$(sort "$T/out")" = "$(printf '[s0/w0] ms-0 0\n[s1/w0] ms-1 0')" ] ||
 	fail "default slices: $(cat "$T/out")"
 
 # One target: its own status.  Several: 8 when one worker of one slice
 # fails, named in the summary.
 expect_rc 3 "$TPUCTL" ssh t076 --node 1 --worker 2 --command 'exit 3'
 expect_rc 8 "$TPUCTL" ssh t076 --node all --worker all --command \
-    'case $TPU_NAME in *ms-1) [ $TPU_WORKER_ID != 2 ] || exit 5 ;; esac'
+    "set -- \$SSH_CONNECTION; [ \$3 != $(addr_of 1 2) ] || exit 5"
 assert_grep '^node ms-1 \(slice 1\) worker 2: exit 5' "$T/err"
 assert_grep '^node ms-0 \(slice 0\) worker 2: exit 0' "$T/err"
 assert_grep '^7 of 8 workers succeeded' "$T/err"
@@ -84,9 +102,10 @@ jq -e -s 'length == 2 and (map(.node) | sort) == ["ms-0", "ms-1"] and
     all(.slice == (.node | ltrimstr("ms-") | tonumber) and .worker == 0 and
     .line == "j")' "$T/out" >/dev/null || fail "bad jsonl: $(cat "$T/out")"
 expect_rc 0 "$TPUCTL" ssh t076 --node all --worker 1,3 --output-dir "$T/logs" --output raw \
-    -- sh -c 'echo ${TPU_NAME##*/}-$TPU_WORKER_ID'
+    -- sh -c "$ME \$3"
 for f in ms-0-w1 ms-0-w3 ms-1-w1 ms-1-w3; do
-	[ "$(cat "$T/logs/$f.log")" = "${f%-w*}-${f##*-w}" ] ||
+	ids "$T/logs/$f.log"
+	[ "$(cat "$T/logs/$f.log")" = "${f%-w*} ${f##*-w}" ] ||
 	    fail "$f.log: $(cat "$T/logs/$f.log" 2>&1)"
 done
 
@@ -126,10 +145,10 @@ expect_rc 0 "$TPUCTL" scp t076:slice.txt "$T/slice.txt"
 [ "$(cat "$T/slice.txt")" = s0 ] || fail "scp default download: not slice 0"
 # An interactive shell on a queued resource opens on slice 0.
 if have_tool script bsdutils "the interactive shell on a queued resource"; then
-	printf 'echo "in-${TPU_NAME##*/}"; exit 0\n' |
+	printf 'set -- $SSH_CONNECTION; echo "in-$3"; exit 0\n' |
 	    script -qec "$TPUCTL ssh t076" /dev/null >"$T/out" 2>&1 ||
 	    fail "interactive shell: $(cat "$T/out")"
-	assert_grep 'in-ms-0' "$T/out"
+	assert_grep "in-$(addr_of 0 0)([^0-9]|\$)" "$T/out"
 fi
 expect_rc 2 "$TPUCTL" forward t076 --node all $((20000 + $$ % 20000))
 assert_grep "forward goes through one worker" "$T/err"

@@ -18,9 +18,11 @@ fleet_api_setup
 fleet_create_node t078 v4-32 90
 expect_rc 0 "$TPUCTL" ssh t078 --worker=all -- true
 
+# A worker's number comes from its HOME (.../wI/home): like a TPU VM's,
+# the login has no TPU_WORKER_ID.
 # D7: worker 2 kills its own shell with SIGKILL; the others finish.
 expect_rc 8 "$TPUCTL" ssh t078 --worker=all \
-    --command 'if [ "$TPU_WORKER_ID" = 2 ]; then kill -KILL $$; fi; echo ok'
+    --command 'h=${HOME%/home}; w=${h##*/w}; if [ "$w" = 2 ]; then kill -KILL $$; fi; echo ok'
 assert_grep '^worker 2: .*(signal|killed by) (SIG)?KILL' "$T/err"
 assert_no_grep '^worker 2: exit 0' "$T/err"
 [ "$(grep -c '^\[w[013]\] ok$' "$T/out")" -eq 3 ] ||
@@ -30,7 +32,7 @@ assert_no_grep '^worker 2: exit 0' "$T/err"
 # worker fails without a hang, tpuctl is not killed by SIGPIPE.
 start=$(date +%s)
 expect_rc 8 "$TPUCTL" ssh t078 --worker=0,1 \
-    --command 'if [ "$TPU_WORKER_ID" = 1 ]; then kill -KILL $PPID; sleep 5; fi; echo done'
+    --command 'h=${HOME%/home}; w=${h##*/w}; if [ "$w" = 1 ]; then kill -KILL $PPID; sleep 5; fi; echo done'
 [ $(($(date +%s) - start)) -lt 30 ] || fail "D8: took too long"
 assert_grep '^\[w0\] done$' "$T/out"
 assert_no_grep '^\[w1\] done$' "$T/out"
@@ -42,7 +44,7 @@ expect_rc 0 "$TPUCTL" ssh t078 --worker=1 -- true
 # timed out, the others are not waited for beyond the limit.
 start=$(date +%s)
 expect_rc 8 "$TPUCTL" ssh t078 --worker=all --timeout 2s \
-    --command 'if [ "$TPU_WORKER_ID" = 3 ]; then sleep 60; fi; echo quick'
+    --command 'h=${HOME%/home}; w=${h##*/w}; if [ "$w" = 3 ]; then sleep 60; fi; echo quick'
 [ $(($(date +%s) - start)) -lt 20 ] || fail "D9: --timeout not applied"
 assert_grep '^worker 3: .*tim' "$T/err"
 [ "$(grep -c '^\[w[012]\] quick$' "$T/out")" -eq 3 ] ||
@@ -86,7 +88,7 @@ expect_rc 0 "$TPUCTL" ssh t078 --worker=2,3 \
 # D12: --fanout 2, worker 0 fails in the first batch: tpuctl goes on with
 # the second batch and reports every worker.
 expect_rc 8 "$TPUCTL" ssh t078 --worker=all --fanout 2 \
-    --command 'if [ "$TPU_WORKER_ID" = 0 ]; then exit 7; fi; echo ran'
+    --command 'h=${HOME%/home}; w=${h##*/w}; if [ "$w" = 0 ]; then exit 7; fi; echo ran'
 assert_grep '^worker 0: exit 7' "$T/err"
 for w in 1 2 3; do
 	assert_grep "^worker $w: exit 0" "$T/err"
@@ -97,7 +99,7 @@ assert_grep '^3 of 4 workers succeeded' "$T/err"
 # D13: Ctrl-C during a fan-out: workers 0 and 1 have finished, 2 and 3
 # are still running; 130, and the summary says which is which.
 "$TPUCTL" ssh t078 --worker=all \
-    --command 'case $TPU_WORKER_ID in [01]) echo fast ;; *) sleep 60 ;; esac' \
+    --command 'h=${HOME%/home}; w=${h##*/w}; case $w in [01]) echo fast ;; *) sleep 60 ;; esac' \
     >"$T/out" 2>"$T/err" &
 pid=$!
 n=0

@@ -3,7 +3,9 @@
 # v4-32 node (4 workers) with the Cloud TPU API, put a key into the node
 # metadata with nodes.patch, pin every worker's host key from
 # getGuestAttributes and ssh (the OpenSSH client, StrictHostKeyChecking
-# yes) into each worker: it must be worker i, in its own HOME.
+# yes) into each worker: it must be the worker at that address, in its
+# own HOME, with a TPU VM's login environment (no TPU_* variable, the
+# system's python3, a metadata server that answers).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -26,25 +28,27 @@ assert_grep 'Permission denied' "$T/err"
 
 fleet_patch_key t190
 fleet_wait_key "$addr0"
-hostnames=$(jq -r '[.networkEndpoints[].ipAddress] | join(",")' "$T/node.json")
 
 i=0
 while [ $i -lt 4 ]; do
 	addr=$(jq -r ".networkEndpoints[$i].ipAddress" "$T/node.json")
 	# shellcheck disable=SC2016 # expanded by the remote shell
-	expect_rc 0 fleet_ssh "$addr" 'echo $TPU_WORKER_ID; echo $HOME; pwd; echo $TPU_ACCELERATOR_TYPE; echo $GCE_METADATA_HOST; echo $TPU_WORKER_HOSTNAMES'
-	[ "$(sed -n 1p "$T/out")" = "$i" ] ||
-	    fail "worker $i at $addr says it is worker $(sed -n 1p "$T/out")"
+	expect_rc 0 fleet_ssh "$addr" 'set -- $SSH_CONNECTION; echo $3; echo $HOME; pwd; env | grep -c "^TPU_"; command -v python3; curl -sf -H "Metadata-Flavor: Google" "http://$GCE_METADATA_HOST/computeMetadata/v1/project/project-id"; echo; echo $GCE_METADATA_HOST'
+	[ "$(sed -n 1p "$T/out")" = "$addr" ] ||
+	    fail "worker $i at $addr says it is $(sed -n 1p "$T/out")"
 	home=$(sed -n 2p "$T/out")
 	[ "$(sed -n 3p "$T/out")" = "$home" ] ||
 	    fail "worker $i does not start in its HOME: $(cat "$T/out")"
-	[ "$(sed -n 4p "$T/out")" = v4-32 ] ||
-	    fail "worker $i: TPU_ACCELERATOR_TYPE: $(cat "$T/out")"
+	[ "$(sed -n 4p "$T/out")" = 0 ] ||
+	    fail "worker $i has TPU_* variables: $(cat "$T/out")"
+	[ "$(sed -n 5p "$T/out")" = /usr/bin/python3 ] ||
+	    fail "worker $i: python3 is not the system's: $(cat "$T/out")"
+	# The workers' metadata server answers.
+	[ "$(sed -n 6p "$T/out")" = "$CLOUDSDK_CORE_PROJECT" ] ||
+	    fail "worker $i: metadata server: $(cat "$T/out")"
 	# The worker's own metadata server: its address, the emulator's port.
-	[ "$(sed -n 5p "$T/out")" = "$addr:${GCE_METADATA_HOST##*:}" ] ||
+	[ "$(sed -n 7p "$T/out")" = "$addr:${GCE_METADATA_HOST##*:}" ] ||
 	    fail "worker $i: GCE_METADATA_HOST: $(cat "$T/out")"
-	[ "$(sed -n 6p "$T/out")" = "$hostnames" ] ||
-	    fail "worker $i: TPU_WORKER_HOSTNAMES: $(cat "$T/out")"
 	echo "$home" >>"$T/homes"
 	i=$((i + 1))
 done

@@ -27,10 +27,15 @@ fleet_patch_key t191
 for i in 0 255; do
 	addr=$(jq -r ".networkEndpoints[$i].ipAddress" "$T/node.json")
 	fleet_wait_key "$addr"
+	# Its address, its number (from its HOME: no TPU_WORKER_ID on a TPU
+	# VM) and, as root, its own hostname.
 	# shellcheck disable=SC2016 # expanded by the remote shell
-	expect_rc 0 fleet_ssh "$addr" 'echo $TPU_WORKER_ID; echo $TPU_WORKER_HOSTNAMES'
-	[ "$(sed -n 1p "$T/out")" = "$i" ] || fail "worker $i: $(cat "$T/out")"
-	[ "$(sed -n 2p "$T/out" | tr ',' '\n' | wc -l)" -eq 256 ] ||
-	    fail "worker $i: TPU_WORKER_HOSTNAMES does not list 256 workers"
+	expect_rc 0 fleet_ssh "$addr" 'set -- $SSH_CONNECTION; echo $3; h=${HOME%/home}; echo ${h##*/w}; hostname'
+	[ "$(sed -n 1p "$T/out")" = "$addr" ] || fail "worker $i: $(cat "$T/out")"
+	[ "$(sed -n 2p "$T/out")" = "$i" ] || fail "worker $i: $(cat "$T/out")"
+	if [ "$(id -u)" -eq 0 ]; then
+		sed -n 3p "$T/out" | grep -Eq "^t1v-n-[0-9a-f]{8}-w-$i\$" ||
+		    fail "worker $i: hostname $(sed -n 3p "$T/out")"
+	fi
 done
 fleet_api DELETE "$NODES/t191" >/dev/null

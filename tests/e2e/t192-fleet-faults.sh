@@ -113,7 +113,7 @@ fleet_api POST "$NODES/t192:start" '{}' >/dev/null || fail "nodes.start failed"
 fleet_state t192 READY 60
 fleet_wait_key "$w0"
 # shellcheck disable=SC2016 # expanded by the remote shell
-expect_rc 0 fleet_ssh "$w0" 'echo $TPU_WORKER_ID'
+expect_rc 0 fleet_ssh "$w0" 'h=${HOME%/home}; echo ${h##*/w}'
 assert_grep '^0$' "$T/out"
 # A hole left open when the node is deleted is closed with it.
 fleet_event "{\"event\":\"blackhole\",\"node\":\"$full\",\"worker\":1,\"mode\":\"silent\"}"

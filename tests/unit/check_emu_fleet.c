@@ -27,11 +27,17 @@
 #define NODE "projects/p1/locations/us-central2-b/nodes/n1"
 #define NODE_ID "1234567890"
 #define NW 4
+/* A worker's number from its HOME (.../nS/wI/home): no TPU_* variable. */
+#define WORKER_NO "h=${HOME%/home}; echo ${h##*/w}"
+/* Workers get namespaces: root, and not turned off (TPUCTL_FLEET_NS=0). */
+#define WITH_NS (geteuid() == 0 && opts[2] == NULL)
 
 static char tmpdir[256];
 static char clientkey[512];
 static char clientpub[1024]; /* "ssh-ed25519 AAAA..." */
-static char *opts[] = { (char *)"fleet.key_delay_ms=800", NULL };
+/* No port-443 listener for Google's hosts: these tests serve no routes. */
+static char *opts[] = { (char *)"fleet.key_delay_ms=800",
+	(char *)"fleet.google_tls=0", NULL, NULL };
 static struct emu emu;
 static char user[64];
 static int port;
@@ -88,6 +94,13 @@ emu_setup(void)
 	emu.state_dir = tmpdir;
 	emu.base_url = (char *)"http://127.0.0.1:9";
 	emu.opts = opts;
+	/*
+	 * TPUCTL_FLEET_NS=0: no worker namespaces even as root, the
+	 * fallback of ordinary users (the bench compares both).
+	 */
+	if (getenv("TPUCTL_FLEET_NS") != NULL &&
+	    strcmp(getenv("TPUCTL_FLEET_NS"), "0") == 0)
+		opts[2] = (char *)"fleet.namespaces=0";
 	ck_assert_int_eq(fleet_init(&emu), 0);
 }
 
@@ -409,16 +422,22 @@ START_TEST(keys_identity_home)
 		ck_assert_int_eq(rc, 255);
 	tpu_sleep_ms(1000);
 	for (i = 0; i < NW; i++) {
+		/*
+		 * A TPU VM's login: its own HOME, a system PATH (python3 is
+		 * Debian's), no TPU_* variable (identity is metadata's).
+		 */
 		ck_assert_int_eq(ssh(&wi[i], kh,
-		                     "echo $TPU_WORKER_ID; pwd; echo $HOME; "
-		                     "echo $TPU_WORKER_HOSTNAMES; "
-		                     "echo $TPU_ACCELERATOR_TYPE $TPU_NAME",
+		                     "pwd; echo $HOME; echo $PATH; "
+		                     "env | grep -c '^TPU_'; "
+		                     "command -v python3",
 		                     out, sizeof(out)),
 		    0);
 		snprintf(want, sizeof(want),
-		    "%d\n%s/fleet/n0/w%d/home\n%s/fleet/n0/w%d/home\n"
-		    "127.1.0.1,127.1.0.2,127.1.0.3,127.1.0.4\nv4-32 n1\n",
-		    i, tmpdir, i, tmpdir, i);
+		    "%s/fleet/n0/w%d/home\n%s/fleet/n0/w%d/home\n"
+		    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:"
+		    "/bin:/usr/games:/usr/local/games:/snap/bin\n0\n"
+		    "/usr/bin/python3\n",
+		    tmpdir, i, tmpdir, i);
 		ck_assert_str_eq(out, want);
 	}
 	/* Files written on worker 0 are not on worker 1. */
@@ -669,8 +688,8 @@ START_TEST(restart_keeps_keys)
 		ck_assert_int_eq(wi2[i].port, port0);
 		/* authorized_keys survived too: works at once. */
 		ck_assert_int_eq(
-		    ssh(&wi2[i], kh, "echo $TPU_WORKER_ID", out, sizeof(out)),
-		    0);
+		    ssh(&wi2[i], kh, WORKER_NO, out, sizeof(out)), 0);
+		ck_assert_int_eq((int)strtol(out, NULL, 10), i);
 	}
 	/* The other node is still allocated (not re-created: stopped). */
 	ck_assert_int_eq(fleet_node_workers(&emu,
@@ -704,6 +723,256 @@ START_TEST(bad_input)
 	ck_assert_int_eq(fleet_worker_down(&emu, "nope", 0, 1), -1);
 	ck_assert_int_eq(fleet_node_ready(&emu, "nope"), 0);
 	pthread_mutex_unlock(&emu.lock);
+}
+END_TEST
+
+START_TEST(hostname_form)
+{
+	char a[64], b[64], c[64];
+	unsigned hex;
+	int w, used = 0;
+
+	fleet_worker_hostname(NODE_ID, 0, a, sizeof(a));
+	ck_assert_int_eq(sscanf(a, "t1v-n-%8x-w-%d%n", &hex, &w, &used), 2);
+	ck_assert_int_eq(w, 0);
+	ck_assert_uint_eq(strlen(a), (size_t)used);
+	ck_assert_uint_eq(strlen(a), strlen("t1v-n-12345678-w-0"));
+	/* Lowercase hex, stable, the worker number at the end. */
+	ck_assert_str_eq(a + strspn(a, "t1v-n-0123456789abcdef"), "w-0");
+	fleet_worker_hostname(NODE_ID, 0, b, sizeof(b));
+	ck_assert_str_eq(a, b);
+	fleet_worker_hostname(NODE_ID, 255, b, sizeof(b));
+	ck_assert_int_eq(memcmp(a, b, 14), 0);
+	ck_assert_str_eq(b + 14, "-w-255");
+	/* Another node id: other hex digits. */
+	fleet_worker_hostname("1234567891", 0, c, sizeof(c));
+	ck_assert_str_ne(a, c);
+	/* FNV-1a 32 of "" is its offset basis. */
+	fleet_worker_hostname("", 3, c, sizeof(c));
+	ck_assert_str_eq(c, "t1v-n-811c9dc5-w-3");
+}
+END_TEST
+
+START_TEST(chips_per_host)
+{
+	static const struct {
+		const char *type;
+		int chips;
+	} t[] = {
+		{ "v2-8", 4 },
+		{ "v2-32", 4 },
+		{ "v3-8", 4 },
+		{ "v3-2048", 4 },
+		{ "v4-8", 4 },
+		{ "v4-32", 4 },
+		{ "v4-4096", 4 },
+		{ "v5p-8", 4 },
+		{ "v5p-128", 4 },
+		{ "v5litepod-1", 1 },
+		{ "v5litepod-4", 4 },
+		{ "v5litepod-8", 8 },
+		{ "v5litepod-16", 4 },
+		{ "v5litepod-256", 4 },
+		{ "v6e-1", 1 },
+		{ "v6e-4", 4 },
+		{ "v6e-8", 8 },
+		{ "v6e-16", 4 },
+		{ "v7-8", -1 },
+		{ "v4", -1 },
+		{ "v4-", -1 },
+		{ "v4-x", -1 },
+		{ "v4-0", -1 },
+		{ "-8", -1 },
+		{ "", -1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg(fleet_chips_per_host(t[i].type) == t[i].chips,
+		    "%s: %d chips per host, want %d", t[i].type,
+		    fleet_chips_per_host(t[i].type), t[i].chips);
+	ck_assert_int_eq(fleet_chips_per_host(NULL), -1);
+}
+END_TEST
+
+/* Wait until file contains needle (at least count times): 1, or 0. */
+static int
+wait_file(const char *path, const char *needle, int count, int ms)
+{
+	int64_t deadline = tpu_now_ms() + ms;
+
+	while (tpu_now_ms() < deadline) {
+		char buf[65536];
+		const char *p = buf;
+		size_t len;
+		FILE *fp = fopen(path, "r");
+		int n = 0;
+
+		if (fp != NULL) {
+			len = fread(buf, 1, sizeof(buf) - 1, fp);
+			buf[len] = '\0';
+			fclose(fp);
+			while ((p = strstr(p, needle)) != NULL) {
+				n++;
+				p++;
+			}
+			if (n >= count)
+				return 1;
+		}
+		tpu_sleep_ms(50);
+	}
+	return 0;
+}
+
+/*
+ * Root: each worker in its own UTS and mount namespace (hostname, /tmp,
+ * /dev/accel*, /etc/hosts).  Not root: the documented fallback, the
+ * host's hostname and /tmp.
+ */
+START_TEST(worker_namespaces)
+{
+	struct fleet_worker_info wi[NW];
+	char out[4096], want[4096], host[256], *kh;
+	cJSON *md;
+	int i;
+
+	md = md_good();
+	ck_assert_int_eq(create(NODE, NODE_ID, NW, md), 0);
+	cJSON_Delete(md);
+	ck_assert(wait_ready(NODE, 30000));
+	kh = write_known_hosts(NODE, wi, NW);
+	tpu_sleep_ms(900); /* key delay */
+	if (!WITH_NS) {
+		printf("SKIP: worker_namespaces: no namespaces (not root or "
+		       "TPUCTL_FLEET_NS=0), workers share the host's hostname "
+		       "and /tmp\n");
+		ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+		ck_assert_int_eq(
+		    ssh(&wi[0], kh, "hostname", out, sizeof(out)), 0);
+		snprintf(want, sizeof(want), "%s\n", host);
+		ck_assert_str_eq(out, want);
+		free(kh);
+		return;
+	}
+	for (i = 0; i < NW; i++) {
+		char name[64];
+
+		fleet_worker_hostname(NODE_ID, i, name, sizeof(name));
+		ck_assert_int_eq(
+		    ssh(&wi[i], kh,
+		        "hostname; cat /etc/hostname; "
+		        "getent hosts metadata.google.internal "
+		        "storage.googleapis.com; "
+		        "ls /dev/accel*; test -f /dev/accel0 && "
+		        "echo >/dev/accel3 && "
+		        "echo x >/dev/null && head -c1 /dev/zero | "
+		        "wc -c",
+		        out, sizeof(out)),
+		    0);
+		snprintf(want, sizeof(want),
+		    "%s\n%s\n%-15s metadata.google.internal metadata\n"
+		    "127.0.0.1       storage.googleapis.com "
+		    "oauth2.googleapis.com tpu.googleapis.com\n"
+		    "/dev/accel0\n/dev/accel1\n/dev/accel2\n/dev/accel3\n1\n",
+		    name, name, wi[i].addr);
+		ck_assert_str_eq(out, want);
+	}
+	/* /tmp is the worker's own: worker 1 does not see worker 0's. */
+	ck_assert_int_eq(
+	    ssh(&wi[0], kh, "echo w0 > /tmp/only-w0", out, sizeof(out)), 0);
+	ck_assert_int_eq(
+	    ssh(&wi[0], kh, "cat /tmp/only-w0", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "w0\n");
+	ck_assert_int_eq(
+	    ssh(&wi[1], kh, "test -e /tmp/only-w0", out, sizeof(out)), 1);
+	ck_assert_int_eq(access("/tmp/only-w0", F_OK), -1);
+	/* The host's own hostname and /dev are untouched. */
+	ck_assert_int_eq(access("/dev/accel0", F_OK), -1);
+	free(kh);
+}
+END_TEST
+
+/*
+ * The node's startup-script runs on every worker at boot, in its
+ * namespaces, logged as the guest agent logs it, and again after a stop
+ * and start; a patch changes the script of the next boot.
+ */
+START_TEST(startup_scripts)
+{
+	char path[512], name[64];
+	cJSON *md;
+	int i;
+
+	md = md_good();
+	cJSON_AddStringToObject(md, "startup-script",
+	    "#!/bin/sh\necho \"boot on $(hostname)\"\necho to-stderr >&2\n"
+	    "h=${HOME%/home}; echo \"worker ${h##*/w}\" >>\"$HOME/boots\"\n"
+	    "exit 3\n");
+	ck_assert_int_eq(create(NODE, NODE_ID, NW, md), 0);
+	cJSON_Delete(md);
+	ck_assert(wait_ready(NODE, 30000));
+	for (i = 0; i < NW; i++) {
+		char want[256];
+
+		snprintf(path, sizeof(path),
+		    "%s/fleet/n0/w%d/startup-script.log", tmpdir, i);
+		fleet_worker_hostname(NODE_ID, i, name, sizeof(name));
+		ck_assert_msg(
+		    wait_file(
+		        path, "Finished running startup scripts.", 1, 20000),
+		    "worker %d: no startup-script log", i);
+		ck_assert(
+		    wait_file(path, "google_metadata_script_runner[", 5, 100));
+		ck_assert(wait_file(
+		    path, "Found startup-script in metadata.", 1, 100));
+		ck_assert(wait_file(path, "startup-script: to-stderr", 1, 100));
+		ck_assert(
+		    wait_file(path, "startup-script exit status 3", 1, 100));
+		snprintf(want, sizeof(want),
+		    "%s google_metadata_script_runner[", name);
+		ck_assert(wait_file(path, want, 5, 100));
+		if (WITH_NS) {
+			snprintf(want, sizeof(want),
+			    "startup-script: boot on %s\n", name);
+			ck_assert_msg(wait_file(path, want, 1, 100),
+			    "worker %d: not in its namespace", i);
+		}
+		snprintf(path, sizeof(path), "%s/fleet/n0/w%d/home/boots",
+		    tmpdir, i);
+		snprintf(want, sizeof(want), "worker %d\n", i);
+		ck_assert(wait_file(path, want, 1, 100));
+	}
+	/* A stop and start is a boot: the (patched) script runs again. */
+	md = md_good();
+	cJSON_AddStringToObject(md, "startup-script", "echo second boot");
+	pthread_mutex_lock(&emu.lock);
+	fleet_node_metadata(&emu, NODE, md);
+	fleet_node_stop(&emu, NODE);
+	fleet_node_start(&emu, NODE);
+	pthread_mutex_unlock(&emu.lock);
+	cJSON_Delete(md);
+	ck_assert(wait_ready(NODE, 30000));
+	for (i = 0; i < NW; i++) {
+		snprintf(path, sizeof(path),
+		    "%s/fleet/n0/w%d/startup-script.log", tmpdir, i);
+		ck_assert(wait_file(
+		    path, "Finished running startup scripts.", 2, 20000));
+		ck_assert(
+		    wait_file(path, "startup-script: second boot\n", 1, 100));
+	}
+	/* Without scripts the agent says so. */
+	md = md_good();
+	pthread_mutex_lock(&emu.lock);
+	fleet_node_metadata(&emu, NODE, md);
+	fleet_node_stop(&emu, NODE);
+	fleet_node_start(&emu, NODE);
+	pthread_mutex_unlock(&emu.lock);
+	cJSON_Delete(md);
+	ck_assert(wait_ready(NODE, 30000));
+	snprintf(
+	    path, sizeof(path), "%s/fleet/n0/w3/startup-script.log", tmpdir);
+	ck_assert(wait_file(path, "No startup scripts to run.", 1, 20000));
+	ck_assert(wait_file(path, "Finished running startup scripts.", 3, 100));
 }
 END_TEST
 
@@ -764,9 +1033,8 @@ START_TEST(bench_ready)
 		wi = xcalloc((size_t)n, sizeof(*wi));
 		kh = write_known_hosts(key, wi, n);
 		tpu_sleep_ms(900); /* key delay */
-		ck_assert_int_eq(ssh(&wi[n - 1], kh, "echo $TPU_WORKER_ID", out,
-		                     sizeof(out)),
-		    0);
+		ck_assert_int_eq(
+		    ssh(&wi[n - 1], kh, WORKER_NO, out, sizeof(out)), 0);
 		ck_assert_int_eq((int)strtol(out, NULL, 10), n - 1);
 		pss = 0;
 		for (i = 0; i < n; i++)
@@ -776,9 +1044,10 @@ START_TEST(bench_ready)
 		fleet_node_delete(&emu, key);
 		t4 = tpu_now_ms();
 		pthread_mutex_unlock(&emu.lock);
-		printf("fleet bench: %4d workers: create call %lld ms, ready "
+		printf("fleet bench: %4d workers%s: create call %lld ms, ready "
 		       "after %.2f s, sshd PSS %.1f MB, delete %lld ms\n",
-		    n, (long long)(t1 - t0), (double)(t2 - t0) / 1000.0,
+		    n, opts[2] != NULL ? " (no namespaces)" : "",
+		    (long long)(t1 - t0), (double)(t2 - t0) / 1000.0,
 		    (double)pss / 1024.0, (long long)(t4 - t3));
 		fflush(stdout);
 		free(kh);
@@ -803,6 +1072,12 @@ fleet_suite(void)
 	tcase_add_test(tc, stop_start_delete);
 	tcase_add_test(tc, restart_keeps_keys);
 	tcase_add_test(tc, bad_input);
+	tcase_add_test(tc, worker_namespaces);
+	tcase_add_test(tc, startup_scripts);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pure");
+	tcase_add_test(tc, hostname_form);
+	tcase_add_test(tc, chips_per_host);
 	suite_add_tcase(s, tc);
 	if (getenv("TPUCTL_FLEET_BENCH") != NULL) {
 		tc = tcase_create("bench");
