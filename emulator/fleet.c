@@ -79,6 +79,7 @@
 #include "core.h"
 #include "fleet.h"
 #include "log.h"
+#include "md.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -385,19 +386,6 @@ fleet_config_safe(const char *s)
 
 /* --- worker identity (pure) ---------------------------------------- */
 
-void
-fleet_worker_hostname(const char *node_id, int worker, char *out, size_t len)
-{
-	const unsigned char *p;
-	uint32_t h = 2166136261u; /* FNV-1a, 32 bits: 8 hex digits */
-
-	for (p = (const unsigned char *)node_id; *p != '\0'; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
-	snprintf(out, len, "t1v-n-%08x-w-%d", (unsigned)h, worker);
-}
-
 /*
  * TPU chips per host (per TPU VM) of an accelerator type, from Google's
  * system architecture pages (cloud.google.com/tpu/docs/v2, v3, v4, v5p,
@@ -559,7 +547,7 @@ fleet_node_new(struct fleet *f, const char *key, const char *id,
 		fleet_worker_addr(subnet, i, w->addr, sizeof(w->addr));
 		w->dir = xasprintf("%s/w%d", n->dir, i);
 		w->home = xasprintf("%s/home", w->dir);
-		fleet_worker_hostname(id, i, w->hostname, sizeof(w->hostname));
+		emu_md_hostname(key, id, i, w->hostname, sizeof(w->hostname));
 	}
 	return n;
 }

@@ -44,14 +44,10 @@
 #include "emu.h"
 
 /*
- * Worker worker's hostname, "t1v-n-<8 hex>-w-<N>" as on Cloud TPU VMs:
- * the 8 hex digits are the 32-bit FNV-1a hash of the node id (the node's
- * "id" field), so a node keeps its names across restarts and a new node
- * of the same name gets new ones.  The metadata server's
- * instance/hostname and worker-network-endpoints use this function too.
+ * A worker's UTS hostname is emu_md_hostname() (emulator/md.h) of its
+ * node key, node id and index: the metadata server's instance/name and
+ * worker-network-endpoints name it the same way.
  */
-void fleet_worker_hostname(
-    const char *node_id, int worker, char *out, size_t len);
 
 /* TPU chips per host of an accelerator type ("v4-32": 4), -1 if unknown. */
 int fleet_chips_per_host(const char *accel_type);

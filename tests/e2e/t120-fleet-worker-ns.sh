@@ -49,6 +49,11 @@ while [ $i -lt 4 ]; do
 	echo "$h" | grep -Eq "^t1v-n-[0-9a-f]{8}-w-$i\$" ||
 	    fail "worker $i: hostname '$h' is not t1v-n-<8 hex>-w-$i"
 	[ "$(sed -n 2p "$T/out")" = "$h" ] || fail "worker $i: /etc/hostname: $(cat "$T/out")"
+	# The same name as the worker's metadata server gives (instance/name).
+	mdname=$(curl -s -f --max-time 5 -H 'Metadata-Flavor: Google' \
+	    "http://$a:${GCE_METADATA_HOST##*:}/computeMetadata/v1/instance/name") ||
+	    fail "worker $i: no instance/name"
+	[ "$mdname" = "$h" ] || fail "worker $i: hostname $h, metadata name $mdname"
 	[ "$(sed -n '3,$p' "$T/out")" = "$(printf '/dev/accel%s\n' 0 1 2 3 && echo ok)" ] ||
 	    fail "worker $i: want /dev/accel0..3: $(cat "$T/out")"
 	echo "${h%-w-*}" >>"$T/hex"

@@ -21,6 +21,7 @@
 #include <check.h>
 
 #include "fleet.h"
+#include "md.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -732,24 +733,21 @@ START_TEST(hostname_form)
 	unsigned hex;
 	int w, used = 0;
 
-	fleet_worker_hostname(NODE_ID, 0, a, sizeof(a));
+	emu_md_hostname(NODE, NODE_ID, 0, a, sizeof(a));
 	ck_assert_int_eq(sscanf(a, "t1v-n-%8x-w-%d%n", &hex, &w, &used), 2);
 	ck_assert_int_eq(w, 0);
 	ck_assert_uint_eq(strlen(a), (size_t)used);
 	ck_assert_uint_eq(strlen(a), strlen("t1v-n-12345678-w-0"));
 	/* Lowercase hex, stable, the worker number at the end. */
 	ck_assert_str_eq(a + strspn(a, "t1v-n-0123456789abcdef"), "w-0");
-	fleet_worker_hostname(NODE_ID, 0, b, sizeof(b));
+	emu_md_hostname(NODE, NODE_ID, 0, b, sizeof(b));
 	ck_assert_str_eq(a, b);
-	fleet_worker_hostname(NODE_ID, 255, b, sizeof(b));
+	emu_md_hostname(NODE, NODE_ID, 255, b, sizeof(b));
 	ck_assert_int_eq(memcmp(a, b, 14), 0);
 	ck_assert_str_eq(b + 14, "-w-255");
 	/* Another node id: other hex digits. */
-	fleet_worker_hostname("1234567891", 0, c, sizeof(c));
+	emu_md_hostname(NODE, "1234567891", 0, c, sizeof(c));
 	ck_assert_str_ne(a, c);
-	/* FNV-1a 32 of "" is its offset basis. */
-	fleet_worker_hostname("", 3, c, sizeof(c));
-	ck_assert_str_eq(c, "t1v-n-811c9dc5-w-3");
 }
 END_TEST
 
@@ -857,7 +855,7 @@ START_TEST(worker_namespaces)
 	for (i = 0; i < NW; i++) {
 		char name[64];
 
-		fleet_worker_hostname(NODE_ID, i, name, sizeof(name));
+		emu_md_hostname(NODE, NODE_ID, i, name, sizeof(name));
 		ck_assert_int_eq(
 		    ssh(&wi[i], kh,
 		        "hostname; cat /etc/hostname; "
@@ -916,7 +914,7 @@ START_TEST(startup_scripts)
 
 		snprintf(path, sizeof(path),
 		    "%s/fleet/n0/w%d/startup-script.log", tmpdir, i);
-		fleet_worker_hostname(NODE_ID, i, name, sizeof(name));
+		emu_md_hostname(NODE, NODE_ID, i, name, sizeof(name));
 		ck_assert_msg(
 		    wait_file(
 		        path, "Finished running startup scripts.", 1, 20000),
