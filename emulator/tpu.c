@@ -2196,6 +2196,10 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	char ts[64], te[64];
 
 	if (strcmp(kind, "stockout") == 0) {
+		/* Without a zone, the default zone (serve --zone), as the
+		 * other events read a short node name. */
+		if (*zone == '\0')
+			zone = e->zone;
 		if (validate_zone(zone, errbuf, errlen) != 0)
 			return -1;
 		for (it = s->stockouts->child; it != NULL; it = it->next) {
