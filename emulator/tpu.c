@@ -22,11 +22,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "catalog.h"
 #include "emu.h"
 #include "fleet.h"
 #include "json.h"
 #include "md.h"
+#include "offer.h"
 #include "tpu_logic.h"
 #include "util.h"
 #include "validate.h"
@@ -928,7 +928,7 @@ struct call {
 static int
 locations(struct call *c)
 {
-	const struct catalog_zone *z;
+	const struct offer_zone *z;
 	cJSON *items, *loc;
 	char name[256];
 	size_t i;
@@ -945,7 +945,7 @@ locations(struct call *c)
 		return reply(c->req, c->enum_int, loc);
 	}
 	items = cJSON_CreateArray();
-	for (i = 0; (z = catalog_zone_at(i)) != NULL; i++) {
+	for (i = 0; (z = offer_zone_at(i)) != NULL; i++) {
 		snprintf(name, sizeof name, "projects/%s/locations/%s",
 		    c->p.project, z->name);
 		loc = cJSON_CreateObject();
@@ -959,36 +959,34 @@ locations(struct call *c)
 static int
 accel_types(struct call *c)
 {
-	const struct catalog_zone *z = catalog_zone_find(c->p.zone);
-	const struct catalog_gen *g;
-	struct catalog_accel a;
-	struct tpu_err err;
+	const struct offer_zone *z = offer_zone_find(c->p.zone);
+	const struct offer_gen *g;
+	struct offer_accel a;
 	cJSON *items, *at, *cfgs, *cfg;
-	char name[512], topo[32];
+	char name[512], topo[32], why[512];
 	size_t gi, si, ti;
 	int size;
 
 	items = cJSON_CreateArray();
-	for (gi = 0; (g = catalog_gen_at(gi)) != NULL; gi++) {
-		if (!catalog_zone_offers(z, g))
+	for (gi = 0; (g = offer_gen_at(gi)) != NULL; gi++) {
+		if (!offer_zone_has(z, g))
 			continue;
-		for (si = 0; (size = catalog_gen_size_at(g, si)) != 0; si++) {
+		for (si = 0; (size = offer_size_at(g, si)) != 0; si++) {
 			char type[32];
 
 			snprintf(type, sizeof type, "%s-%d", g->name, size);
-			if (catalog_accel_parse(type, &a, &err) != 0)
+			if (offer_accel_parse(type, &a, why, sizeof why) != 0)
 				continue;
 			if (c->p.id[0] != '\0' && strcmp(c->p.id, type) != 0)
 				continue;
 			at = cJSON_CreateObject();
 			cfgs = cJSON_AddArrayToObject(at, "acceleratorConfigs");
-			for (ti = 0; catalog_accel_topology_at(
-			                 &a, ti, topo, sizeof topo) == 0;
+			for (ti = 0;
+			     offer_topology_at(&a, ti, topo, sizeof topo) == 0;
 			     ti++) {
 				cfg = cJSON_CreateObject();
 				cJSON_AddStringToObject(cfg, "topology", topo);
-				cJSON_AddStringToObject(
-				    cfg, "type", g->config_type);
+				cJSON_AddStringToObject(cfg, "type", g->config);
 				cJSON_AddItemToArray(cfgs, cfg);
 			}
 			snprintf(name, sizeof name, "%s/acceleratorTypes/%s",
@@ -1011,20 +1009,20 @@ accel_types(struct call *c)
 static int
 runtime_versions(struct call *c)
 {
-	const struct catalog_zone *z = catalog_zone_find(c->p.zone);
-	const struct catalog_gen *g;
+	const struct offer_zone *z = offer_zone_find(c->p.zone);
+	const struct offer_gen *g;
 	const char *rv;
 	cJSON *items, *it;
 	char name[512];
 	size_t i, gi;
 
 	items = cJSON_CreateArray();
-	for (i = 0; (rv = catalog_runtime_at(i)) != NULL; i++) {
+	for (i = 0; (rv = offer_runtime_at(i)) != NULL; i++) {
 		int offered = 0;
 
-		for (gi = 0; (g = catalog_gen_at(gi)) != NULL; gi++)
-			offered |= catalog_zone_offers(z, g) &&
-			           catalog_runtime_known(g, rv);
+		for (gi = 0; (g = offer_gen_at(gi)) != NULL; gi++)
+			offered |=
+			    offer_zone_has(z, g) && offer_runtime_known(g, rv);
 		if (!offered)
 			continue;
 		if (c->p.id[0] != '\0' && strcmp(c->p.id, rv) != 0)
@@ -1758,7 +1756,7 @@ tpu_handle(struct emu *e, struct emu_req *req)
 	snprintf(c.name, sizeof c.name, "%s/%s/%s", c.parent, c.p.coll, c.p.id);
 	if (c.p.zone[0] == '\0' ||
 	    (c.p.coll[0] == '\0' && c.p.verb[0] == '\0')) {
-		if (c.p.zone[0] != '\0' && catalog_zone_find(c.p.zone) == NULL)
+		if (c.p.zone[0] != '\0' && offer_zone_find(c.p.zone) == NULL)
 			goto unknown_zone;
 		return locations(&c);
 	}
@@ -1768,7 +1766,7 @@ tpu_handle(struct emu *e, struct emu_req *req)
 		        strcmp(c.p.coll, "queuedResources") != 0 &&
 		        strcmp(c.p.coll, "operations") != 0))
 			goto unknown_zone;
-	} else if (catalog_zone_find(c.p.zone) == NULL)
+	} else if (offer_zone_find(c.p.zone) == NULL)
 		goto unknown_zone;
 	if (strcmp(c.p.coll, "nodes") == 0)
 		return nodes(&c);
