@@ -2233,11 +2233,23 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	if (strcmp(kind, "preempt") == 0) {
 		const cJSON *sc = jget(node, "schedulingConfig");
 
+		const char *st = jstr(node, "state");
+
 		if (!cJSON_IsTrue(jget(sc, "spot")) &&
 		    !cJSON_IsTrue(jget(sc, "preemptible"))) {
 			snprintf(errbuf, errlen,
 			    "node '%s' is neither spot nor preemptible",
 			    jstr(node, "name"));
+			return -1;
+		}
+		/* Only capacity in use is taken back. */
+		if (strcmp(st, "PREEMPTED") == 0 ||
+		    strcmp(st, "TERMINATED") == 0 ||
+		    strcmp(st, "STOPPED") == 0 || strcmp(st, "STOPPING") == 0 ||
+		    strcmp(st, "DELETING") == 0) {
+			snprintf(errbuf, errlen,
+			    "node '%s' is %s: only a running node is preempted",
+			    jstr(node, "name"), st);
 			return -1;
 		}
 		/*
@@ -2276,20 +2288,33 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 		if (clear) {
 			jdel(node, "upcomingMaintenance");
 			jdel(node, "_maintenance");
-		} else if (cJSON_IsTrue(jget(ev, "ongoing"))) {
-			jset(node, "_maintenance", cJSON_CreateTrue());
-			jdel(node, "upcomingMaintenance");
 		} else {
-			emu_rfc3339(ts, sizeof ts, emu_wall_ms() + 3600000);
-			emu_rfc3339(te, sizeof te, emu_wall_ms() + 7200000);
+			/*
+			 * "View maintenance notifications",
+			 * https://cloud.google.com/tpu/docs/view-maintenance-
+			 * notifications: SCHEDULED maintenance gets seven
+			 * days' notice; PENDING with canReschedule true can be
+			 * started early; ONGOING has canReschedule false.
+			 */
+			int ongoing = cJSON_IsTrue(jget(ev, "ongoing"));
+			long long start = ongoing
+			                      ? emu_wall_ms()
+			                      : emu_wall_ms() + 7LL * 86400000;
+
+			emu_rfc3339(ts, sizeof ts, start);
+			emu_rfc3339(te, sizeof te, start + 3600000);
 			um = cJSON_CreateObject();
-			cJSON_AddBoolToObject(um, "canReschedule", 1);
-			cJSON_AddStringToObject(
-			    um, "maintenanceStatus", "PENDING");
+			cJSON_AddBoolToObject(um, "canReschedule", !ongoing);
+			cJSON_AddStringToObject(um, "maintenanceStatus",
+			    ongoing ? "ONGOING" : "PENDING");
 			cJSON_AddStringToObject(um, "type", "SCHEDULED");
 			cJSON_AddStringToObject(um, "windowEndTime", te);
 			cJSON_AddStringToObject(um, "windowStartTime", ts);
 			jset(node, "upcomingMaintenance", um);
+			if (ongoing)
+				jset(node, "_maintenance", cJSON_CreateTrue());
+			else
+				jdel(node, "_maintenance");
 		}
 		emu_md_changed(e);
 		s->dirty = 1;
