@@ -1,7 +1,8 @@
 #!/bin/sh
 # A restart on the same state dir serves on the same port (STATE/listen),
 # so an env file loaded before the restart stays right; when that port
-# is taken, serve says so and exits 1; --listen picks another port.
+# is taken, serve says so and exits 1; --listen picks another port; under
+# --tls the metadata port is kept too.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -65,4 +66,17 @@ emu_start --listen 127.0.0.1:0
     fail "listen file not updated"
 kill "$holder"
 wait "$holder" 2>/dev/null || true
+url2=$TPUCTL_EMULATOR_URL
+stop_emu
+
+# --tls: the API port stays, the plain-HTTP metadata port is recorded
+# and kept too.
+emu_start --tls
+[ "$TPUCTL_EMULATOR_URL" = "https://${url2#http://}" ] || fail "--tls moved the API port"
+md2=$GCE_METADATA_HOST
+[ "$(sed -n 2p "$EMU_DIR/listen")" = "metadata $md2" ] || fail "listen: $(cat "$EMU_DIR/listen")"
+stop_emu
+emu_start --tls
+[ "$GCE_METADATA_HOST" = "$md2" ] || fail "metadata port moved: $md2 -> $GCE_METADATA_HOST"
+[ "$TPUCTL_EMULATOR_URL" = "https://${url2#http://}" ] || fail "API port moved under --tls"
 echo ok
