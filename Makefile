@@ -130,17 +130,20 @@ lint: check-format
 		src/*.c src/*.h cmd/*.c cmd/*.h $(wildcard emulator/*.c emulator/*.h)
 	@echo "== emulator: its own request rules, no client validator"
 	@! grep -nE $(EMU_FORBIDDEN) $(wildcard emulator/*.c emulator/*.h)
+	@echo "== emulator: no object of the client's catalog or validators linked"
+	@! nm $(EMULATOR) | grep -E ' [TtDdRrBb] (catalog_|tpuvalid_|gcs_url_|gcs_bucket_validate|gcs_object_validate)'
 	@echo "== mandoc"
 	mandoc -Tlint -Wwarning man/*.[15]
 	@echo "== shellcheck"
 	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
 		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh)
 
-# The emulator judges requests by emulator/validate.c, never by tpuctl's
-# validators (a rule the client gets wrong must not pass twice): not
-# gcsurl.h or tpuvalid.h, nor catalog.h's validators.  catalog.h's TPU
-# offering (zones, generations, accelerator types, runtimes) stays shared.
-EMU_FORBIDDEN = '\#include "(gcsurl|tpuvalid)\.h"|\<(catalog_[a-z_]*validate[a-z_]*|catalog_labels_parse|gcs_bucket_validate|gcs_object_validate|gcs_pct_encode|gcs_url_parse|gcs_url_release|gcs_is_url|gcs_local_path|tpuvalid_[a-z_]+)[[:space:]]*\('
+# The emulator judges requests by emulator/validate.c and answers its
+# TPU offering (zones, generations, accelerator types, runtimes) from
+# emulator/offer.c, never from tpuctl's rules (a rule the client gets
+# wrong must not pass twice): not gcsurl.h, tpuvalid.h or catalog.h.
+lint: $(EMULATOR)
+EMU_FORBIDDEN = '\#include "(gcsurl|tpuvalid|catalog)\.h"|\<(catalog_[a-z_]*validate[a-z_]*|catalog_labels_parse|gcs_bucket_validate|gcs_object_validate|gcs_pct_encode|gcs_url_parse|gcs_url_release|gcs_is_url|gcs_local_path|tpuvalid_[a-z_]+)[[:space:]]*\('
 
 FORMAT_FILES = $(wildcard src/*.c src/*.h cmd/*.c cmd/*.h emulator/*.c \
 	emulator/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c)

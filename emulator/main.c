@@ -271,6 +271,50 @@ remove_state_file(struct emu *e, const char *name)
 	free(path);
 }
 
+/*
+ * STATE/listen keeps the addresses of the last run ("api HOST:PORT",
+ * "metadata HOST:PORT" under --tls), so that a restart on the same state
+ * dir serves on the same ports and an env file loaded in other shells
+ * stays right.  The value of the line for key into out; 0 or -1.
+ */
+static int
+listen_saved(struct emu *e, const char *key, char *out, size_t len)
+{
+	char *path = emu_state_path(e, "listen");
+	char *text = emu_read_file(path, NULL), *line, *nl;
+	size_t kl = strlen(key);
+	int rc = -1;
+
+	for (line = text; line != NULL && *line != '\0'; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl != NULL)
+			*nl++ = '\0';
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ' &&
+		    strlen(line + kl + 1) < len) {
+			snprintf(out, len, "%s", line + kl + 1);
+			rc = 0;
+			break;
+		}
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+static int
+listen_save(struct emu *e, const char *api, const char *md)
+{
+	char *path = emu_state_path(e, "listen");
+	char *text =
+	    xasprintf("api %s\n%s%s%s", api, md != NULL ? "metadata " : "",
+	        md != NULL ? md : "", md != NULL ? "\n" : "");
+	int rc = emu_write_file(path, text, strlen(text), 0644);
+
+	free(text);
+	free(path);
+	return rc;
+}
+
 static int
 cmd_serve(int argc, char **argv)
 {
@@ -292,6 +336,8 @@ cmd_serve(int argc, char **argv)
 	char errbuf[512], host[INET6_ADDRSTRLEN + 16], *tls_key = NULL;
 	char *tls_cert = NULL, *dir = NULL, *logpath = NULL;
 	const char *listen_s = "127.0.0.1:0";
+	char saved_api[INET6_ADDRSTRLEN + 16], saved_md[INET6_ADDRSTRLEN + 16];
+	int listen_given = 0, have_md = 0;
 	size_t nopts = 0;
 	int ch, fd = -1, mdfd = -1, rc = 1, inited = 0, logfd, lockfd = -1;
 	char *lockpath = NULL;
@@ -311,6 +357,7 @@ cmd_serve(int argc, char **argv)
 			break;
 		case 'l':
 			listen_s = optarg;
+			listen_given = 1;
 			break;
 		case 'p':
 			if (!valid_name(optarg, 6, 30)) {
@@ -395,15 +442,42 @@ cmd_serve(int argc, char **argv)
 	}
 	remove_state_file(&e, "env");
 
+	/* Without --listen, the ports of the previous run (STATE/listen). */
+	if (!listen_given &&
+	    listen_saved(&e, "api", saved_api, sizeof(saved_api)) == 0) {
+		if (parse_listen(
+		        saved_api, &ss, &sslen, errbuf, sizeof(errbuf)) != 0) {
+			errx_msg("'%s/listen': %s", e.state_dir, errbuf);
+			goto out;
+		}
+		listen_s = saved_api;
+		have_md = e.tls && listen_saved(&e, "metadata", saved_md,
+		                       sizeof(saved_md)) == 0;
+	}
 	if ((fd = listen_on(&ss, sslen, host, sizeof(host))) < 0)
 		goto sockerr;
 	e.base_url = xasprintf("%s://%s", e.tls ? "https" : "http", host);
 	if (e.tls) {
 		/* Metadata clients speak plain HTTP only: a second port. */
 		ss_port_zero(&ss);
+		if (have_md) {
+			listen_s = saved_md;
+			if (parse_listen(saved_md, &ss, &sslen, errbuf,
+			        sizeof(errbuf)) != 0) {
+				errx_msg(
+				    "'%s/listen': %s", e.state_dir, errbuf);
+				goto out;
+			}
+		}
 		if ((mdfd = listen_on(&ss, sslen, host, sizeof(host))) < 0)
 			goto sockerr;
 		e.metadata_host = xstrdup(host);
+	}
+	if (listen_save(&e, e.base_url + (e.tls ? 8 : 7), e.metadata_host) !=
+	    0) {
+		errx_msg("cannot write '%s/listen': %s", e.state_dir,
+		    strerror(errno));
+		goto out;
 	}
 
 	logpath = emu_state_path(&e, "requests.jsonl");
@@ -481,7 +555,17 @@ cmd_serve(int argc, char **argv)
 	rc = 0;
 	goto out;
 sockerr:
-	errx_msg("cannot listen on '%s': %s", listen_s, strerror(errno));
+	if (errno == EADDRINUSE && !listen_given && listen_s != NULL &&
+	    (listen_s == saved_api || listen_s == saved_md))
+		errx_msg("cannot listen on '%s', the address of the previous "
+		         "run on state dir '%s' (kept in its 'listen' file so "
+		         "that loaded env files stay right): %s; stop what "
+		         "holds it, or pass --listen 127.0.0.1:0 for a new "
+		         "port",
+		    listen_s, e.state_dir, strerror(errno));
+	else
+		errx_msg(
+		    "cannot listen on '%s': %s", listen_s, strerror(errno));
 out:
 	if (mdsrv != NULL)
 		core_server_stop(&e, mdsrv);

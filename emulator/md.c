@@ -2,13 +2,11 @@
  * The TPU-VM facts of the emulated metadata server (see md.h): worker
  * names and ids, the chip geometry of accelerator types, and the
  * worker-network-endpoints and tpu-env values, rendered as real TPU VMs
- * serve them.  The geometry table is the emulator's own (it must not
- * link the client's catalog):
- *   generation  cores/chip  dims  one host up to   hosts of
- *   v2, v3      2           2     4 chips (2x2)    2x2 chips
- *   v4, v5p     2           3     4 chips (2x2x1)  2x2x1 chips
- *   v5litepod   1           2     8 chips (2x4)    2x2 chips
- *   v6e         1           2     8 chips (2x4)    2x2 chips
+ * serve them.  The chip geometry (TensorCores per chip, dimensions, the
+ * largest one-host slice, chips per host) is the emulator's offering
+ * table, offer.c, the one the Cloud TPU API answers from (the emulator
+ * must not link the client's catalog); a multi-host slice has 2x2x1
+ * chips per host (offer.c: 4 chips per host on every generation).
  * The default topology of a size doubles the smallest dimension (the
  * last one on a tie) from 1x1, or from 2x2x1 in 3-D: v4-32 is 2x2x4,
  * v4-64 2x4x4, v5litepod-8 2x4, v5litepod-32 4x8, as Google lists them.
@@ -21,24 +19,8 @@
 #include "buf.h"
 #include "crc32c.h"
 #include "md.h"
+#include "offer.h"
 #include "xmalloc.h"
-
-struct md_gen {
-	const char *name;   /* "v4" */
-	const char *config; /* AcceleratorConfig.type: "V4" */
-	int cores_per_chip;
-	int ndims;
-	int single_host_max; /* chips */
-};
-
-static const struct md_gen md_gens[] = {
-	{ "v2", "V2", 2, 2, 4 },
-	{ "v3", "V3", 2, 2, 4 },
-	{ "v4", "V4", 2, 3, 4 },
-	{ "v5p", "V5P", 2, 3, 4 },
-	{ "v5litepod", "V5LITE_POD", 1, 2, 8 },
-	{ "v6e", "V6E", 1, 2, 8 },
-};
 
 static uint32_t
 md_hash(const char *node_key, const char *node_id, const char *salt)
@@ -76,33 +58,24 @@ emu_md_instance_id(const char *node_key, const char *node_id, int worker,
 	                         1000000000000000000ULL));
 }
 
-static const struct md_gen *
+static const struct offer_gen *
 md_gen_of(const char *accel, int *size)
 {
 	const char *dash = accel != NULL ? strrchr(accel, '-') : NULL;
-	char *end;
+	const struct offer_gen *g;
+	char name[32], *end;
 	long v;
-	size_t i, n;
 
-	if (dash == NULL)
+	if (dash == NULL || (size_t)(dash - accel) >= sizeof(name))
 		return NULL;
-	n = (size_t)(dash - accel);
+	snprintf(name, sizeof(name), "%.*s", (int)(dash - accel), accel);
 	v = strtol(dash + 1, &end, 10);
 	if (*end != '\0' || v <= 0 || v > 1 << 20)
 		return NULL;
-	for (i = 0; i < sizeof(md_gens) / sizeof(md_gens[0]); i++) {
-		if (strlen(md_gens[i].name) == n &&
-		    strncmp(accel, md_gens[i].name, n) == 0) {
-			*size = (int)v;
-			return &md_gens[i];
-		}
-	}
-	/* "v5e-8" is what people call a v5litepod-8. */
-	if (n == 3 && strncmp(accel, "v5e", 3) == 0) {
+	/* By name or alias: "v5e-8" is what people call a v5litepod-8. */
+	if ((g = offer_gen_find(name)) != NULL)
 		*size = (int)v;
-		return &md_gens[4];
-	}
-	return NULL;
+	return g;
 }
 
 /* "2x2x4" into t (ndims numbers); 0 or -1. */
@@ -131,14 +104,14 @@ md_parse_topology(const char *s, int ndims, int *t)
 int
 emu_md_bounds(const char *accel, const char *topology, struct emu_md_bounds *b)
 {
-	const struct md_gen *g;
+	const struct offer_gen *g;
 	int size = 0, chips, have, i, k;
 
 	memset(b, 0, sizeof(*b));
 	if ((g = md_gen_of(accel, &size)) == NULL ||
-	    size % g->cores_per_chip != 0)
+	    (g->counts_cores && size % g->cores_per_chip != 0))
 		return -1;
-	chips = size / g->cores_per_chip;
+	chips = g->counts_cores ? size / g->cores_per_chip : size;
 	b->ndims = g->ndims;
 	b->topo[0] = b->topo[1] = b->topo[2] = 1;
 	if (topology != NULL && *topology != '\0') {
@@ -182,21 +155,17 @@ int
 emu_md_accel_from_config(
     const char *type, const char *topology, char *out, size_t len)
 {
+	const struct offer_gen *g =
+	    type != NULL ? offer_gen_by_config(type, 0) : NULL;
 	struct emu_md_bounds b;
-	size_t i;
 	int t[3] = { 1, 1, 1 };
 
-	for (i = 0; i < sizeof(md_gens) / sizeof(md_gens[0]); i++) {
-		if (type == NULL || strcmp(type, md_gens[i].config) != 0)
-			continue;
-		if (topology == NULL ||
-		    md_parse_topology(topology, md_gens[i].ndims, t) != 0)
-			return -1;
-		snprintf(out, len, "%s-%d", md_gens[i].name,
-		    t[0] * t[1] * t[2] * md_gens[i].cores_per_chip);
-		return emu_md_bounds(out, topology, &b);
-	}
-	return -1;
+	if (g == NULL || topology == NULL ||
+	    md_parse_topology(topology, g->ndims, t) != 0)
+		return -1;
+	snprintf(out, len, "%s-%d", g->name,
+	    t[0] * t[1] * t[2] * (g->counts_cores ? g->cores_per_chip : 1));
+	return emu_md_bounds(out, topology, &b);
 }
 
 char *

@@ -22,11 +22,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "catalog.h"
 #include "emu.h"
 #include "fleet.h"
 #include "json.h"
 #include "md.h"
+#include "offer.h"
 #include "tpu_logic.h"
 #include "util.h"
 #include "validate.h"
@@ -928,7 +928,7 @@ struct call {
 static int
 locations(struct call *c)
 {
-	const struct catalog_zone *z;
+	const struct offer_zone *z;
 	cJSON *items, *loc;
 	char name[256];
 	size_t i;
@@ -945,7 +945,7 @@ locations(struct call *c)
 		return reply(c->req, c->enum_int, loc);
 	}
 	items = cJSON_CreateArray();
-	for (i = 0; (z = catalog_zone_at(i)) != NULL; i++) {
+	for (i = 0; (z = offer_zone_at(i)) != NULL; i++) {
 		snprintf(name, sizeof name, "projects/%s/locations/%s",
 		    c->p.project, z->name);
 		loc = cJSON_CreateObject();
@@ -959,36 +959,34 @@ locations(struct call *c)
 static int
 accel_types(struct call *c)
 {
-	const struct catalog_zone *z = catalog_zone_find(c->p.zone);
-	const struct catalog_gen *g;
-	struct catalog_accel a;
-	struct tpu_err err;
+	const struct offer_zone *z = offer_zone_find(c->p.zone);
+	const struct offer_gen *g;
+	struct offer_accel a;
 	cJSON *items, *at, *cfgs, *cfg;
-	char name[512], topo[32];
+	char name[512], topo[32], why[512];
 	size_t gi, si, ti;
 	int size;
 
 	items = cJSON_CreateArray();
-	for (gi = 0; (g = catalog_gen_at(gi)) != NULL; gi++) {
-		if (!catalog_zone_offers(z, g))
+	for (gi = 0; (g = offer_gen_at(gi)) != NULL; gi++) {
+		if (!offer_zone_has(z, g))
 			continue;
-		for (si = 0; (size = catalog_gen_size_at(g, si)) != 0; si++) {
+		for (si = 0; (size = offer_size_at(g, si)) != 0; si++) {
 			char type[32];
 
 			snprintf(type, sizeof type, "%s-%d", g->name, size);
-			if (catalog_accel_parse(type, &a, &err) != 0)
+			if (offer_accel_parse(type, &a, why, sizeof why) != 0)
 				continue;
 			if (c->p.id[0] != '\0' && strcmp(c->p.id, type) != 0)
 				continue;
 			at = cJSON_CreateObject();
 			cfgs = cJSON_AddArrayToObject(at, "acceleratorConfigs");
-			for (ti = 0; catalog_accel_topology_at(
-			                 &a, ti, topo, sizeof topo) == 0;
+			for (ti = 0;
+			     offer_topology_at(&a, ti, topo, sizeof topo) == 0;
 			     ti++) {
 				cfg = cJSON_CreateObject();
 				cJSON_AddStringToObject(cfg, "topology", topo);
-				cJSON_AddStringToObject(
-				    cfg, "type", g->config_type);
+				cJSON_AddStringToObject(cfg, "type", g->config);
 				cJSON_AddItemToArray(cfgs, cfg);
 			}
 			snprintf(name, sizeof name, "%s/acceleratorTypes/%s",
@@ -1011,20 +1009,20 @@ accel_types(struct call *c)
 static int
 runtime_versions(struct call *c)
 {
-	const struct catalog_zone *z = catalog_zone_find(c->p.zone);
-	const struct catalog_gen *g;
+	const struct offer_zone *z = offer_zone_find(c->p.zone);
+	const struct offer_gen *g;
 	const char *rv;
 	cJSON *items, *it;
 	char name[512];
 	size_t i, gi;
 
 	items = cJSON_CreateArray();
-	for (i = 0; (rv = catalog_runtime_at(i)) != NULL; i++) {
+	for (i = 0; (rv = offer_runtime_at(i)) != NULL; i++) {
 		int offered = 0;
 
-		for (gi = 0; (g = catalog_gen_at(gi)) != NULL; gi++)
-			offered |= catalog_zone_offers(z, g) &&
-			           catalog_runtime_known(g, rv);
+		for (gi = 0; (g = offer_gen_at(gi)) != NULL; gi++)
+			offered |=
+			    offer_zone_has(z, g) && offer_runtime_known(g, rv);
 		if (!offered)
 			continue;
 		if (c->p.id[0] != '\0' && strcmp(c->p.id, rv) != 0)
@@ -1318,6 +1316,20 @@ node_start_stop(struct call *c, cJSON *node, int start)
 	const char *want = start ? "STOPPED" : "READY";
 	cJSON *op;
 
+	/*
+	 * Google does not stop multi-host slices (TPU Pods): "Stopping your
+	 * resources", https://cloud.google.com/tpu/docs/managing-tpus-tpu-vm
+	 * #stopping_your_resources, as cited by SkyPilot (skypilot-org/
+	 * skypilot#1001: "GCP does not support stopping a tpu pod"); see also
+	 * pytorch/xla#2142.  The code and text are ours: Google documents
+	 * neither.
+	 */
+	if (!start && jnum(node, "_workers", 1) > 1)
+		return emu_reply_error(c->req, 400, "FAILED_PRECONDITION",
+		    "Node '%s' is a multi-host slice (%s, %lld workers): "
+		    "stopping TPU Pods is not supported; delete it instead",
+		    c->name, jstr(node, "acceleratorType"),
+		    jnum(node, "_workers", 1));
 	if (strcmp(jstr(node, "state"), want) != 0)
 		return emu_reply_error(c->req, 400, "FAILED_PRECONDITION",
 		    "Node '%s' is %s: only %s nodes can be %s", c->name,
@@ -1758,7 +1770,7 @@ tpu_handle(struct emu *e, struct emu_req *req)
 	snprintf(c.name, sizeof c.name, "%s/%s/%s", c.parent, c.p.coll, c.p.id);
 	if (c.p.zone[0] == '\0' ||
 	    (c.p.coll[0] == '\0' && c.p.verb[0] == '\0')) {
-		if (c.p.zone[0] != '\0' && catalog_zone_find(c.p.zone) == NULL)
+		if (c.p.zone[0] != '\0' && offer_zone_find(c.p.zone) == NULL)
 			goto unknown_zone;
 		return locations(&c);
 	}
@@ -1768,7 +1780,7 @@ tpu_handle(struct emu *e, struct emu_req *req)
 		        strcmp(c.p.coll, "queuedResources") != 0 &&
 		        strcmp(c.p.coll, "operations") != 0))
 			goto unknown_zone;
-	} else if (catalog_zone_find(c.p.zone) == NULL)
+	} else if (offer_zone_find(c.p.zone) == NULL)
 		goto unknown_zone;
 	if (strcmp(c.p.coll, "nodes") == 0)
 		return nodes(&c);
@@ -2196,6 +2208,10 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	char ts[64], te[64];
 
 	if (strcmp(kind, "stockout") == 0) {
+		/* Without a zone, the default zone (serve --zone), as the
+		 * other events read a short node name. */
+		if (*zone == '\0')
+			zone = e->zone;
 		if (validate_zone(zone, errbuf, errlen) != 0)
 			return -1;
 		for (it = s->stockouts->child; it != NULL; it = it->next) {
@@ -2217,11 +2233,23 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	if (strcmp(kind, "preempt") == 0) {
 		const cJSON *sc = jget(node, "schedulingConfig");
 
+		const char *st = jstr(node, "state");
+
 		if (!cJSON_IsTrue(jget(sc, "spot")) &&
 		    !cJSON_IsTrue(jget(sc, "preemptible"))) {
 			snprintf(errbuf, errlen,
 			    "node '%s' is neither spot nor preemptible",
 			    jstr(node, "name"));
+			return -1;
+		}
+		/* Only capacity in use is taken back. */
+		if (strcmp(st, "PREEMPTED") == 0 ||
+		    strcmp(st, "TERMINATED") == 0 ||
+		    strcmp(st, "STOPPED") == 0 || strcmp(st, "STOPPING") == 0 ||
+		    strcmp(st, "DELETING") == 0) {
+			snprintf(errbuf, errlen,
+			    "node '%s' is %s: only a running node is preempted",
+			    jstr(node, "name"), st);
 			return -1;
 		}
 		/*
@@ -2260,20 +2288,33 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 		if (clear) {
 			jdel(node, "upcomingMaintenance");
 			jdel(node, "_maintenance");
-		} else if (cJSON_IsTrue(jget(ev, "ongoing"))) {
-			jset(node, "_maintenance", cJSON_CreateTrue());
-			jdel(node, "upcomingMaintenance");
 		} else {
-			emu_rfc3339(ts, sizeof ts, emu_wall_ms() + 3600000);
-			emu_rfc3339(te, sizeof te, emu_wall_ms() + 7200000);
+			/*
+			 * "View maintenance notifications",
+			 * https://cloud.google.com/tpu/docs/view-maintenance-
+			 * notifications: SCHEDULED maintenance gets seven
+			 * days' notice; PENDING with canReschedule true can be
+			 * started early; ONGOING has canReschedule false.
+			 */
+			int ongoing = cJSON_IsTrue(jget(ev, "ongoing"));
+			long long start = ongoing
+			                      ? emu_wall_ms()
+			                      : emu_wall_ms() + 7LL * 86400000;
+
+			emu_rfc3339(ts, sizeof ts, start);
+			emu_rfc3339(te, sizeof te, start + 3600000);
 			um = cJSON_CreateObject();
-			cJSON_AddBoolToObject(um, "canReschedule", 1);
-			cJSON_AddStringToObject(
-			    um, "maintenanceStatus", "PENDING");
+			cJSON_AddBoolToObject(um, "canReschedule", !ongoing);
+			cJSON_AddStringToObject(um, "maintenanceStatus",
+			    ongoing ? "ONGOING" : "PENDING");
 			cJSON_AddStringToObject(um, "type", "SCHEDULED");
 			cJSON_AddStringToObject(um, "windowEndTime", te);
 			cJSON_AddStringToObject(um, "windowStartTime", ts);
 			jset(node, "upcomingMaintenance", um);
+			if (ongoing)
+				jset(node, "_maintenance", cJSON_CreateTrue());
+			else
+				jdel(node, "_maintenance");
 		}
 		emu_md_changed(e);
 		s->dirty = 1;

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "catalog.h"
 #include "json.h"
+#include "offer.h"
 #include "tpu_logic.h"
 #include "util.h"
 #include "validate.h"
@@ -399,7 +399,7 @@ fail(char *msg, size_t msglen, const char *fmt, ...)
 }
 
 static void
-zone_gens(const struct catalog_zone *z, char *out, size_t outlen)
+zone_gens(const struct offer_zone *z, char *out, size_t outlen)
 {
 	size_t i, o = 0;
 
@@ -426,44 +426,36 @@ set_string(cJSON *obj, const char *key, const char *value)
 }
 
 static int
-check_accel(cJSON *node, const struct catalog_zone *z, const char *zone,
-    struct catalog_accel *a, char *msg, size_t msglen)
+check_accel(cJSON *node, const struct offer_zone *z, const char *zone,
+    struct offer_accel *a, char *msg, size_t msglen)
 {
 	const cJSON *type =
 	    cJSON_GetObjectItemCaseSensitive(node, "acceleratorType");
 	cJSON *cfg =
 	    cJSON_GetObjectItemCaseSensitive(node, "acceleratorConfig");
 	const cJSON *ctype, *topo;
-	struct tpu_err err;
-	char list[128];
-	size_t i;
+	char list[128], why[512];
 
-	tpu_err_init(&err);
 	if (cfg != NULL && !cJSON_IsObject(cfg))
 		return fail(msg, msglen,
 		    "Invalid value at 'node.accelerator_config': must be an "
 		    "object");
 	if (cJSON_IsString(type) && type->valuestring[0] != '\0') {
-		if (catalog_accel_parse(type->valuestring, a, &err) != 0)
+		if (offer_accel_parse(type->valuestring, a, why, sizeof why) !=
+		    0)
 			return fail(msg, msglen,
 			    "Invalid value for field 'node.accelerator_type': "
 			    "%s",
-			    err.msg);
+			    why);
 	} else if (cfg != NULL) {
-		const struct catalog_gen *g = NULL;
+		const struct offer_gen *g = NULL;
 
 		ctype = cJSON_GetObjectItemCaseSensitive(cfg, "type");
 		topo = cJSON_GetObjectItemCaseSensitive(cfg, "topology");
-		for (i = 0; catalog_gen_at(i) != NULL; i++) {
-			const struct catalog_gen *c = catalog_gen_at(i);
-
-			if ((cJSON_IsString(ctype) &&
-			        strcmp(ctype->valuestring, c->config_type) ==
-			            0) ||
-			    (cJSON_IsNumber(ctype) &&
-			        ctype->valueint == c->config_type_num))
-				g = c;
-		}
+		if (cJSON_IsString(ctype))
+			g = offer_gen_by_config(ctype->valuestring, 0);
+		else if (cJSON_IsNumber(ctype))
+			g = offer_gen_by_config(NULL, ctype->valueint);
 		if (g == NULL)
 			return fail(msg, msglen,
 			    "Invalid value for field "
@@ -473,29 +465,27 @@ check_accel(cJSON *node, const struct catalog_zone *z, const char *zone,
 			return fail(msg, msglen,
 			    "Field 'node.accelerator_config.topology' is "
 			    "required");
-		if (catalog_accel_from_topology(
-		        g->name, topo->valuestring, a, &err) != 0)
+		if (offer_accel_from_topology(
+		        g, topo->valuestring, a, why, sizeof why) != 0)
 			return fail(msg, msglen,
 			    "Invalid value for field "
 			    "'node.accelerator_config.topology': %s",
-			    err.msg);
+			    why);
 	} else
 		return fail(msg, msglen,
 		    "Either 'node.accelerator_type' or "
 		    "'node.accelerator_config' must be specified");
 	if (cfg != NULL && cJSON_IsString(type) && type->valuestring[0]) {
 		topo = cJSON_GetObjectItemCaseSensitive(cfg, "topology");
-		if (cJSON_IsString(topo) && catalog_accel_topology_match(a,
-		                                topo->valuestring, &err) != 0)
+		if (cJSON_IsString(topo) &&
+		    offer_accel_set_topology(
+		        a, topo->valuestring, why, sizeof why) != 0)
 			return fail(msg, msglen,
 			    "Invalid value for field "
 			    "'node.accelerator_config.topology': %s",
-			    err.msg);
-		if (cJSON_IsString(topo))
-			snprintf(a->topology, sizeof a->topology, "%s",
-			    topo->valuestring);
+			    why);
 	}
-	if (!catalog_zone_offers(z, a->gen)) {
+	if (!offer_zone_has(z, a->gen)) {
 		zone_gens(z, list, sizeof list);
 		return fail(msg, msglen,
 		    "Accelerator type \"%s\" is not available in zone \"%s\" "
@@ -509,8 +499,8 @@ int
 tpu_node_check(
     cJSON *node, const char *zone, int *nworkers, char *msg, size_t msglen)
 {
-	const struct catalog_zone *z = catalog_zone_find(zone);
-	struct catalog_accel a;
+	const struct offer_zone *z = offer_zone_find(zone);
+	struct offer_accel a;
 	const cJSON *rv, *sc, *desc, *tags, *it;
 	cJSON *cfg;
 	char detail[512];
@@ -527,12 +517,12 @@ tpu_node_check(
 		return fail(msg, msglen,
 		    "Field 'node.runtime_version' is required (for %s, e.g. "
 		    "\"%s\")",
-		    a.gen->name, a.gen->runtimes[0]);
-	if (!catalog_runtime_known(a.gen, rv->valuestring))
+		    a.gen->name, a.gen->rvs[0]);
+	if (!offer_runtime_known(a.gen, rv->valuestring))
 		return fail(msg, msglen,
 		    "Runtime version \"%s\" is not supported for accelerator "
 		    "type \"%s\" (e.g. \"%s\")",
-		    rv->valuestring, a.type, a.gen->runtimes[0]);
+		    rv->valuestring, a.type, a.gen->rvs[0]);
 	if (validate_labels(cJSON_GetObjectItemCaseSensitive(node, "labels"),
 	        detail, sizeof detail) != 0)
 		return fail(msg, msglen,
@@ -584,7 +574,7 @@ tpu_node_check(
 	set_string(node, "acceleratorType", a.type);
 	cfg = cJSON_CreateObject();
 	cJSON_AddStringToObject(cfg, "topology", a.topology);
-	cJSON_AddStringToObject(cfg, "type", a.gen->config_type);
+	cJSON_AddStringToObject(cfg, "type", a.gen->config);
 	if (cJSON_GetObjectItemCaseSensitive(node, "acceleratorConfig") != NULL)
 		cJSON_ReplaceItemInObjectCaseSensitive(
 		    node, "acceleratorConfig", cfg);

@@ -26,7 +26,7 @@ EMU_PID=
 [ ! -e "$EMU_DIR/emulator.pid" ] || fail "pid file left behind"
 assert_grep "stopping" "$EMU_DIR/emulator.log"
 
-# Same state dir, new port.
+# Same state dir, same port (dir/listen, t114).
 "$EMULATOR" serve --state-dir "$EMU_DIR" >>"$EMU_DIR/emulator.log" 2>&1 &
 EMU_PID=$!
 i=0

@@ -118,17 +118,21 @@ expect_jq '.guestAttributes | length' 1
 expect_jq '.guestAttributes[0].queryValue.items[0].value' "$k2"
 expect_api 400 POST "/v2/$P/nodes/n1:getGuestAttributes" '{"workerIds":["4"]}'
 
-# Stop and start.
-expect_api 200 POST "/v2/$P/nodes/n1:stop" '{}'
+# Stop and start a single-host node; a multi-host slice (TPU Pod) is not
+# stopped, as on Google (t116).
+expect_api 400 POST "/v2/$P/nodes/n1:stop" '{}'
+expect_jq .error.status FAILED_PRECONDITION
+expect_jq '.error.message | contains("multi-host")' true
+expect_api 200 POST "/v2/$P/nodes/n3:stop" '{}'
 expect_jq .metadata.verb stop
 wait_op "$(jr .name)"
 expect_jq .response.state STOPPED
-expect_api 400 POST "/v2/$P/nodes/n1:stop" '{}'
+expect_api 400 POST "/v2/$P/nodes/n3:stop" '{}'
 expect_jq .error.status FAILED_PRECONDITION
-expect_api 200 POST "/v2/$P/nodes/n1:start" '{}'
+expect_api 200 POST "/v2/$P/nodes/n3:start" '{}'
 wait_op "$(jr .name)"
 expect_jq .response.state READY
-expect_api 200 GET "/v2/$P/nodes/n1"
+expect_api 200 GET "/v2/$P/nodes/n3"
 expect_jq .state READY
 
 # Operations are listed too.

@@ -9,6 +9,7 @@
 
 #include <check.h>
 
+#include "offer.h"
 #include "tpu_logic.h"
 
 START_TEST(paths)
@@ -409,6 +410,129 @@ START_TEST(durations_times)
 }
 END_TEST
 
+/*
+ * The emulator's own offering (offer.c), each row a fact of Google's
+ * version pages: chips, hosts and the default topology of a type.
+ */
+START_TEST(offering)
+{
+	static const struct {
+		const char *type;
+		int chips, hosts;
+		const char *topology;
+	} ok[] = {
+		{ "v2-8", 4, 1, "2x2" },   /* v2: 4 chips per host */
+		{ "v2-32", 16, 4, "4x4" }, /* v2-32: 4 hosts */
+		{ "v3-2048", 1024, 256, "32x32" },
+		{ "v4-8", 4, 1, "2x2x1" }, /* v4: 2 cores per chip */
+		{ "v4-16", 8, 2, "2x2x2" },
+		{ "v4-32", 16, 4, "2x2x4" },
+		{ "v4-128", 64, 16, "4x4x4" },
+		{ "v4-4096", 2048, 512, "8x16x16" },
+		{ "v5litepod-1", 1, 1, "1x1" }, /* v5e: named by chips */
+		{ "v5litepod-8", 8, 1, "2x4" }, /* 8 chips on one host */
+		{ "v5litepod-16", 16, 4, "4x4" },
+		{ "v5litepod-256", 256, 64, "16x16" },
+		{ "v5p-8", 4, 1, "2x2x1" },
+		{ "v6e-8", 8, 1, "2x4" },
+		{ "v6e-256", 256, 64, "16x16" },
+	};
+	static const struct {
+		const char *type, *why;
+	} bad[] = {
+		{ "", "empty" },
+		{ "v9-8", "unknown TPU generation 'v9'" },
+		{ "v4-7", "not a whole number of chips" },
+		{ "v4-12", "no v4 slice of that size" },
+		{ "v5litepod-2", "no v5litepod slice" },
+		{ "V4-8", "did you mean 'v4-8'" },
+		{ " v4-8", "did you mean 'v4-8'" },
+		{ "v5e-8", "did you mean 'v5litepod-8'" },
+		{ "v4-08", "positive integer" },
+		{ "v4", "GENERATION-SIZE" },
+	};
+	struct offer_accel a;
+	char msg[512], topo[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_msg(
+		    offer_accel_parse(ok[i].type, &a, msg, sizeof(msg)) == 0,
+		    "%s: %s", ok[i].type, msg);
+		ck_assert_str_eq(a.type, ok[i].type);
+		ck_assert_int_eq(a.chips, ok[i].chips);
+		ck_assert_int_eq(a.hosts, ok[i].hosts);
+		ck_assert_str_eq(a.topology, ok[i].topology);
+		ck_assert_int_eq(
+		    offer_topology_at(&a, 0, topo, sizeof(topo)), 0);
+		ck_assert_str_eq(topo, ok[i].topology);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(
+		    offer_accel_parse(bad[i].type, &a, msg, sizeof(msg)) == -1,
+		    "%s accepted", bad[i].type);
+		ck_assert_msg(strstr(msg, bad[i].why) != NULL, "%s: %s",
+		    bad[i].type, msg);
+	}
+	/* v4-256 (128 chips): 4x4x8 first, no other shape. */
+	ck_assert_int_eq(offer_accel_parse("v4-256", &a, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(offer_topology_at(&a, 1, topo, sizeof(topo)), -1);
+	/* v4-2048 (1024 chips): 8x8x16 before 4x16x16. */
+	ck_assert_int_eq(offer_accel_parse("v4-2048", &a, msg, sizeof(msg)), 0);
+	ck_assert_str_eq(a.topology, "8x8x16");
+	ck_assert_int_eq(offer_topology_at(&a, 1, topo, sizeof(topo)), 0);
+	ck_assert_str_eq(topo, "4x16x16");
+	/* Sizes: v4 from 8, v5p up to the 8960-chip pod. */
+	ck_assert_int_eq(offer_size_at(offer_gen_find("v4"), 0), 8);
+	ck_assert_int_eq(offer_size_at(offer_gen_find("v2"), 4), 512);
+	ck_assert_int_eq(offer_size_at(offer_gen_find("v2"), 5), 0);
+	/* Topologies given by acceleratorConfig. */
+	ck_assert_int_eq(offer_accel_from_topology(offer_gen_find("v4"),
+	                     "4x2x2", &a, msg, sizeof(msg)),
+	    0);
+	ck_assert_str_eq(a.type, "v4-32");
+	ck_assert_str_eq(a.topology, "4x2x2");
+	ck_assert_int_eq(a.hosts, 4);
+	ck_assert_int_eq(offer_accel_from_topology(
+	                     offer_gen_find("v4"), "2x2", &a, msg, sizeof(msg)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(msg, "3 dimensions"));
+	ck_assert_int_eq(offer_accel_from_topology(offer_gen_find("v4"),
+	                     "4x4x20", &a, msg, sizeof(msg)),
+	    -1);
+	ck_assert_int_eq(offer_accel_from_topology(offer_gen_find("v6e"), "4x2",
+	                     &a, msg, sizeof(msg)),
+	    -1);
+	ck_assert_int_eq(offer_accel_parse("v4-8", &a, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(
+	    offer_accel_set_topology(&a, "4x4x4", msg, sizeof(msg)), -1);
+	ck_assert_ptr_nonnull(strstr(msg, "has 64 chips"));
+	/* Config types by name and by proto number. */
+	ck_assert_str_eq(
+	    offer_gen_by_config("V5LITE_POD", 0)->name, "v5litepod");
+	ck_assert_str_eq(offer_gen_by_config(NULL, 7)->name, "v4");
+	ck_assert_ptr_null(offer_gen_by_config("V9", 0));
+	/* Zones and runtime versions. */
+	ck_assert(offer_zone_has(
+	    offer_zone_find("us-central2-b"), offer_gen_find("v4")));
+	ck_assert(!offer_zone_has(
+	    offer_zone_find("us-central2-b"), offer_gen_find("v5p")));
+	ck_assert_ptr_null(offer_zone_find("mars-north1-a"));
+	ck_assert(offer_runtime_known(offer_gen_find("v4"), "tpu-vm-v4-base"));
+	ck_assert(
+	    !offer_runtime_known(offer_gen_find("v4"), "v2-alpha-tpuv6e"));
+	ck_assert_str_eq(offer_runtime_at(0), "tpu-ubuntu2204-base");
+	for (i = 0; offer_runtime_at(i) != NULL; i++) {
+		size_t j;
+
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(
+			    offer_runtime_at(i), offer_runtime_at(j));
+	}
+	ck_assert_uint_eq(i, 13);
+}
+END_TEST
+
 static Suite *
 emu_tpu_suite(void)
 {
@@ -428,6 +552,7 @@ emu_tpu_suite(void)
 	tcase_add_test(tc, update_masks);
 	tcase_add_test(tc, qr_ids);
 	tcase_add_test(tc, durations_times);
+	tcase_add_test(tc, offering);
 	suite_add_tcase(s, tc);
 	return s;
 }
