@@ -137,4 +137,11 @@ assert_grep "version of node 'a1' is .*, the spec says v2-alpha-tpuv5" "$T/err"
 # A spec without labels, metadata or description leaves them alone.
 printf 'name: a1\nslice: {accelerator-type: v4-8}\n' >"$T/f.yaml"
 expect_rc 0 "$TPUCTL" diff "$T/f.yaml"
+
+# Trouble is more than 1 (diff(1)): an unreadable reply 2, a 403 3.
+emu_inject --method GET --path "$N" --count 1 corrupt-byte-0
+expect_rc 2 "$TPUCTL" diff "$T/f.yaml"
+assert_grep '^tpuctl: .*TPU API reply' "$T/err"
+emu_inject --method GET --path "$N" --count 1 return-403
+expect_rc 3 "$TPUCTL" diff "$T/f.yaml"
 echo "ok: apply and diff of a node"
