@@ -366,7 +366,19 @@ apply_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	}
 	if (cJSON_GetArraySize(d.changes) == 0) {
-		if (!ctx->quiet)
+		int missing =
+		    cJSON_GetArraySize(d.ids) - cJSON_GetArraySize(d.nodes);
+
+		if (d.qr != NULL && missing > 0) {
+			if (!ctx->quiet)
+				fprintf(stderr,
+				    "tpuctl: %s in %s is %s: %d of its nodes "
+				    "do not exist yet; nothing to do\n",
+				    what, d.zone,
+				    json_opt_string(d.qr, "state.state",
+				        "in no known state"),
+				    missing);
+		} else if (!ctx->quiet)
 			fprintf(stderr,
 			    "tpuctl: %s in %s matches %s: nothing to do\n",
 			    what, d.zone, d.spec.origin);

@@ -5,7 +5,8 @@
 # second apply is a no-op; a label change PATCHes each node of the
 # multislice (updateMask=labels) and diff names the node on each line; a
 # changed node count or tier is refused (exit 4, nothing sent); a
-# single-node spot spec becomes a queued resource with nodeId = name.
+# single-node spot spec becomes a queued resource with nodeId = name; a
+# queued resource still waiting has no nodes to update yet.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 emu_start
@@ -89,4 +90,15 @@ expect_rc 0 "$TPUCTL" queued-resources describe sp1 --format json
 jq -e '.tpu.nodeSpec[0].nodeId == "sp1" and .spot == {}' "$T/out" \
     >/dev/null || fail "spot queued resource: $(cat "$T/out")"
 expect_rc 0 "$TPUCTL" diff "$T/sp.yaml"
+
+# A queued resource still waiting: its nodes do not exist yet, nothing is
+# sent and apply says why.
+expect_rc 0 "$TPUCTL" queued-resources create qw --node-id qw \
+    --accelerator-type v4-8 --spot --valid-after-duration 1h --async
+printf 'name: qw\nslice: {accelerator-type: v4-8, spot: true}\n' >"$T/qw.yaml"
+before=$(mutations)
+expect_rc 0 "$TPUCTL" apply "$T/qw.yaml"
+assert_grep "queued resource 'qw' in us-central2-b is [A-Z_]+: 1 of its nodes do not exist yet; nothing to do" "$T/err"
+expect_rc 0 "$TPUCTL" diff "$T/qw.yaml"
+[ "$(mutations)" = "$before" ] || fail "apply of a waiting one sent $(mutations)"
 echo "ok: apply and diff of queued resources"
