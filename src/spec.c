@@ -1008,8 +1008,25 @@ spec_load(struct spec *s, const char *path, struct tpu_err *err)
 
 	memset(s, 0, sizeof *s);
 	buf_init(&b, SPEC_MAX_SIZE + 1);
-	if ((rc = fsutil_read_file(strcmp(path, "-") == 0 ? "/dev/stdin" : path,
-	         0, &b, NULL, err)) != 0) {
+	if (strcmp(path, "-") == 0) {
+		char chunk[8192];
+		size_t n;
+		int big = 0;
+
+		/* A pipe is no regular file: read it here, capped. */
+		while (!big && (n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+			big = buf_append(&b, chunk, n) != 0;
+		rc = big             ? tpu_error(err, TPU_E_USAGE,
+		                           "-: larger than %d bytes: not a spec",
+		                           SPEC_MAX_SIZE)
+		     : ferror(stdin) ? tpu_error(err, TPU_E_USAGE,
+		                           "spec: cannot read standard input")
+		                     : 0;
+		if (rc != 0) {
+			buf_release(&b);
+			return rc;
+		}
+	} else if ((rc = fsutil_read_file(path, 0, &b, NULL, err)) != 0) {
 		buf_release(&b);
 		if (rc == TPU_E_NOTFOUND || rc == TPU_E_IO)
 			err->code = TPU_E_USAGE;

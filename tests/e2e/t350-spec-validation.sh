@@ -93,6 +93,11 @@ assert_grep "s.json: slice.spot: must be true or false" "$T/err"
 expect_rc 2 "$TPUCTL" apply "$T/missing.yaml"
 assert_grep 'missing.yaml' "$T/err"
 
+# "-" reads the spec from a pipe.
+# shellcheck disable=SC2016 # expanded by the inner sh
+expect_rc 2 sh -c 'cat "$1" | "$2" apply -' sh "$T/s1.yaml" "$TPUCTL"
+assert_grep "^tpuctl: -: name: name 'Bad_Name' is not valid" "$T/err"
+
 # Nothing at all was sent for any of them.
 [ "$(emu_requests | wc -l)" -eq 0 ] ||
     fail "requests were sent: $(emu_requests | jq -c '[.method, .path]')"
@@ -100,7 +105,8 @@ assert_grep 'missing.yaml' "$T/err"
 # A good spec with a job part passes (apply then talks to the API).
 printf 'name: v1\nslice: {accelerator-type: v4-8}\nworkdir: wd\ncommand: [python3, -c, "print(1)"]\nenv: {STEPS: 10}\nmax-restarts: 2\ntimeout: 1h\n' \
     >"$T/good.yaml"
-expect_rc 1 "$TPUCTL" diff "$T/good.yaml"
+# shellcheck disable=SC2016 # expanded by the inner sh
+(cd "$T" && expect_rc 1 sh -c 'cat good.yaml | "$1" diff -' sh "$TPUCTL")
 assert_grep '^\+ node: v1 \(v4-8 in us-central2-b\)$' "$T/out"
 # ... and the log does record what is sent (so the empty log above means
 # something): one GET of the node, nothing else of the TPU API.
