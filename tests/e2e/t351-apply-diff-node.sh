@@ -39,6 +39,15 @@ expect_rc 1 "$TPUCTL" diff "$T/a.yaml"
     fail "diff of a missing node: $(cat "$T/out")"
 [ "$(mutations)" = "[]" ] || fail "diff sent $(mutations)"
 
+# --dry-run of a creation: the POST printed (body from the spec), none sent.
+expect_rc 0 "$TPUCTL" --dry-run apply "$T/a.yaml"
+jq -e 'select(.method == "POST") | (.url | endswith("/nodes?nodeId=a1")) and
+    .body.acceleratorType == "v4-8" and .body.labels.env == "dev" and
+    .body.description == "first" and
+    .body.metadata["startup-script"] == "#!/bin/sh\necho one, two\n"' \
+    "$T/out" >/dev/null || fail "dry-run POST: $(cat "$T/out")"
+[ "$(mutations)" = "[]" ] || fail "--dry-run sent $(mutations)"
+
 expect_rc 0 "$TPUCTL" apply "$T/a.yaml"
 assert_grep "created node 'a1' \(v4-8, 1 worker\) in us-central2-b" "$T/err"
 [ "$(mutations)" = '[["POST","/v2/projects/tpuctl-emu/locations/us-central2-b/nodes","nodeId=a1"]]' ] ||
@@ -106,7 +115,10 @@ expect_rc 1 "$TPUCTL" diff "$T/c.yaml"
 printf '%s\n' '~ description: "first" -> "second"' '~ metadata.startup-script' \
     >"$T/want"
 diff "$T/want" "$T/out" >/dev/null || fail "metadata diff: $(cat "$T/out")"
-expect_rc 0 "$TPUCTL" apply "$T/c.yaml"
+mkdir "$T/tmp"
+expect_rc 0 env TMPDIR="$T/tmp" "$TPUCTL" apply "$T/c.yaml"
+# The metadata values went through files of a private directory, removed.
+[ -z "$(ls -A "$T/tmp")" ] || fail "apply left $(ls -A "$T/tmp")"
 emu_requests | jq -e -s '[.[] | select(.method == "PATCH")] | length == 3 and
     .[2].query == "updateMask=description,metadata"' >/dev/null ||
     fail "mask: $(mutations)"
