@@ -135,3 +135,10 @@ emu_inject() {
 	"$EMULATOR" inject --state-dir "$EMU_DIR" "$@" >/dev/null ||
 	    fail "inject $* failed"
 }
+
+# emu_tpu_mutations: the Cloud TPU API requests other than GET so far, as
+# one compact JSON list of [method, path, query] ("[]" when none).
+emu_tpu_mutations() {
+	emu_requests | jq -c -s '[.[] | select(.path | startswith("/v2/")) |
+	    select(.method != "GET") | [.method, .path, .query]]'
+}

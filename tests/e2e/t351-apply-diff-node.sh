@@ -14,11 +14,6 @@
 emu_start
 N=/v2/projects/tpuctl-emu/locations/us-central2-b/nodes/a1
 
-mutations() {
-	emu_requests | jq -c -s '[.[] | select(.path | startswith("/v2/")) |
-	    select(.method != "GET") | [.method, .path, .query]]'
-}
-
 cat >"$T/a.yaml" <<'END'
 name: a1
 slice:
@@ -37,7 +32,7 @@ END
 expect_rc 1 "$TPUCTL" diff "$T/a.yaml"
 [ "$(cat "$T/out")" = "+ node: a1 (v4-8 in us-central2-b)" ] ||
     fail "diff of a missing node: $(cat "$T/out")"
-[ "$(mutations)" = "[]" ] || fail "diff sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "[]" ] || fail "diff sent $(emu_tpu_mutations)"
 
 # --dry-run of a creation: the POST printed (body from the spec), none sent.
 expect_rc 0 "$TPUCTL" --dry-run apply "$T/a.yaml"
@@ -46,12 +41,12 @@ jq -e 'select(.method == "POST") | (.url | endswith("/nodes?nodeId=a1")) and
     .body.description == "first" and
     .body.metadata["startup-script"] == "#!/bin/sh\necho one, two\n"' \
     "$T/out" >/dev/null || fail "dry-run POST: $(cat "$T/out")"
-[ "$(mutations)" = "[]" ] || fail "--dry-run sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "[]" ] || fail "--dry-run sent $(emu_tpu_mutations)"
 
 expect_rc 0 "$TPUCTL" apply "$T/a.yaml"
 assert_grep "created node 'a1' \(v4-8, 1 worker\) in us-central2-b" "$T/err"
-[ "$(mutations)" = '[["POST","/v2/projects/tpuctl-emu/locations/us-central2-b/nodes","nodeId=a1"]]' ] ||
-    fail "apply of a missing node: $(mutations)"
+[ "$(emu_tpu_mutations)" = '[["POST","/v2/projects/tpuctl-emu/locations/us-central2-b/nodes","nodeId=a1"]]' ] ||
+    fail "apply of a missing node: $(emu_tpu_mutations)"
 expect_rc 0 "$TPUCTL" describe a1 --format json
 jq -e '.labels.env == "dev" and .labels.team == "a" and
     (.labels | has("tpuctl-run-id")) and .description == "first" and
@@ -59,10 +54,10 @@ jq -e '.labels.env == "dev" and .labels.team == "a" and
     "$T/out" >/dev/null || fail "created node: $(cat "$T/out")"
 
 # Idempotent: nothing but GETs, and it says so.
-before=$(mutations)
+before=$(emu_tpu_mutations)
 expect_rc 0 "$TPUCTL" apply "$T/a.yaml"
 assert_grep "node 'a1' in us-central2-b matches $T/a.yaml: nothing to do" "$T/err"
-[ "$(mutations)" = "$before" ] || fail "second apply sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "$before" ] || fail "second apply sent $(emu_tpu_mutations)"
 expect_rc 0 "$TPUCTL" diff "$T/a.yaml"
 [ ! -s "$T/out" ] || fail "diff of a matching node printed $(cat "$T/out")"
 expect_rc 0 "$TPUCTL" apply -q "$T/a.yaml"
@@ -85,7 +80,7 @@ jq -e 'length == 3 and .[0] == {"op": "~", "field": "labels.env",
     fail "diff --format json: $(cat "$T/out")"
 
 # --dry-run: the PATCH is printed, not sent.
-before=$(mutations)
+before=$(emu_tpu_mutations)
 expect_rc 0 "$TPUCTL" --dry-run apply "$T/b.yaml"
 jq -e 'select(.method == "PATCH") |
     (.url | endswith("/nodes/a1?updateMask=labels")) and
@@ -93,14 +88,14 @@ jq -e 'select(.method == "PATCH") |
     (.body.labels | has("team") | not) and
     (.body.labels | has("tpuctl-run-id"))' "$T/out" >/dev/null ||
     fail "dry-run PATCH: $(cat "$T/out")"
-[ "$(mutations)" = "$before" ] || fail "--dry-run sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "$before" ] || fail "--dry-run sent $(emu_tpu_mutations)"
 
 expect_rc 0 "$TPUCTL" apply "$T/b.yaml"
 assert_grep '^tpuctl: apply: ~ labels.env: dev -> prod$' "$T/err"
 assert_grep "updated node 'a1' \(labels\)" "$T/err"
 emu_requests | jq -e -s --arg p "$N" '[.[] | select(.method == "PATCH")] |
     length == 2 and .[1].path == $p and .[1].query == "updateMask=labels"' \
-    >/dev/null || fail "PATCH log: $(mutations)"
+    >/dev/null || fail "PATCH log: $(emu_tpu_mutations)"
 expect_rc 0 "$TPUCTL" describe a1 --format json
 jq -e '.labels.env == "prod" and .labels.owner == "me" and
     (.labels | has("team") | not) and (.labels | has("tpuctl-run-id")) and
@@ -121,7 +116,7 @@ expect_rc 0 env TMPDIR="$T/tmp" "$TPUCTL" apply "$T/c.yaml"
 [ -z "$(ls -A "$T/tmp")" ] || fail "apply left $(ls -A "$T/tmp")"
 emu_requests | jq -e -s '[.[] | select(.method == "PATCH")] | length == 3 and
     .[2].query == "updateMask=description,metadata"' >/dev/null ||
-    fail "mask: $(mutations)"
+    fail "mask: $(emu_tpu_mutations)"
 expect_rc 0 "$TPUCTL" describe a1 --format json
 jq -e '.description == "second" and
     .metadata["startup-script"] == "#!/bin/sh\necho three\n" and
@@ -134,17 +129,17 @@ sed 's/v4-8/v4-16/; s/env: prod/env: qa/' "$T/c.yaml" >"$T/d.yaml"
 expect_rc 1 "$TPUCTL" diff "$T/d.yaml"
 assert_grep '^~ accelerator-type: v4-8 -> v4-16 \[cannot change in place: the API fixes it at creation: delete and recreate\]$' "$T/out"
 assert_grep '^~ labels.env: prod -> qa$' "$T/out"
-before=$(mutations)
+before=$(emu_tpu_mutations)
 expect_rc 4 "$TPUCTL" apply "$T/d.yaml"
 assert_grep "^tpuctl: cannot apply $T/d.yaml: accelerator-type of node 'a1' is v4-8, the spec says v4-16: the API fixes it at creation: delete and recreate; nothing changed$" "$T/err"
-[ "$(mutations)" = "$before" ] || fail "refused apply sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "$before" ] || fail "refused apply sent $(emu_tpu_mutations)"
 printf 'name: a1\nslice:\n  accelerator-type: v4-8\n  version: v2-alpha-tpuv5\n' \
     >"$T/e.yaml"
 expect_rc 1 "$TPUCTL" diff "$T/e.yaml"
 assert_grep '^~ version: .* -> v2-alpha-tpuv5 \[cannot change in place: ' "$T/out"
 expect_rc 4 "$TPUCTL" apply "$T/e.yaml"
 assert_grep "version of node 'a1' is .*, the spec says v2-alpha-tpuv5" "$T/err"
-[ "$(mutations)" = "$before" ] || fail "refused apply sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "$before" ] || fail "refused apply sent $(emu_tpu_mutations)"
 
 # A spec without labels, metadata or description leaves them alone.
 printf 'name: a1\nslice: {accelerator-type: v4-8}\n' >"$T/f.yaml"

@@ -13,11 +13,6 @@ emu_start
 Q=/v2/projects/tpuctl-emu/locations/us-central2-b/queuedResources
 NP=/v2/projects/tpuctl-emu/locations/us-central2-b/nodes
 
-mutations() {
-	emu_requests | jq -c -s '[.[] | select(.path | startswith("/v2/")) |
-	    select(.method != "GET") | [.method, .path, .query]]'
-}
-
 cat >"$T/ms.yaml" <<'END'
 name: ms1
 slice:
@@ -36,7 +31,7 @@ expect_rc 0 "$TPUCTL" apply "$T/ms.yaml"
 assert_grep "queued resource 'ms1' is ACTIVE in us-central2-b: 2 nodes of v4-16" "$T/err"
 emu_requests | jq -e -s --arg q "$Q" '[.[] | select(.method == "POST" and (.path | startswith("/v2/")))] |
     length == 1 and .[0].path == $q and .[0].query == "queuedResourceId=ms1"' \
-    >/dev/null || fail "queued resource POST: $(mutations)"
+    >/dev/null || fail "queued resource POST: $(emu_tpu_mutations)"
 expect_rc 0 "$TPUCTL" queued-resources describe ms1 --format json
 jq -e '.tpu.nodeSpec[0].multisliceParams.nodeCount == 2 and
     .tpu.nodeSpec[0].multisliceParams.nodeIdPrefix == "ms" and
@@ -48,11 +43,11 @@ for n in ms-0 ms-1; do
 	[ "$(cat "$T/out")" = dev ] || fail "$n labels: $(cat "$T/out")"
 done
 
-before=$(mutations)
+before=$(emu_tpu_mutations)
 expect_rc 0 "$TPUCTL" apply "$T/ms.yaml"
 assert_grep "queued resource 'ms1' in us-central2-b matches .*: nothing to do" "$T/err"
 expect_rc 0 "$TPUCTL" diff "$T/ms.yaml"
-[ "$(mutations)" = "$before" ] || fail "second apply sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "$before" ] || fail "second apply sent $(emu_tpu_mutations)"
 
 # Labels: every node of the multislice, one PATCH each.
 sed 's/env: dev/env: prod/' "$T/ms.yaml" >"$T/ms2.yaml"
@@ -65,11 +60,11 @@ emu_requests | jq -e -s --arg n "$NP" '[.[] | select(.method == "PATCH")] |
     length == 2 and .[0].path == ($n + "/ms-0") and
     .[1].path == ($n + "/ms-1") and
     all(.[]; .query == "updateMask=labels")' >/dev/null ||
-    fail "multislice PATCHes: $(mutations)"
+    fail "multislice PATCHes: $(emu_tpu_mutations)"
 expect_rc 0 "$TPUCTL" diff "$T/ms2.yaml"
 
 # The queued resource itself cannot change: node count, tier.
-before=$(mutations)
+before=$(emu_tpu_mutations)
 sed 's/node-count: 2/node-count: 3/' "$T/ms2.yaml" >"$T/ms3.yaml"
 expect_rc 1 "$TPUCTL" diff "$T/ms3.yaml"
 assert_grep '^~ node-count: 2 -> 3 \[cannot change in place: a queued resource cannot be changed: delete and recreate\]$' "$T/out"
@@ -78,14 +73,14 @@ assert_grep "cannot apply .*ms3.yaml: node-count of queued resource 'ms1' is 2, 
 sed 's/spot: true/guaranteed: true/' "$T/ms2.yaml" >"$T/ms4.yaml"
 expect_rc 4 "$TPUCTL" apply "$T/ms4.yaml"
 assert_grep "spot of queued resource 'ms1' is true, the spec says false" "$T/err"
-[ "$(mutations)" = "$before" ] || fail "refused apply sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "$before" ] || fail "refused apply sent $(emu_tpu_mutations)"
 
 # One spot node: a queued resource whose node id is the spec's name.
 printf 'name: sp1\nslice: {accelerator-type: v4-8, spot: true}\n' >"$T/sp.yaml"
 expect_rc 0 "$TPUCTL" apply "$T/sp.yaml"
 emu_requests | jq -e -s '[.[] | select(.method == "POST" and (.path | startswith("/v2/")))] | last |
     .query == "queuedResourceId=sp1"' >/dev/null ||
-    fail "spot POST: $(mutations)"
+    fail "spot POST: $(emu_tpu_mutations)"
 expect_rc 0 "$TPUCTL" queued-resources describe sp1 --format json
 jq -e '.tpu.nodeSpec[0].nodeId == "sp1" and .spot == {}' "$T/out" \
     >/dev/null || fail "spot queued resource: $(cat "$T/out")"
@@ -96,9 +91,9 @@ expect_rc 0 "$TPUCTL" diff "$T/sp.yaml"
 expect_rc 0 "$TPUCTL" queued-resources create qw --node-id qw \
     --accelerator-type v4-8 --spot --valid-after-duration 1h --async
 printf 'name: qw\nslice: {accelerator-type: v4-8, spot: true}\n' >"$T/qw.yaml"
-before=$(mutations)
+before=$(emu_tpu_mutations)
 expect_rc 0 "$TPUCTL" apply "$T/qw.yaml"
 assert_grep "queued resource 'qw' in us-central2-b is [A-Z_]+: 1 of its nodes do not exist yet; nothing to do" "$T/err"
 expect_rc 0 "$TPUCTL" diff "$T/qw.yaml"
-[ "$(mutations)" = "$before" ] || fail "apply of a waiting one sent $(mutations)"
+[ "$(emu_tpu_mutations)" = "$before" ] || fail "apply of a waiting one sent $(emu_tpu_mutations)"
 echo "ok: apply and diff of queued resources"
