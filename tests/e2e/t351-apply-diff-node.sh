@@ -145,6 +145,15 @@ assert_grep "version of node 'a1' is .*, the spec says v2-alpha-tpuv5" "$T/err"
 printf 'name: a1\nslice: {accelerator-type: v4-8}\n' >"$T/f.yaml"
 expect_rc 0 "$TPUCTL" diff "$T/f.yaml"
 
+# type + topology: created with acceleratorConfig, then compared by topology.
+printf 'name: a2\nslice: {type: v4, topology: 2x2x1}\n' >"$T/g.yaml"
+expect_rc 0 "$TPUCTL" apply "$T/g.yaml"
+expect_rc 0 "$TPUCTL" diff "$T/g.yaml"
+printf 'name: a2\nslice: {type: v4, topology: 2x2x2}\n' >"$T/h.yaml"
+expect_rc 1 "$TPUCTL" diff "$T/h.yaml"
+assert_grep '^~ topology: 2x2x1 -> 2x2x2 \[cannot change in place: ' "$T/out"
+expect_rc 4 "$TPUCTL" apply "$T/h.yaml"
+
 # Trouble is more than 1 (diff(1)): an unreadable reply 2, a 403 3.
 emu_inject --method GET --path "$N" --count 1 corrupt-byte-0
 expect_rc 2 "$TPUCTL" diff "$T/f.yaml"
