@@ -5,9 +5,12 @@
  * duplicate keys, several documents), node ids, and spec_diff() against
  * node and queued-resource JSON.
  */
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -308,20 +311,54 @@ END_TEST
 
 START_TEST(workdir_relative)
 {
+	const char *src = getenv("TPUCTL_TEST_SRCDIR");
+	char *tests = xasprintf("%s/tests", src != NULL ? src : ".");
 	struct spec s;
 	struct tpu_err e;
 	const char *t = "name: n1\nslice: {accelerator-type: v4-8}\n"
 	                "workdir: unit\ncommand: 'true'\n";
 
 	tpu_err_init(&e);
-	ck_assert_int_eq(
-	    spec_parse(&s, t, strlen(t), "t.yaml", "tests", &e), 0);
+	ck_assert_int_eq(spec_parse(&s, t, strlen(t), "t.yaml", tests, &e), 0);
 	spec_release(&s);
 	ck_assert_int_eq(
 	    spec_parse(&s, t, strlen(t), "t.yaml", "/nonexistent", &e),
 	    TPU_E_USAGE);
 	ck_assert(
 	    strstr(e.msg, "t.yaml: workdir: '/nonexistent/unit'") != NULL);
+	free(tests);
+}
+END_TEST
+
+START_TEST(load_file)
+{
+	char dir[] = "/tmp/check_spec.XXXXXX", *path, *sub;
+	struct spec s;
+	struct tpu_err e;
+	FILE *fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	path = xasprintf("%s/job.yaml", dir);
+	sub = xasprintf("%s/src", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("name: n1\nslice: {accelerator-type: v4-8}\nworkdir: src\n"
+	      "command: 'true'\n",
+	    fp);
+	fclose(fp);
+	tpu_err_init(&e);
+	/* workdir is relative to the spec's directory, not the cwd */
+	ck_assert_msg(spec_load(&s, path, &e) == 0, "%s", e.msg);
+	ck_assert_str_eq(s.workdir, "src");
+	spec_release(&s);
+	unlink(path);
+	ck_assert_int_eq(spec_load(&s, path, &e), TPU_E_USAGE);
+	ck_assert(strstr(e.msg, "job.yaml") != NULL);
+	rmdir(sub);
+	rmdir(dir);
+	free(path);
+	free(sub);
 }
 END_TEST
 
@@ -441,6 +478,7 @@ spec_suite(void)
 	tcase_add_test(tc, full_spec);
 	tcase_add_test(tc, json_spec);
 	tcase_add_test(tc, workdir_relative);
+	tcase_add_test(tc, load_file);
 	tcase_add_test(tc, distance);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("diff");
