@@ -151,3 +151,10 @@ have_tool() {
 	echo "SKIP: $TEST_NAME: $3 needs $1 (Debian package $2)"
 	return 1
 }
+
+# emu_tpu_mutations: the Cloud TPU API requests other than GET so far, as
+# one compact JSON list of [method, path, query] ("[]" when none).
+emu_tpu_mutations() {
+	emu_requests | jq -c -s '[.[] | select(.path | startswith("/v2/")) |
+	    select(.method != "GET") | [.method, .path, .query]]'
+}
