@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -27,7 +28,9 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
+#include "buf.h"
 #include "knownhosts.h"
+#include "shquote.h"
 #include "sshpool.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -85,6 +88,7 @@ struct worker {
 	size_t nkeys;
 	char *hostkey_pref;
 	struct linebuf lb[2];
+	char *cmdline;        /* sshpool_command_line, for W_EXEC */
 	LIBSSH2_AGENT *agent; /* SSHPOOL_F_AGENT: identities being tried */
 	struct libssh2_agent_publickey *ident;
 	int agent_done; /* every agent identity tried (or no agent) */
@@ -733,7 +737,7 @@ step(struct pool *p, struct worker *w)
 			w->st = W_EXEC;
 			break;
 		case W_EXEC:
-			rc = libssh2_channel_exec(w->ch, p->o->command);
+			rc = libssh2_channel_exec(w->ch, w->cmdline);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return;
 			if (rc != 0) {
@@ -840,14 +844,81 @@ start_worker(struct pool *p, struct worker *w)
 	start_connect(p, w);
 }
 
+/* 1 when the n bytes at s are a shell variable name. */
 static int
-validate(const struct sshpool_target *t, size_t n, const struct sshpool_opts *o,
-    int connect_only, struct tpu_err *err)
+shell_name(const char *s, size_t n)
 {
 	size_t i;
 
-	if (!connect_only && (o->command == NULL || o->command[0] == '\0'))
-		return tpu_error(err, TPU_E_USAGE, "no remote command given");
+	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return 0;
+	for (i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+int
+sshpool_command_line(const struct sshpool_target *t, const char *opts_command,
+    char **out, struct tpu_err *err)
+{
+	const char *cmd = t->command != NULL ? t->command : opts_command;
+	struct buf b;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (cmd == NULL || cmd[0] == '\0')
+		return tpu_error(err, TPU_E_USAGE,
+		    "worker %d: no remote command given", t->worker);
+	if (t->nenv > 0 && t->env == NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "worker %d: %zu environment entries but no array",
+		    t->worker, t->nenv);
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < t->nenv && rc == 0; i++) {
+		const char *e = t->env[i], *eq;
+
+		if (e == NULL || (eq = strchr(e, '=')) == NULL)
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "worker %d: invalid environment entry '%s': must "
+			    "be KEY=VALUE",
+			    t->worker, e != NULL ? e : "(null)");
+		else if (!shell_name(e, (size_t)(eq - e)))
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "worker %d: invalid environment name '%.*s': must "
+			    "be letters, digits and '_', not starting with a "
+			    "digit",
+			    t->worker, (int)(eq - e), e);
+		else {
+			buf_puts(&b, i == 0 ? "export " : " ");
+			buf_append(&b, e, (size_t)(eq - e) + 1);
+			rc = shquote_append(&b, eq + 1, strlen(eq + 1), err);
+		}
+	}
+	if (rc != 0) {
+		buf_release(&b);
+		return rc;
+	}
+	if (t->nenv > 0)
+		buf_puts(&b, "; ");
+	buf_puts(&b, cmd);
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+static int
+validate(struct pool *p, const struct sshpool_target *t, size_t n,
+    const struct sshpool_opts *o, int connect_only, struct tpu_err *err)
+{
+	size_t i;
+	int rc;
+
+	if (!connect_only)
+		for (i = 0; i < n; i++)
+			if ((rc = sshpool_command_line(&t[i], o->command,
+			         &p->w[i].cmdline, err)) != 0)
+				return rc;
 	if (o->keyfile == NULL && !(o->flags & SSHPOOL_F_AGENT))
 		return tpu_error(err, TPU_E_USAGE, "no ssh key file given");
 	if (o->fanout < 0)
@@ -907,10 +978,6 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		memset(&results[i], 0, sizeof results[i]);
 		results[i].exit_status = -1;
 	}
-	if ((rc = validate(targets, n, o, conn != NULL, err)) != 0)
-		return rc;
-	if ((rc = libssh2_ready(err)) != 0)
-		return rc;
 	p.o = o;
 	p.n = n;
 	p.connect_only = conn != NULL;
@@ -937,6 +1004,9 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		p.w[i].r = &results[i];
 		p.w[i].fd = -1;
 	}
+	if ((rc = validate(&p, targets, n, o, conn != NULL, err)) != 0 ||
+	    (rc = libssh2_ready(err)) != 0)
+		goto out;
 
 	for (;;) {
 		int64_t now, wake;
@@ -1113,6 +1183,9 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		p.w[0].s = NULL;
 		p.w[0].fd = -1;
 	}
+out:
+	for (i = 0; i < n; i++)
+		free(p.w[i].cmdline);
 	free(p.chunk);
 	free(p.w);
 	free(pfd);

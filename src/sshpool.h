@@ -69,10 +69,19 @@ struct sshpool_target {
 	/* pinned keys, "keytype base64 [comment]" each (knownhosts_lines) */
 	const char *const *hostkeys;
 	size_t nhostkeys;
+	/* This worker's remote command line; NULL: opts->command. */
+	const char *command;
+	/* Environment for the command, "KEY=VALUE" each (KEY a shell name:
+	 * [A-Za-z_][A-Za-z0-9_]*).  sshd refuses env requests by default
+	 * (AcceptEnv), so it travels in the command line itself:
+	 * "export KEY='VALUE' ...; command" (see sshpool_command_line). */
+	const char *const *env;
+	size_t nenv;
 };
 
 struct sshpool_opts {
-	const char *command;    /* the remote command line (shquote_argv) */
+	const char *command;    /* the remote command line (shquote_argv) for
+	                           targets without their own */
 	const char *keyfile;    /* private key (sshkey.path) */
 	const char *pubkeyfile; /* NULL: keyfile + ".pub" if it exists */
 	const char *passphrase; /* NULL when the key is not encrypted */
@@ -112,7 +121,9 @@ struct sshpool_result {
 };
 
 /*
- * Run opts->command on the n targets, filling results[0..n-1] (release
+ * Run each target's command line (sshpool_command_line: its own command
+ * or opts->command, with its env) on the n targets, filling
+ * results[0..n-1] (release
  * each with sshpool_result_release).  Returns 0 when every worker
  * exited 0; TPU_E_USAGE for bad options (nothing sent); TPU_E_INTERRUPTED
  * when the abort flag stopped the run; TPU_E_UNREACHABLE when no worker
@@ -123,6 +134,17 @@ int sshpool_run(const struct sshpool_target *targets, size_t n,
     struct tpu_err *);
 
 void sshpool_result_release(struct sshpool_result *);
+
+/*
+ * The command line sshpool_run executes for target t: its command (or
+ * opts_command when t->command is NULL), preceded by
+ * "export K='v' K2='v2'; " when t->env is not empty, every value quoted
+ * with shquote.  *out is the caller's to free.  Returns 0, or
+ * TPU_E_USAGE (no or empty command, an entry without '=', a key that is
+ * not a shell name, a NUL byte cannot occur in a C string).
+ */
+int sshpool_command_line(const struct sshpool_target *t,
+    const char *opts_command, char **out, struct tpu_err *);
 
 /* One authenticated session, for interactive use. */
 struct sshpool_conn {

@@ -745,6 +745,94 @@ START_TEST(test_validation)
 }
 END_TEST
 
+/*
+ * Per-target command and environment: each worker runs its own command
+ * with its own variables, the others keep opts->command; hostile values
+ * arrive byte for byte; bad names and empty commands are refused.
+ */
+START_TEST(test_target_command_env)
+{
+	static const char *const env0[] = { "A=zero", "B_2=x y" };
+	static const char *const env1[] = {
+		"A=it's $HOME `id` \\ \"q\" ;&|<>*?",
+		"EMPTY=",
+		"NL=a\nb",
+	};
+	struct sshpool_opts o;
+	struct sshpool_result r[3];
+	struct sshpool_target t[3];
+	struct tpu_err err;
+	char *line;
+	int i;
+
+	seen_init();
+	for (i = 0; i < 3; i++)
+		t[i] = tg[i];
+	t[0].env = env0;
+	t[0].nenv = 2;
+	t[1].command = "printf '%s|%s|%s|' \"$A\" \"${EMPTY-unset}\" "
+	               "\"$NL\"; echo own";
+	t[1].env = env1;
+	t[1].nenv = 3;
+	opts_init(&o, "echo \"[$A][${B_2-unset}]\"");
+	ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), 0);
+	ck_assert_str_eq(seen.out[0][0].data, "[w0] [zero][x y]\n");
+	ck_assert_str_eq(seen.out[1][0].data,
+	    "[w1] it's $HOME `id` \\ \"q\" ;&|<>*?||a\n[w1] b|own\n");
+	ck_assert_str_eq(seen.out[2][0].data, "[w2] [][unset]\n");
+	results_release(r, 3);
+
+	/* the rendered line */
+	ck_assert_int_eq(sshpool_command_line(&t[0], "cmd", &line, &err), 0);
+	ck_assert_str_eq(line, "export A='zero' B_2='x y'; cmd");
+	free(line);
+	ck_assert_int_eq(sshpool_command_line(&t[2], "cmd", &line, &err), 0);
+	ck_assert_str_eq(line, "cmd");
+	free(line);
+
+	/* refused before anything is sent */
+	{
+		static const char *const bad1[] = { "1A=x" };
+		static const char *const bad2[] = { "A-B=x" };
+		static const char *const bad3[] = { "NOEQUALS" };
+		static const char *const bad4[] = { "=x" };
+		static const char *const bad5[] = { "A=1; rm -rf /" };
+
+		t[2].env = bad1;
+		t[2].nenv = 1;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg,
+		    "worker 2: invalid environment name '1A': must be "
+		    "letters, digits and '_', not starting with a digit");
+		t[2].env = bad2;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		t[2].env = bad3;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg,
+		    "worker 2: invalid environment entry 'NOEQUALS': must be "
+		    "KEY=VALUE");
+		t[2].env = bad4;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		t[2].env = bad5;
+		ck_assert_int_eq(
+		    sshpool_command_line(&t[2], "c", &line, &err), 0);
+		ck_assert_str_eq(line, "export A='1; rm -rf /'; c");
+		free(line);
+		t[2].env = NULL;
+		t[2].nenv = 0;
+		t[2].command = "";
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg, "worker 2: no remote command given");
+		/* no opts->command: every target needs its own */
+		t[2].command = NULL;
+		opts_init(&o, NULL);
+		t[0].command = t[1].command;
+		ck_assert_int_eq(sshpool_run(t, 3, &o, r, &err), TPU_E_USAGE);
+		ck_assert_str_eq(err.msg, "worker 2: no remote command given");
+	}
+}
+END_TEST
+
 static int pty_master;
 static volatile sig_atomic_t winch_flag;
 
@@ -1198,6 +1286,7 @@ sshpool_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_validation);
 	tcase_add_test(tc, test_d1_fanout_ok);
+	tcase_add_test(tc, test_target_command_env);
 	tcase_add_test(tc, test_d2_hostkey_mismatch);
 	tcase_add_test(tc, test_d5_blackhole);
 	tcase_add_test(tc, test_d6_one_nonzero);
