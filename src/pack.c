@@ -104,15 +104,6 @@ pad(struct packer *p, uint64_t n)
 	return r == 0 ? 0 : put(p, zero, BLOCK - r);
 }
 
-static int
-is_ascii(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s >= 0x80)
-			return 0;
-	return 1;
-}
-
 /* One pax record "LEN key=value\n", LEN counting itself. */
 static void
 pax_record(struct buf *b, const char *key, const char *value)
@@ -210,9 +201,6 @@ entry_header(struct packer *p, const char *name, unsigned mode, uint64_t size,
 		char sz[24];
 
 		buf_init(&b, BUF_NOCAP);
-		if ((need_path && !is_ascii(name)) ||
-		    (need_link && !is_ascii(link)))
-			pax_record(&b, "hdrcharset", "BINARY");
 		if (need_path)
 			pax_record(&b, "path", name);
 		if (need_link)

@@ -8,7 +8,7 @@
  * split at a '/' into 155 + 100 bytes) is preceded by a pax extended
  * header ('x') carrying "path" / "linkpath".  Names are stored as the
  * bytes the file system gave (spaces, newlines, non-ASCII: any byte but
- * NUL), with hdrcharset=BINARY when a pax record is not ASCII.
+ * NUL), in pax records too (GNU tar extracts them as they are).
  *
  * Deterministic: entries are walked depth first, a directory before its
  * contents, siblings sorted by strcmp(3) of their names; owner, group,
