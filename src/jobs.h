@@ -181,13 +181,13 @@ char *jobs_launch_cmd(
 char *jobs_follow_cmd(
     const char *name, uint64_t off_out, uint64_t off_err, int wait);
 
-/* One status line (jobs_state_parse) of job name. */
+/* One line "NAME STATUS" for job name; STATUS for jobs_state_parse. */
 char *jobs_status_cmd(const char *name);
 
 /*
  * SIGTERM to the job's process group, SIGKILL after grace_s seconds if
  * any of it is left, wait until the monitor has recorded the final state,
- * then print the status line.
+ * then print its "NAME STATUS" line (as jobs_status_cmd).
  */
 char *jobs_cancel_cmd(const char *name, int grace_s);
 
