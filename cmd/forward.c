@@ -107,6 +107,12 @@ forward_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 
 	sshcmd_opts_init(&so);
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == SSHCMD_OPT_FANOUT) {
+			cmd_want_usage();
+			return tpu_error(err, TPU_E_USAGE,
+			    "--fanout %s: forward goes through one worker",
+			    optarg);
+		}
 		if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
 			return rc;
 		if (rc == 0)
@@ -182,11 +188,8 @@ out:
 const struct cmd_entry cmd_forward_entry = {
 	.name = "forward",
 	.alias = NULL,
-	.usage =
-	    "forward [--node n|node-id] [--worker n] [--ssh-key-file file] "
-	    "[--strict-host-key-checking yes|no] [--connect-timeout seconds] "
-	    "[--internal-ip] [--zone zone] name "
-	    "local_port[:remote_host:remote_port]",
+	.usage = "forward " SSHCMD_USAGE(
+	    "n|node-id", "n", "") " name local_port[:remote_host:remote_port]",
 	.summary = "forward a local port to a port on a TPU worker",
 	.min_args = 2,
 	.max_args = 2,

@@ -150,11 +150,7 @@ out:
 const struct cmd_entry cmd_scp_entry = {
 	.name = "scp",
 	.alias = NULL,
-	.usage = "scp [--recurse] [--node all|0|0,2|0-3|node-id] "
-	         "[--worker workers] [--fanout n] "
-	         "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
-	         "[--connect-timeout seconds] [--internal-ip] [--zone zone] "
-	         "source ... destination",
+	.usage = "scp [--recurse] " SSHCMD_USAGE_MANY " source ... destination",
 	.summary = "copy files to or from TPU workers over SFTP",
 	.min_args = 2,
 	.max_args = -1,

@@ -63,6 +63,22 @@ enum {
 		"fanout", required_argument, NULL, SSHCMD_OPT_FANOUT           \
 	}
 
+/*
+ * The usage of the shared options, in the one order every command (and
+ * its man page SYNOPSIS) shows them: nodes and workers are the
+ * selections the command accepts, fanout is SSHCMD_USAGE_FANOUT for a
+ * command that fans out ("" for one worker: --fanout is refused).
+ */
+#define SSHCMD_USAGE(nodes, workers, fanout)                                   \
+	"[--internal-ip] [--zone zone] [--node " nodes "] [--worker " workers  \
+	"]" fanout " [--ssh-key-file file] "                                   \
+	"[--strict-host-key-checking yes|no] [--connect-timeout seconds]"
+#define SSHCMD_USAGE_FANOUT " [--fanout n]"
+/* Any slices, any workers, fanned out (ssh, scp, run). */
+#define SSHCMD_USAGE_MANY                                                      \
+	SSHCMD_USAGE(                                                          \
+	    "all|0|0,2|0-3|node-id", "0|all|1,3|0-7", SSHCMD_USAGE_FANOUT)
+
 void sshcmd_opts_init(struct sshcmd_opts *);
 
 /*
@@ -133,7 +149,8 @@ int sshcmd_prepare(struct tpu_ctx *, const char *name,
  * drop the entries and resolve again, without the cache.  1 when
  * addresses, node ids or keys changed (retry once), 0 when not, <0 on
  * error; the targets are unchanged on error, and when the nodes or
- * workers selected are no longer the same (TPU_E_PRECONDITION).
+ * workers selected are no longer the same (TPU_E_PRECONDITION).  The
+ * command, env and nenv the caller set on each target are kept.
  */
 int sshcmd_refresh(struct tpu_ctx *, struct sshcmd *, struct tpu_err *);
 

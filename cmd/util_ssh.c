@@ -875,6 +875,12 @@ sshcmd_refresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
 		goto out;
 	}
 	changed = set.patched || endpoints_changed(&sc->set, &set);
+	/* the same workers in the same order: keep what the caller set */
+	for (k = 0; k < set.ntargets; k++) {
+		set.targets[k].command = sc->targets[k].command;
+		set.targets[k].env = sc->targets[k].env;
+		set.targets[k].nenv = sc->targets[k].nenv;
+	}
 	/* A recreated node has lost the key from its metadata. */
 	if (set.patched)
 		sc->popts.auth_attempts = 40;

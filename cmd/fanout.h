@@ -1,0 +1,111 @@
+/*
+ * The fan-out result handling that the commands running remote commands
+ * on many workers share (ssh, run; scp and forward use the naming and
+ * exit helpers): per-worker output rendering ("[w3] " or "[s1/w3] "
+ * prefixes, raw, jsonl), --output-dir log files, the per-worker summary
+ * on stderr, the exit contract of DESIGN.md (one worker: its own status;
+ * several: 0 all ok, 8 partial, 9 none reachable), one retry of the
+ * workers that could not be reached when the node description came from
+ * the cache (retry_fresh: a command never runs twice on a worker), and
+ * SIGINT/SIGTERM while the command runs.
+ *
+ * Typical use (a `run`-like command):
+ *
+ *	struct sshcmd sc;          (sshcmd_prepare: targets selected)
+ *	struct fanout_spec fs;
+ *
+ *	for (i = 0; i < sc.ntargets; i++) {
+ *		sc.targets[i].command = per_worker_cmd[i];   (or NULL)
+ *		sc.targets[i].env = per_worker_env[i];       ("K=V" each)
+ *		sc.targets[i].nenv = per_worker_nenv[i];
+ *	}
+ *	fanout_spec_init(&fs);
+ *	fs.command = common_cmd;   (NULL when every target has its own)
+ *	fs.timeout_s = 0;          (or --timeout)
+ *	fs.fail_fast = 1;
+ *	rc = fanout_run(ctx, &sc, &fs, err);
+ *	(output printed with prefixes, summary printed when > 1 target,
+ *	 rc is 0, a remote exit status (one worker), or TPU_E_PARTIAL (8),
+ *	 TPU_E_UNREACHABLE (9), TPU_E_INTERRUPTED / TPU_E_TERMINATED,
+ *	 TPU_E_TIMEOUT (one worker), TPU_E_USAGE; return it from exec)
+ *
+ * The per-target command and env survive the retry after a stale cache
+ * (sshcmd_refresh keeps them).  Everything it prints goes to stdout
+ * (command output) and stderr (remote stderr, summary).
+ */
+#ifndef TPUCTL_FANOUT_H
+#define TPUCTL_FANOUT_H
+
+#include <stddef.h>
+
+#include "ctx.h"
+#include "err.h"
+#include "sshcmd.h"
+#include "sshpool.h"
+
+enum fanout_output {
+	FANOUT_OUT_PREFIX = 0, /* "[w3] line" / "[s1/w3] line" (default) */
+	FANOUT_OUT_RAW,        /* the bytes as they come, no prefix */
+	FANOUT_OUT_JSONL, /* {"node":..,"worker":3,"stream":..,"line":..} */
+};
+
+/* Who a target is, for prefixes, jsonl, messages and the summary. */
+struct fanout_who {
+	int slice;     /* slice index; -1 when the name is a node */
+	int worker;    /* worker index in its slice */
+	char node[64]; /* node id */
+};
+
+struct fanout_spec {
+	/* For targets without their own command (sshpool_target.command);
+	 * NULL when every target has one. */
+	const char *command;
+	enum fanout_output mode;
+	/* --output-dir: every worker's output (both streams) to
+	 * DIR/wN.log, or DIR/NODE-wN.log in a queued resource; NULL: stdout
+	 * and stderr. */
+	const char *outdir;
+	int timeout_s; /* per worker, from exec; 0: none */
+	int fail_fast; /* stop every worker on the first failure */
+	/*
+	 * NULL, or an array of sc->ntargets results that fanout_run fills
+	 * (the caller releases each with sshpool_result_release), for a
+	 * caller that records per-worker states.  NULL: released inside.
+	 */
+	struct sshpool_result *results;
+};
+
+void fanout_spec_init(struct fanout_spec *);
+
+/* Parse --output's value ("prefix", "raw", "jsonl"): 0 or TPU_E_USAGE. */
+int fanout_parse_output(const char *, enum fanout_output *, struct tpu_err *);
+
+/*
+ * Run the command(s) on sc's targets as described above: output
+ * rendered per fs->mode, the summary ("worker 3: exit 1 (0.2 s)" ...
+ * "7 of 8 workers succeeded") on stderr when there are several targets,
+ * SIGINT/SIGTERM stop every worker (TPU_E_INTERRUPTED).  Returns 0, the
+ * remote exit status of a single worker (1..255; 128+N when killed by
+ * signal N, after "tpuctl: worker 0: killed by signal KILL" on stderr),
+ * or a negative enum tpu_errc with err set.
+ */
+int fanout_run(struct tpu_ctx *, struct sshcmd *sc, const struct fanout_spec *,
+    struct tpu_err *);
+
+/* who[i] for each of sc's targets; free() it. */
+struct fanout_who *fanout_who_make(const struct sshcmd *sc);
+
+/* "worker 3", or "node ms-1 (slice 1) worker 3" in a queued resource. */
+const char *fanout_who_name(const struct fanout_who *, char *buf, size_t);
+
+/*
+ * "exit 3", "signal KILL", or the failure's name and message (without
+ * the message's own "worker N: "), for the summary line of a worker.
+ */
+void fanout_describe(const struct sshpool_result *, char *out, size_t n);
+
+/* The exit status for a remote command killed by signal name ("KILL"):
+ * 128 + its number, 255 when the name is unknown. */
+int fanout_signal_status(const char *name);
+
+#endif
