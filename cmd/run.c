@@ -1,0 +1,554 @@
+/*
+ * "tpuctl run SLICE -- COMMAND...": start a job on every worker of a
+ * node, or of every slice of a queued resource, with the environment
+ * multi-host frameworks expect (src/jobs.h), the workdir packed once and
+ * sent over SFTP to the workers that lack it, the job detached on each
+ * worker; then, unless --detach, stream its prefixed output until it has
+ * ended everywhere, print the per-worker summary and exit 0 / 8 / 9.
+ * SIGINT or SIGTERM cancels the job on every worker; --timeout cancels
+ * it and exits 124; --fail-fast cancels the rest on the first failure.
+ */
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cmd.h"
+#include "config.h"
+#include "fsutil.h"
+#include "jobcmd.h"
+#include "log.h"
+#include "pack.h"
+#include "shquote.h"
+#include "sshxfer.h"
+#include "util.h"
+#include "xmalloc.h"
+
+enum {
+	OPT_WORKDIR = 0x300,
+	OPT_EXCLUDE,
+	OPT_STAGE,
+	OPT_ENV,
+	OPT_ENV_FILE,
+	OPT_NAME,
+	OPT_DETACH,
+	OPT_TIMEOUT,
+	OPT_FAIL_FAST,
+	OPT_COMMAND,
+};
+
+static volatile sig_atomic_t run_abort;
+static volatile sig_atomic_t run_signal;
+
+static void
+on_signal(int sig)
+{
+	run_abort = 1;
+	run_signal = sig;
+}
+
+/* The internal address of worker 0 of slice 0 (MASTER_ADDR). */
+static const char *
+master_addr(const struct jobcmd *jc)
+{
+	size_t i;
+
+	for (i = 0; i < jc->sc.ntargets; i++) {
+		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
+		const cJSON *eps = cJSON_GetObjectItemCaseSensitive(
+		    sl->node, "networkEndpoints");
+		const cJSON *ip = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(eps, 0), "ipAddress");
+
+		if (sl->index == 0 && cJSON_IsString(ip))
+			return ip->valuestring;
+	}
+	return jc->sc.ntargets > 0 ? jc->sc.targets[0].host : "127.0.0.1";
+}
+
+/*
+ * Make sure every target has the workdir archive: ask which lack it,
+ * send it to those over SFTP in parallel.  A worker that cannot get it
+ * is marked (fail[i]) and will not run the job.
+ */
+static int
+send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
+    struct tpu_err *err)
+{
+	size_t n = jc->sc.ntargets, i, k = 0;
+	char **cmds = xcalloc(n, sizeof *cmds);
+	struct sshpool_result *res = xcalloc(n, sizeof *res);
+	struct sshpool_target *need = xcalloc(n, sizeof *need);
+	size_t *map = xcalloc(n, sizeof *map);
+	struct sshxfer_result *xr = NULL;
+	struct sshxfer_spec xs;
+	const char *srcs[1];
+	char *dst = jobs_archive_path(jc->spec.workdir_hash);
+	struct tpu_err e;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		cmds[i] = jobs_have_cmd(jc->spec.workdir_hash);
+	jc->capture = 1;
+	tpu_err_init(&e);
+	rc = jobcmd_round(jc, cmds, 60, 0, res, &e);
+	jc->capture = 0;
+	if (rc == TPU_E_INTERRUPTED || run_abort) {
+		rc = TPU_E_INTERRUPTED;
+		goto out;
+	}
+	rc = 0;
+	for (i = 0; i < n; i++) {
+		if (jc->cap[i] != NULL && strcmp(jc->cap[i], "have") == 0)
+			continue;
+		if (jc->cap[i] == NULL || strcmp(jc->cap[i], "need") != 0) {
+			char name[128];
+
+			log_warn("%s: %s",
+			    fanout_who_name(&jc->who[i], name, sizeof name),
+			    res[i].msg[0] != '\0' ? res[i].msg
+			                          : "cannot check the workdir");
+			fail[i] = 1;
+			continue;
+		}
+		need[k] = jc->sc.targets[i];
+		map[k++] = i;
+	}
+	if (k > 0) {
+		memset(&xs, 0, sizeof xs);
+		srcs[0] = tar;
+		xs.upload = 1;
+		xs.srcs = srcs;
+		xs.nsrc = 1;
+		xs.dst = dst;
+		xs.popts = &jc->sc.popts;
+		xs.abort = &run_abort;
+		xr = xcalloc(k, sizeof *xr);
+		tpu_err_init(&e);
+		sshxfer_run(&xs, need, k, xr, &e);
+		if (run_abort) {
+			rc = TPU_E_INTERRUPTED;
+			goto out;
+		}
+		for (i = 0; i < k; i++)
+			if (xr[i].rc != 0) {
+				char name[128];
+
+				log_warn("%s: workdir not sent: %s",
+				    fanout_who_name(
+				        &jc->who[map[i]], name, sizeof name),
+				    xr[i].err.msg);
+				fail[map[i]] = 1;
+			}
+		log_info("workdir sent to %zu of %zu workers", k, n);
+	}
+out:
+	for (i = 0; i < n; i++) {
+		free(cmds[i]);
+		sshpool_result_release(&res[i]);
+		free(jc->cap[i]);
+		jc->cap[i] = NULL;
+	}
+	free(cmds);
+	free(res);
+	free(need);
+	free(map);
+	free(xr);
+	free(dst);
+	(void)err;
+	return rc;
+}
+
+static int
+read_env_file(struct jobs_spec *spec, const char *path, struct tpu_err *err)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b, 1 << 20);
+	rc = fsutil_read_file(path, 0, &b, NULL, err);
+	if (rc == 0)
+		rc = jobs_env_file(spec, path, b.data, b.len, err);
+	else
+		tpu_error_prefix(err, "--env-file");
+	buf_release(&b);
+	return rc;
+}
+
+static int
+run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		SSHCMD_LONG_OPTIONS,
+		{ "command", required_argument, NULL, OPT_COMMAND },
+		{ "detach", no_argument, NULL, OPT_DETACH },
+		{ "env", required_argument, NULL, OPT_ENV },
+		{ "env-file", required_argument, NULL, OPT_ENV_FILE },
+		{ "exclude", required_argument, NULL, OPT_EXCLUDE },
+		{ "fail-fast", no_argument, NULL, OPT_FAIL_FAST },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "stage", required_argument, NULL, OPT_STAGE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "workdir", required_argument, NULL, OPT_WORKDIR },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sshcmd_opts so;
+	struct jobcmd jc;
+	struct sigaction sa, old_int, old_term;
+	const char *command = NULL, *workdir = NULL, *name = NULL;
+	const char *stage = NULL, *first_word = NULL;
+	const char **excludes = NULL;
+	char **envfiles = NULL, *built = NULL, *tar = NULL, **cmds = NULL;
+	char hash[PACK_HASH_LEN + 1];
+	unsigned char *fail = NULL;
+	size_t nexcl = 0, nenvf = 0, i, n;
+	long long timeout_s = 0;
+	int ch, rc, detach = 0, fail_fast = 0, sig_set = 0, worker_given = 0;
+
+	jobcmd_init(&jc);
+	sshcmd_opts_init(&so);
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == SSHCMD_OPT_WORKER)
+			worker_given = 1;
+		if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
+			goto out;
+		if (rc == 1)
+			continue;
+		rc = 0;
+		switch (ch) {
+		case OPT_COMMAND:
+			command = optarg;
+			break;
+		case OPT_DETACH:
+			detach = 1;
+			break;
+		case OPT_ENV:
+			if ((rc = jobs_env_add(
+			         &jc.spec, optarg, "--env", err)) != 0)
+				goto out;
+			break;
+		case OPT_ENV_FILE:
+			envfiles = xreallocarray(
+			    envfiles, nenvf + 1, sizeof *envfiles);
+			envfiles[nenvf++] = optarg;
+			break;
+		case OPT_EXCLUDE:
+			excludes = xreallocarray(
+			    excludes, nexcl + 1, sizeof *excludes);
+			excludes[nexcl++] = optarg;
+			break;
+		case OPT_FAIL_FAST:
+			fail_fast = 1;
+			break;
+		case OPT_NAME:
+			name = optarg;
+			break;
+		case OPT_STAGE:
+			stage = optarg;
+			break;
+		case OPT_TIMEOUT:
+			if ((rc = tpu_parse_duration(
+			         "--timeout", optarg, &timeout_s, err)) != 0)
+				goto out;
+			if (timeout_s <= 0 || timeout_s > 7 * 24 * 3600) {
+				rc = tpu_error(err, TPU_E_USAGE,
+				    "--timeout '%s': must be between 1 s and 7 "
+				    "days",
+				    optarg);
+				goto out;
+			}
+			break;
+		case OPT_WORKDIR:
+			workdir = optarg;
+			break;
+		default:
+			rc = cmd_bad_option(argv, ch, err);
+			goto out;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		cmd_want_usage();
+		rc = tpu_error(err, TPU_E_USAGE, "missing operand");
+		goto out;
+	}
+	if (argc > 1) {
+		int k = strcmp(argv[1], "--") == 0 ? 2 : 1;
+
+		if (command != NULL) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "give the command either with --command or after "
+			    "--, not both");
+			goto out;
+		}
+		if (k < argc &&
+		    (rc = shquote_argv(argc - k, argv + k, &built, err)) != 0)
+			goto out;
+		command = built;
+		if (k < argc)
+			first_word = argv[k];
+	}
+	if (command == NULL || *command == '\0') {
+		cmd_want_usage();
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "no command: give it after -- or with --command");
+		goto out;
+	}
+	for (i = 0; i < nenvf; i++)
+		if ((rc = read_env_file(&jc.spec, envfiles[i], err)) != 0)
+			goto out;
+	if (stage == NULL)
+		stage = config_get(ctx->cfg, "run/staging_bucket");
+	if (stage != NULL && *stage != '\0') {
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "--stage '%s': staging through a bucket is not supported "
+		    "yet; leave it out to send the workdir over SFTP",
+		    stage);
+		goto out;
+	}
+	jc.spec.command = xstrdup(command);
+	if (name != NULL) {
+		if ((rc = jobs_name_check(name, err)) != 0)
+			goto out;
+		jc.spec.name = xstrdup(name);
+	} else {
+		unsigned rnd = 0;
+
+		if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+			rnd = (unsigned)getpid();
+		jc.spec.name = jobs_default_name(
+		    first_word != NULL ? first_word : command, time(NULL), rnd);
+	}
+	{
+		char *dir = jobs_local_dir(jc.spec.name), *p;
+		struct stat st;
+
+		p = xasprintf("%s/job.json", dir);
+		if (stat(p, &st) == 0) {
+			rc = tpu_error(err, TPU_E_CONFLICT,
+			    "job '%s' exists already (%s): give another --name",
+			    jc.spec.name, dir);
+			free(p);
+			free(dir);
+			goto out;
+		}
+		free(p);
+		free(dir);
+	}
+	if (workdir != NULL) {
+		struct pack_opts po = { excludes, nexcl };
+		struct pack_stats ps;
+		char *cache = pack_cache_dir();
+
+		rc = pack_to_cache(workdir, &po, cache, hash, &tar, &ps, err);
+		free(cache);
+		if (rc != 0)
+			goto out;
+		log_info("workdir %s: %zu files, %zu links, %llu bytes, sha256 "
+		         "%s",
+		    workdir, ps.files, ps.links, (unsigned long long)ps.bytes,
+		    hash);
+		jc.spec.workdir_hash = xstrdup(hash);
+	}
+	jc.spec.slice = xstrdup(argv[0]);
+	{
+		const char *z = config_get(ctx->cfg, "compute/zone");
+
+		jc.spec.zone = xstrdup(z != NULL ? z : "");
+	}
+	if (!worker_given)
+		so.workers = "all";
+	so.default_nodes = "all";
+	if ((rc = sshcmd_prepare(ctx, jc.spec.slice, &so, &jc.sc, err)) != 0)
+		goto out;
+	jc.prepared = 1;
+	/* the shape of the job: every slice, every worker of a slice */
+	jc.spec.nslices = (int)jc.sc.nslices;
+	jc.spec.nworkers = sshcmd_slice_of(&jc.sc, 0)->nworkers;
+	jc.spec.nodes = xcalloc(jc.sc.nslices, sizeof *jc.spec.nodes);
+	for (i = 0; i < jc.sc.ntargets; i++) {
+		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc.sc, i);
+
+		if (sl->nworkers != jc.spec.nworkers) {
+			rc = tpu_error(err, TPU_E_PRECONDITION,
+			    "slices of '%s' differ in size (%d and %d "
+			    "workers)",
+			    jc.spec.slice, jc.spec.nworkers, sl->nworkers);
+			goto out;
+		}
+		if ((size_t)sl->index < jc.sc.nslices &&
+		    jc.spec.nodes[sl->index] == NULL)
+			jc.spec.nodes[sl->index] = xstrdup(sl->name);
+	}
+	for (i = 0; i < jc.sc.nslices; i++)
+		if (jc.spec.nodes[i] == NULL)
+			jc.spec.nodes[i] = xstrdup("");
+	jc.spec.start = time(NULL);
+	jc.states = xcalloc((size_t)jc.spec.nslices * (size_t)jc.spec.nworkers,
+	    sizeof *jc.states);
+	n = jc.sc.ntargets;
+	if ((rc = jobcmd_attach(&jc, err)) != 0 ||
+	    (rc = jobcmd_save(&jc, err)) != 0)
+		goto out;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sig_set = 1;
+	jc.abort = &run_abort;
+	fail = xcalloc(n, 1);
+	if (tar != NULL && (rc = send_workdir(&jc, tar, fail, err)) != 0)
+		goto cancel;
+	cmds = xcalloc(n, sizeof *cmds);
+	for (i = 0; i < n; i++) {
+		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc.sc, i);
+		size_t nenv;
+		char **env;
+
+		if (fail[i]) {
+			jobcmd_state(&jc, i)->kind = JOBS_MISSING;
+			continue;
+		}
+		env = jobs_worker_env(&jc.spec, master_addr(&jc), sl->index,
+		    jc.sc.targets[i].worker, &nenv);
+		cmds[i] = jobs_launch_cmd(&jc.spec, env, nenv, !detach);
+		jobs_env_free(env, nenv);
+		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
+	}
+	if (detach) {
+		struct sshpool_result *res = xcalloc(n, sizeof *res);
+		size_t nok = 0;
+		struct tpu_err e;
+		cJSON *o;
+
+		tpu_err_init(&e);
+		jobcmd_round(&jc, cmds, 0, 0, res, &e);
+		for (i = 0; i < n; i++) {
+			char who[128];
+
+			if (cmds[i] == NULL)
+				continue;
+			if (res[i].status == SSHPOOL_S_OK) {
+				nok++;
+				continue;
+			}
+			jobcmd_state(&jc, i)->kind =
+			    sshpool_status_unreachable(res[i].status)
+			        ? JOBS_LOST
+			        : JOBS_MISSING;
+			fprintf(stderr, "%s: not started: %s\n",
+			    fanout_who_name(&jc.who[i], who, sizeof who),
+			    res[i].msg[0] != '\0'
+			        ? res[i].msg
+			        : sshpool_status_name(res[i].status));
+		}
+		for (i = 0; i < n; i++)
+			sshpool_result_release(&res[i]);
+		free(res);
+		jobcmd_save(&jc, &e);
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", jc.spec.name);
+		cJSON_AddStringToObject(o, "slice", jc.spec.slice);
+		cJSON_AddNumberToObject(o, "workers", (double)nok);
+		rc = output_emit(&ctx->out, o, "NAME=name", err);
+		cJSON_Delete(o);
+		if (rc == 0 && !ctx->quiet)
+			fprintf(stderr,
+			    "job %s started on %zu of %zu workers; follow it "
+			    "with: tpuctl logs --follow %s\n",
+			    jc.spec.name, nok, n, jc.spec.name);
+		if (rc == 0 && nok < n)
+			rc = tpu_error(err,
+			    nok == 0 ? TPU_E_UNREACHABLE : TPU_E_PARTIAL,
+			    "job %s: not started on %zu of %zu workers",
+			    jc.spec.name, n - nok, n);
+		goto out;
+	}
+	rc = jobcmd_follow(&jc, cmds, (int)timeout_s, fail_fast, 1, err);
+cancel:
+	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TIMEOUT ||
+	    rc == TPU_E_PARTIAL) {
+		int sig = run_signal;
+		struct tpu_err e;
+
+		/* a second signal during the cancel ends the client */
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sig_set = 0;
+		run_abort = 0;
+		jc.abort = NULL;
+		fprintf(stderr,
+		    "tpuctl: %s: cancelling job %s on every worker\n",
+		    rc == TPU_E_TIMEOUT   ? "--timeout reached"
+		    : rc == TPU_E_PARTIAL ? "--fail-fast: a worker failed"
+		                          : "interrupted",
+		    jc.spec.name);
+		jobcmd_cancel(&jc, 10);
+		jobcmd_summary(&jc, 1, &e);
+		jobcmd_save(&jc, &e);
+		tpu_err_init(err);
+		if (rc == TPU_E_TIMEOUT)
+			rc = tpu_error(err, TPU_E_TIMEOUT,
+			    "job %s: --timeout of %lld s reached; cancelled",
+			    jc.spec.name, timeout_s);
+		else if (rc == TPU_E_PARTIAL)
+			rc = tpu_error(err, TPU_E_PARTIAL,
+			    "job %s failed on a worker; cancelled the rest "
+			    "(--fail-fast)",
+			    jc.spec.name);
+		else
+			rc = tpu_error(err,
+			    sig == SIGTERM ? TPU_E_TERMINATED
+			                   : TPU_E_INTERRUPTED,
+			    "job %s cancelled (%s)", jc.spec.name,
+			    sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		goto out;
+	}
+	if (rc == 0) {
+		struct tpu_err e;
+
+		rc = jobcmd_summary(&jc, 1, err);
+		tpu_err_init(&e);
+		jobcmd_save(&jc, &e);
+	}
+out:
+	if (sig_set) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+	for (i = 0; cmds != NULL && i < jc.sc.ntargets; i++)
+		free(cmds[i]);
+	free(cmds);
+	free(fail);
+	free(tar);
+	free(built);
+	free(excludes);
+	free(envfiles);
+	jobcmd_release(&jc);
+	return rc;
+}
+
+const struct cmd_entry cmd_run_entry = {
+	.name = "run",
+	.alias = NULL,
+	.usage = "run [--detach] [--fail-fast] [--workdir dir] "
+	         "[--exclude pattern] [--env name=value] [--env-file file] "
+	         "[--name job] [--timeout duration] [--command string] "
+	         "" SSHCMD_USAGE_MANY " slice [-- command ...]",
+	.summary = "run a job on every worker of a slice, detached from the "
+	           "connection",
+	.min_args = 1,
+	.max_args = -1,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_SSH,
+	.exec = run_exec,
+};
