@@ -100,6 +100,14 @@ void jobcmd_cancel(struct jobcmd *, int grace_s);
  */
 int jobcmd_summary(struct jobcmd *, int print, struct tpu_err *);
 
+/*
+ * Show the local logs of worker `worker` of slice `slice` as who (the
+ * prefix), counting lines in nlines[0] (stdout) and nlines[1] (stderr)
+ * for jc->since.
+ */
+void jobcmd_replay(struct jobcmd *, const struct fanout_who *who, int slice,
+    int worker, uint64_t nlines[2]);
+
 /* The state of target i. */
 struct jobs_state *jobcmd_state(struct jobcmd *, size_t i);
 

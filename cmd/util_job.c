@@ -257,30 +257,16 @@ write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* Show one line (or piece) of a stream as jc->mode says. */
 static void
-on_output(
-    void *arg, size_t ridx, int stream, const char *data, size_t len, int flags)
+render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
+    const char *data, size_t len, int eol)
 {
-	struct jobcmd *jc = arg;
-	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
-	int s = stream == 2 ? 1 : 0, eol = (flags & SSHPOOL_OUT_EOL) != 0;
-	const struct fanout_who *who = &jc->who[i];
 	struct buf b;
 	char pre[48];
+	int fd = s == 1 ? 2 : 1;
 
-	jc->reached[i] = 1;
-	if (jc->capture) {
-		if (s == 0 && jc->cap[i] == NULL)
-			jc->cap[i] = xstrndup(data, len);
-		return;
-	}
-	if (jc->fd[s] != NULL && jc->fd[s][i] >= 0) {
-		write_all(jc->fd[s][i], data, len);
-		if (eol)
-			write_all(jc->fd[s][i], "\n", 1);
-	}
-	jc->off[s][i] += len + (size_t)eol;
-	if (jc->lines[s][i]++ < jc->since)
+	if ((*nlines)++ < jc->since)
 		return;
 	buf_init(&b, BUF_NOCAP);
 	switch (jc->mode) {
@@ -309,7 +295,7 @@ on_output(
 		cJSON_free(t);
 		cJSON_Delete(o);
 		free(line);
-		stream = 1;
+		fd = 1;
 		break;
 	}
 	default:
@@ -318,8 +304,61 @@ on_output(
 		buf_append(&b, data, len);
 		buf_puts(&b, "\n");
 	}
-	write_all(stream == 2 ? 2 : 1, b.data, b.len);
+	write_all(fd, b.data, b.len);
 	buf_release(&b);
+}
+
+static void
+on_output(
+    void *arg, size_t ridx, int stream, const char *data, size_t len, int flags)
+{
+	struct jobcmd *jc = arg;
+	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
+	int s = stream == 2 ? 1 : 0, eol = (flags & SSHPOOL_OUT_EOL) != 0;
+
+	jc->reached[i] = 1;
+	if (jc->capture) {
+		if (s == 0 && jc->cap[i] == NULL)
+			jc->cap[i] = xstrndup(data, len);
+		return;
+	}
+	if (jc->fd[s] != NULL && jc->fd[s][i] >= 0) {
+		write_all(jc->fd[s][i], data, len);
+		if (eol)
+			write_all(jc->fd[s][i], "\n", 1);
+	}
+	jc->off[s][i] += len + (size_t)eol;
+	render(jc, &jc->who[i], &jc->lines[s][i], s, data, len, eol);
+}
+
+void
+jobcmd_replay(struct jobcmd *jc, const struct fanout_who *who, int slice,
+    int worker, uint64_t nlines[2])
+{
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		char *p = jobs_local_log(jc->spec.name, slice, worker, s + 1);
+		struct buf b;
+		struct tpu_err e;
+		size_t off = 0;
+
+		buf_init(&b, BUF_NOCAP);
+		if (fsutil_read_file(p, 0, &b, NULL, &e) == 0)
+			while (off < b.len) {
+				const char *nl =
+				    memchr(b.data + off, '\n', b.len - off);
+				size_t n = nl != NULL
+				               ? (size_t)(nl - (b.data + off))
+				               : b.len - off;
+
+				render(jc, who, &nlines[s], s, b.data + off, n,
+				    nl != NULL);
+				off += n + (nl != NULL);
+			}
+		buf_release(&b);
+		free(p);
+	}
 }
 
 int
