@@ -279,27 +279,26 @@ jobs_env_script(char *const *env, size_t n)
  * recorded once it ends.
  */
 static const char monitor_sh[] =
-    "d=$(dirname \"$0\")\n"
-    "cd \"$d\" || exit 1\n"
-    "d=$(pwd)\n"
+    /* $1 the job's directory, $2 where it runs, $3 the command; the
+       user's env may set any name, so only $1.. are used after it */
+    "cd \"$1\" || exit 1\n"
     "echo $$ >monitor.pid\n"
-    "date +%s >start\n"
     ". ./env\n"
-    "if ! cd \"$(cat \"$d/cwd\")\"; then\n"
-    "  date +%s >\"$d/end\"; echo 'exit 127' >\"$d/status\"; exit 1\n"
+    "if ! cd \"$2\"; then\n"
+    "  date +%s >\"$1/end\"; echo 'exit 127' >\"$1/status\"; exit 1\n"
     "fi\n"
-    "setsid sh -c 'sh -c \"$1\"; echo $? >\"$2/rc\"' tpuctl-job "
-    "\"$(cat \"$d/command\")\" \"$d\" </dev/null >>\"$d/stdout\" "
-    "2>>\"$d/stderr\" &\n"
-    "echo $! >\"$d/pgid.tmp\" && mv \"$d/pgid.tmp\" \"$d/pgid\"\n"
+    "setsid sh -c 'sh -c \"$1\"; echo $? >\"$2/rc\"' tpuctl-job \"$3\" \"$1\" "
+    "</dev/null >>\"$1/stdout\" 2>>\"$1/stderr\" &\n"
+    "echo $! >\"$1/pgid\"\n"
     "wait $!\n"
-    "st=$?\n"
-    "if [ -s \"$d/rc\" ]; then s=\"exit $(cat \"$d/rc\")\"\n"
-    "elif [ \"$st\" -gt 128 ]; then s=\"signal $(kill -l \"$st\")\"\n"
-    "else s=\"exit $st\"; fi\n"
-    "date +%s >\"$d/end\"\n"
-    "printf '%s\\n' \"$s\" >\"$d/status.tmp\" && "
-    "mv \"$d/status.tmp\" \"$d/status\"\n";
+    "set -- \"$1\" $?\n"
+    "if [ -s \"$1/rc\" ]; then read -r _tpuctl_rc <\"$1/rc\"; "
+    "_tpuctl_s=\"exit $_tpuctl_rc\"\n"
+    "elif [ \"$2\" -gt 128 ]; then _tpuctl_s=\"signal $(kill -l \"$2\")\"\n"
+    "else _tpuctl_s=\"exit $2\"; fi\n"
+    "date +%s >\"$1/end\"\n"
+    /* one short write: a reader sees it whole or not at all */
+    "echo \"$_tpuctl_s\" >\"$1/status\"\n";
 
 /* The follow part; $n name, $o1 $o2 offsets, $w wait (1/0). */
 static const char follow_sh[] =
@@ -310,8 +309,8 @@ static const char follow_sh[] =
     "p=$(cat \"$d/monitor.pid\" 2>/dev/null)\n"
     "if [ \"$w\" = 1 ] && [ -n \"$p\" ] && [ ! -s \"$d/status\" ] && "
     "kill -0 \"$p\" 2>/dev/null; then\n"
-    "  tail -s 0.2 --pid=\"$p\" -c +$((o1 + 1)) -f \"$d/stdout\" & a=$!\n"
-    "  tail -s 0.2 --pid=\"$p\" -c +$((o2 + 1)) -f \"$d/stderr\" >&2 & "
+    "  tail -s 0.02 --pid=\"$p\" -c +$((o1 + 1)) -f \"$d/stdout\" & a=$!\n"
+    "  tail -s 0.02 --pid=\"$p\" -c +$((o2 + 1)) -f \"$d/stderr\" >&2 & "
     "e=$!\n"
     "  wait $a; wait $e\n"
     "else\n"
@@ -367,7 +366,8 @@ static const char launch_sh[] =
     "printf '%s\\n' \"$wd\" >cwd\n"
     ": >stdout && : >stderr || exit 97\n"
     "printf '%s' \"$7\" >run.sh\n"
-    "setsid nohup sh \"$d/run.sh\" </dev/null >/dev/null 2>&1 &\n"
+    "date +%s >start\n"
+    "setsid sh \"$d/run.sh\" \"$d\" \"$wd\" \"$5\" </dev/null >/dev/null 2>&1 &\n"
     "i=0\n"
     "while [ ! -s \"$d/pgid\" ] && [ ! -s \"$d/status\" ] && "
     "[ $i -lt 500 ]; do\n"

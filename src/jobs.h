@@ -12,7 +12,7 @@
  * $HOME/.tpuctl/jobs/NAME/:
  *   env          "export K='V'" lines: the job's environment
  *   command      the shell line, run by sh -c
- *   cwd          the directory it runs in (wd/ or $HOME)
+ *   cwd          the directory it runs in (wd/ or $HOME), for users
  *   wd/          the workdir, extracted from $HOME/.tpuctl/wd/HASH.tar
  *   run.sh       the monitor
  *   monitor.pid  the monitor's pid (its own session, started by setsid)
