@@ -24,6 +24,9 @@
 #include "cmd.h"
 #include "config.h"
 #include "fsutil.h"
+#include "gcs.h"
+#include "gcsurl.h"
+#include "gcsxfer.h"
 #include "jobcmd.h"
 #include "log.h"
 #include "pack.h"
@@ -167,6 +170,61 @@ out:
 	return rc;
 }
 
+/*
+ * Upload the archive once to gs://BUCKET/PREFIX/HASH.tar (kept when an
+ * object of that name and size is there: the name is the content's
+ * hash), and give the workers its media URL: each pulls it with its own
+ * credentials when it lacks the archive.
+ */
+static int
+stage_workdir(struct tpu_ctx *ctx, struct jobcmd *jc, const char *tar,
+    const struct gcs_url *u, struct tpu_err *err)
+{
+	struct gcs *g = NULL;
+	struct gcs_object obj;
+	struct gcsx_opts o;
+	struct tpu_err e;
+	struct stat st;
+	char *prefix = xstrdup(u->object), *name;
+	size_t k = strlen(prefix);
+	int rc;
+
+	while (k > 0 && prefix[k - 1] == '/')
+		prefix[--k] = '\0';
+	name = k > 0 ? xasprintf("%s/%s.tar", prefix, jc->spec.workdir_hash)
+	             : xasprintf("%s.tar", jc->spec.workdir_hash);
+	free(prefix);
+	memset(&obj, 0, sizeof obj);
+	if ((rc = gcs_open(ctx, &g, err)) != 0)
+		goto out;
+	tpu_err_init(&e);
+	rc = gcs_stat(g, u->bucket, name, 0, &obj, &e);
+	if (rc == 0 && stat(tar, &st) == 0 && obj.size == (int64_t)st.st_size) {
+		log_info(
+		    "workdir already staged as gs://%s/%s", u->bucket, name);
+	} else if (rc == 0 || rc == TPU_E_NOTFOUND) {
+		gcs_object_release(&obj);
+		memset(&obj, 0, sizeof obj);
+		gcsx_opts_init(&o);
+		rc = gcsx_upload(g, tar, u->bucket, name, &o, &obj, err);
+		if (rc != 0) {
+			tpu_error_prefix(err, "--stage");
+			goto out;
+		}
+		log_info("workdir staged as gs://%s/%s", u->bucket, name);
+	} else {
+		*err = e;
+		tpu_error_prefix(err, "--stage");
+		goto out;
+	}
+	jc->spec.stage_url = gcs_media_url(g, u->bucket, name, obj.generation);
+out:
+	gcs_object_release(&obj);
+	gcs_close(g);
+	free(name);
+	return rc;
+}
+
 static int
 read_env_file(struct jobs_spec *spec, const char *path, struct tpu_err *err)
 {
@@ -209,7 +267,9 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	char **envfiles = NULL, *built = NULL, *tar = NULL, **cmds = NULL;
 	char hash[PACK_HASH_LEN + 1];
 	unsigned char *fail = NULL;
+	struct gcs_url su;
 	size_t nexcl = 0, nenvf = 0, i, n;
+	int have_su = 0;
 	long long timeout_s = 0;
 	int ch, rc, detach = 0, fail_fast = 0, sig_set = 0, worker_given = 0;
 
@@ -308,12 +368,20 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			goto out;
 	if (stage == NULL)
 		stage = config_get(ctx->cfg, "run/staging_bucket");
-	if (stage != NULL && *stage != '\0') {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "--stage '%s': staging through a bucket is not supported "
-		    "yet; leave it out to send the workdir over SFTP",
-		    stage);
-		goto out;
+	if (stage != NULL && *stage == '\0')
+		stage = NULL;
+	if (stage != NULL) {
+		if ((rc = gcs_url_parse(stage, &su, err)) != 0) {
+			tpu_error_prefix(err, "--stage");
+			goto out;
+		}
+		have_su = 1;
+		if (workdir == NULL) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "--stage '%s': needs --workdir (what to stage)",
+			    stage);
+			goto out;
+		}
 	}
 	jc.spec.command = xstrdup(command);
 	if (name != NULL) {
@@ -407,7 +475,10 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	sig_set = 1;
 	jc.abort = &run_abort;
 	fail = xcalloc(n, 1);
-	if (tar != NULL && (rc = send_workdir(&jc, tar, fail, err)) != 0)
+	if (tar != NULL && have_su) {
+		if ((rc = stage_workdir(ctx, &jc, tar, &su, err)) != 0)
+			goto out;
+	} else if (tar != NULL && (rc = send_workdir(&jc, tar, fail, err)) != 0)
 		goto cancel;
 	cmds = xcalloc(n, sizeof *cmds);
 	for (i = 0; i < n; i++) {
@@ -530,6 +601,8 @@ out:
 		free(cmds[i]);
 	free(cmds);
 	free(fail);
+	if (have_su)
+		gcs_url_release(&su);
 	free(tar);
 	free(built);
 	free(excludes);
@@ -542,7 +615,8 @@ const struct cmd_entry cmd_run_entry = {
 	.name = "run",
 	.alias = NULL,
 	.usage = "run [--detach] [--fail-fast] [--workdir dir] "
-	         "[--exclude pattern] [--env name=value] [--env-file file] "
+	         "[--exclude pattern] [--stage gs://bucket/prefix] "
+	         "[--env name=value] [--env-file file] "
 	         "[--name job] [--timeout duration] [--command string] "
 	         "" SSHCMD_USAGE_MANY " slice [-- command ...]",
 	.summary = "run a job on every worker of a slice, detached from the "

@@ -57,7 +57,7 @@ struct jobs_spec {
 	char **env;    /* the user's "K=V" (--env, --env-file), in order */
 	size_t nenv;
 	char *workdir_hash; /* sha256 of the workdir archive, or NULL */
-	char *stage_url;    /* gs://B/PREFIX/HASH.tar, or NULL */
+	char *stage_url;    /* media URL of the staged archive, or NULL */
 	int master_port;
 	int coordinator_port;
 	int megascale_port;
@@ -162,8 +162,9 @@ int jobs_state_ok(const struct jobs_state *);
  *
  * launch: create the job's directory (a name already used on the worker
  * fails with exit 97), write env and command, unpack the workdir archive
- * HASH if the spec has one (pulled first from the spec's stage URL with
- * curl when the worker lacks it, with a token of its metadata server, and
+ * HASH if the spec has one (pulled first from the spec's stage URL, a
+ * JSON API media URL, with curl when the worker lacks it, with a token of
+ * its metadata server ($GCE_METADATA_HOST, else metadata.google.internal);
  * checked with sha256sum; exit 98 when the archive is missing or bad),
  * start the monitor detached and wait until the job has started.  With
  * follow, then go on as jobs_follow_cmd from offset 0.
