@@ -161,18 +161,18 @@ jobs_env_file(struct jobs_spec *s, const char *path, const char *text,
 	while (off < len && rc == 0) {
 		const char *nl = memchr(text + off, '\n', len - off);
 		size_t n = nl != NULL ? (size_t)(nl - (text + off)) : len - off;
-		char *l = xstrndup(text + off, n), *p = l, *what;
+		char *l, *p, *what;
 
 		line++;
+		if (memchr(text + off, '\0', n) != NULL) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "%s:%d: a NUL byte in the line", path, line);
+			break;
+		}
+		l = p = xstrndup(text + off, n);
 		off += n + (nl != NULL);
 		if (n > 0 && l[n - 1] == '\r')
 			l[n - 1] = '\0';
-		if (memchr(text + off - n - (nl != NULL), '\0', n) != NULL) {
-			rc = tpu_error(err, TPU_E_USAGE,
-			    "%s:%d: a NUL byte in the line", path, line);
-			free(l);
-			break;
-		}
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (*p == '\0' || *p == '#') {
@@ -289,6 +289,11 @@ static const char monitor_sh[] =
     "fi\n"
     "setsid sh -c 'sh -c \"$1\"; echo $? >\"$2/rc\"' tpuctl-job \"$3\" \"$1\" "
     "</dev/null >>\"$1/stdout\" 2>>\"$1/stderr\" &\n"
+    /* publish the group once setsid(1) made it, or the job is gone */
+    "_tpuctl_i=0\n"
+    "while ! kill -0 -$! 2>/dev/null && kill -0 $! 2>/dev/null && "
+    "[ $_tpuctl_i -lt 500 ]; do sleep 0.01; _tpuctl_i=$((_tpuctl_i + 1)); "
+    "done\n"
     "echo $! >\"$1/pgid\"\n"
     "wait $!\n"
     "set -- \"$1\" $?\n"
@@ -339,7 +344,8 @@ static const char launch_sh[] =
     "    m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
     "    t=$(curl -sSf --retry 3 -H 'Metadata-Flavor: Google' "
     "\"http://$m/computeMetadata/v1/instance/service-accounts/default/"
-    "token\" | sed -n 's/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n"
+    "token\" | sed -n "
+    "'s/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n"
     "    curl -sSf --retry 3 -H \"Authorization: Bearer $t\" -o \"$a.part\" "
     "\"$u\" || echo \"tpuctl: cannot download the workdir from the "
     "bucket\" >&2\n"
@@ -758,6 +764,16 @@ get_int(const cJSON *o, const char *k, int lo, int hi, int *v)
 	return 0;
 }
 
+/* A recorded Unix time; 0 when missing or out of range. */
+static time_t
+get_time(const cJSON *x)
+{
+	if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) ||
+	    x->valuedouble > 1e12)
+		return 0;
+	return (time_t)x->valuedouble;
+}
+
 static char *
 get_str(const cJSON *o, const char *k)
 {
@@ -790,9 +806,7 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 		return tpu_error(err, TPU_E_API,
 		    "job record: name, slice, zone, slices or workers missing");
 	}
-	x = cJSON_GetObjectItemCaseSensitive(o, "start");
-	if (cJSON_IsNumber(x))
-		s->start = (time_t)x->valuedouble;
+	s->start = get_time(cJSON_GetObjectItemCaseSensitive(o, "start"));
 	a = cJSON_GetObjectItemCaseSensitive(o, "nodes");
 	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == s->nslices) {
 		s->nodes = xcalloc((size_t)s->nslices, sizeof *s->nodes);
@@ -826,7 +840,7 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 				jobs_state_parse(
 				    st->valuestring, &(*states)[i]);
 			if (cJSON_IsNumber(e))
-				(*states)[i].end = (time_t)e->valuedouble;
+				(*states)[i].end = get_time(e);
 		}
 	}
 	return 0;

@@ -101,6 +101,10 @@ START_TEST(test_env_user)
 	    jobs_env_file(&s, "g.env", "A=1\nbad line\n", 13, &err),
 	    TPU_E_USAGE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "g.env:2:"));
+	/* a NUL inside a line (found by fuzz_jobs: read past the copy) */
+	ck_assert_int_eq(
+	    jobs_env_file(&s, "h.env", "A=1\nB=\0x\r", 8, &err), TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "h.env:2: a NUL byte"));
 	jobs_spec_release(&s);
 }
 END_TEST
@@ -269,6 +273,16 @@ START_TEST(test_record_roundtrip)
 	cJSON_Delete(o);
 	cJSON_AddStringToObject(o = cJSON_CreateObject(), "name", "x");
 	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), TPU_E_API);
+	cJSON_Delete(o);
+	/* times out of range are unknown (found by fuzz_jobs: UB cast) */
+	o = cJSON_Parse("{\"name\":\"j\",\"slice\":\"s\",\"zone\":\"z\","
+	                "\"slices\":1,\"workers\":1,\"start\":3e116,"
+	                "\"states\":[{\"state\":\"lost\",\"end\":-5}]}");
+	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), 0);
+	ck_assert_int_eq(r.start, 0);
+	ck_assert_int_eq(got[0].end, 0);
+	free(got);
+	jobs_spec_release(&r);
 	cJSON_Delete(o);
 	jobs_spec_release(&s);
 }
