@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,6 +83,63 @@ master_addr(const struct jobcmd *jc)
  * send it to those over SFTP in parallel.  A worker that cannot get it
  * is marked (fail[i]) and will not run the job.
  */
+/*
+ * Local markers of the workers known to hold an archive:
+ * CACHE/HASH.sent/NODEID-wN, made when a worker had it or was sent it.
+ * A worker with a marker is not asked again (one SSH round saved);
+ * a marker is dropped when the job could not start there, so a worker
+ * that lost the archive is asked again on the next run.
+ */
+static char *
+sent_marker(struct jobcmd *jc, size_t i)
+{
+	const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(sl->node, "id");
+	char *cache = pack_cache_dir(), *p;
+
+	p = xasprintf("%s/%s.sent/%s-w%d", cache, jc->spec.workdir_hash,
+	    cJSON_IsString(id) ? id->valuestring : sl->name,
+	    jc->sc.targets[i].worker);
+	free(cache);
+	return p;
+}
+
+static void
+sent_mark(struct jobcmd *jc, size_t i)
+{
+	char *p = sent_marker(jc, i), *dir = xstrdup(p), *slash;
+	struct tpu_err e;
+	int fd;
+
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	if (fsutil_mkdir_private(dir, &e) == 0 &&
+	    (fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+		close(fd);
+	free(dir);
+	free(p);
+}
+
+static int
+sent_known(struct jobcmd *jc, size_t i)
+{
+	char *p = sent_marker(jc, i);
+	struct stat st;
+	int ok = stat(p, &st) == 0;
+
+	free(p);
+	return ok;
+}
+
+static void
+sent_forget(struct jobcmd *jc, size_t i)
+{
+	char *p = sent_marker(jc, i);
+
+	unlink(p);
+	free(p);
+}
+
 static int
 send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
     struct tpu_err *err)
@@ -99,7 +157,14 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 	int rc = 0;
 
 	for (i = 0; i < n; i++)
-		cmds[i] = jobs_have_cmd(jc->spec.workdir_hash);
+		if (!sent_known(jc, i))
+			cmds[i] = jobs_have_cmd(jc->spec.workdir_hash);
+	for (i = 0; i < n && cmds[i] == NULL; i++)
+		;
+	if (i == n) {
+		log_info("workdir known to be on every worker");
+		goto out;
+	}
 	jc->capture = 1;
 	tpu_err_init(&e);
 	rc = jobcmd_round(jc, cmds, 60, 0, res, &e);
@@ -110,8 +175,12 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 	}
 	rc = 0;
 	for (i = 0; i < n; i++) {
-		if (jc->cap[i] != NULL && strcmp(jc->cap[i], "have") == 0)
+		if (cmds[i] == NULL)
 			continue;
+		if (jc->cap[i] != NULL && strcmp(jc->cap[i], "have") == 0) {
+			sent_mark(jc, i);
+			continue;
+		}
 		if (jc->cap[i] == NULL || strcmp(jc->cap[i], "need") != 0) {
 			char name[128];
 
@@ -150,7 +219,8 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 				        &jc->who[map[i]], name, sizeof name),
 				    xr[i].err.msg);
 				fail[map[i]] = 1;
-			}
+			} else
+				sent_mark(jc, map[i]);
 		log_info("workdir sent to %zu of %zu workers", k, n);
 	}
 out:
@@ -546,6 +616,9 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	}
 	rc = jobcmd_follow(&jc, cmds, (int)timeout_s, fail_fast, 1, err);
+	for (i = 0; tar != NULL && !have_su && i < n; i++)
+		if (jobcmd_state(&jc, i)->kind == JOBS_MISSING)
+			sent_forget(&jc, i);
 cancel:
 	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TIMEOUT ||
 	    rc == TPU_E_PARTIAL) {

@@ -26,7 +26,7 @@
  * The monitor runs in its own session and process group, the job in
  * another (setsid), both with no file descriptor of the SSH session: a
  * dropped connection or a killed client does not stop them.  The job
- * runs as `sh -c 'sh -c "$CMD"; echo $? >rc'`; when the group is killed
+ * runs as `sh -c '(eval "$CMD"); echo $? >rc'`; when the group is killed
  * by a signal the outer shell dies with it, so "killed by SIG" and "exited
  * N" are told apart by whether rc was written.
  */
