@@ -102,23 +102,39 @@ jobcmd_load(struct jobcmd *jc, const char *name, struct tpu_err *err)
 	return rc;
 }
 
+/*
+ * The record is replaced atomically (temp file + rename) but not
+ * fsynced: it is a convenience copy, and an fsync costs tens of
+ * milliseconds on a busy disk, per save, in front of every job.
+ */
 int
 jobcmd_save(const struct jobcmd *jc, struct tpu_err *err)
 {
-	char *dir = jobs_local_dir(jc->spec.name), *path, *text;
+	char *dir = jobs_local_dir(jc->spec.name), *path, *tmp, *text;
 	cJSON *o;
-	int rc;
+	size_t len;
+	int rc, fd;
 
 	if ((rc = fsutil_mkdir_private(dir, err)) != 0) {
 		free(dir);
 		return rc;
 	}
 	path = xasprintf("%s/job.json", dir);
+	tmp = xasprintf("%s/.job.json.%ld", dir, (long)getpid());
 	o = jobs_record(&jc->spec, jc->states);
 	text = cJSON_Print(o);
-	rc = fsutil_write_atomic(path, text, strlen(text), 0600, err);
+	len = strlen(text);
+	fd = open(
+	    tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) != 0 ||
+	    rename(tmp, path) != 0) {
+		rc = tpu_error(err, TPU_E_IO, "cannot write '%s': %s", path,
+		    strerror(errno));
+		unlink(tmp);
+	}
 	cJSON_free(text);
 	cJSON_Delete(o);
+	free(tmp);
 	free(path);
 	free(dir);
 	return rc;
