@@ -274,35 +274,29 @@ jobs_env_script(char *const *env, size_t n)
 }
 
 /*
- * The monitor, written to the job's directory as run.sh and started as
- * `setsid nohup sh run.sh`: the job in its own session, its status
- * recorded once it ends.
+ * The job's shell, started by launch as `setsid sh -c JOB_SH tpuctl-job
+ * DIR WD CMD` with the job's output files as stdout and stderr: a new
+ * session and process group whose id is its pid (setsid(1) does not fork
+ * a non-leader), so a dropped connection or killed client does not reach
+ * it and `kill -TERM -PGID` reaches all of the job.  It sources the
+ * environment, runs the command in a subshell with no positional
+ * parameters and records "exit N".  Killed with its group, it records
+ * nothing: cancel records "signal TERM" or "signal KILL" then.  The
+ * user's env may set any name, so only $1.. and _tpuctl_* are used.
  */
-static const char monitor_sh[] =
-    /* $1 the job's directory, $2 where it runs, $3 the command; the
-       user's env may set any name, so only $1.. are used after it */
+static const char job_sh[] =
     "cd \"$1\" || exit 1\n"
-    "echo $$ >monitor.pid\n"
     ". ./env\n"
     "if ! cd \"$2\"; then\n"
-    "  date +%s >\"$1/end\"; echo 'exit 127' >\"$1/status\"; exit 1\n"
+    "  : >\"$1/end\"; echo 'exit 127' >\"$1/status\"; exit 1\n"
     "fi\n"
-    /* the job's shell, once setsid(1) made it a session and group
-       leader (no fork: $$ is the group), publishes the group, runs the
-       command in a subshell with no positional parameters, and records
-       its status; killed with its group, it records nothing */
-    "setsid sh -c 'echo $$ >\"$2/pgid\"; _tpuctl_d=$2 _tpuctl_c=$1; set --; "
-    "(eval \"$_tpuctl_c\"); echo $? >\"$_tpuctl_d/rc\"' tpuctl-job "
-    "\"$3\" \"$1\" </dev/null >>\"$1/stdout\" 2>>\"$1/stderr\" &\n"
-    "wait $!\n"
-    "set -- \"$1\" $?\n"
-    "if [ -s \"$1/rc\" ]; then read -r _tpuctl_rc <\"$1/rc\"; "
-    "_tpuctl_s=\"exit $_tpuctl_rc\"\n"
-    "elif [ \"$2\" -gt 128 ]; then _tpuctl_s=\"signal $(kill -l \"$2\")\"\n"
-    "else _tpuctl_s=\"exit $2\"; fi\n"
-    "date +%s >\"$1/end\"\n"
+    "_tpuctl_d=$1 _tpuctl_c=$3\n"
+    "set --\n"
+    "(eval \"$_tpuctl_c\")\n"
+    "_tpuctl_s=$?\n"
+    ": >\"$_tpuctl_d/end\"\n"
     /* one short write: a reader sees it whole or not at all */
-    "echo \"$_tpuctl_s\" >\"$1/status\"\n";
+    "echo \"exit $_tpuctl_s\" >\"$_tpuctl_d/status\"\n";
 
 /* The follow part; $n name, $o1 $o2 offsets, $w wait (1/0). */
 static const char follow_sh[] =
@@ -311,17 +305,19 @@ static const char follow_sh[] =
     "  echo \"tpuctl: no job $n on this worker\" >&2; exit 96\n"
     "fi\n"
     "p= s=\n"
-    "[ -r \"$d/monitor.pid\" ] && read -r p <\"$d/monitor.pid\"\n"
-    "if [ \"$w\" = 1 ] && [ -n \"$p\" ] && [ ! -s \"$d/status\" ] && "
+    "[ -r \"$d/pgid\" ] && read -r p <\"$d/pgid\"\n"
+    "[ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
+    "if [ \"$w\" = 1 ] && [ -n \"$p\" ] && [ -z \"$s\" ] && "
     "kill -0 \"$p\" 2>/dev/null; then\n"
     "  tail -s 0.02 --pid=\"$p\" -c +$((o1 + 1)) -f \"$d/stdout\" & a=$!\n"
     "  tail -s 0.02 --pid=\"$p\" -c +$((o2 + 1)) -f \"$d/stderr\" >&2 & "
     "e=$!\n"
     "  wait $a; wait $e\n"
     "else\n"
-    "  tail -c +$((o1 + 1)) \"$d/stdout\" 2>/dev/null\n"
-    "  tail -c +$((o2 + 1)) \"$d/stderr\" >&2 2>/dev/null\n"
+    "  [ ! -s \"$d/stdout\" ] || tail -c +$((o1 + 1)) \"$d/stdout\"\n"
+    "  [ ! -s \"$d/stderr\" ] || tail -c +$((o2 + 1)) \"$d/stderr\" >&2\n"
     "fi\n"
+    "s=\n"
     "[ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
     "[ \"$s\" = 'exit 0' ] && exit 0\n"
     "exit 1\n";
@@ -372,16 +368,11 @@ static const char launch_sh[] =
     "  wd=$d/wd\n"
     "fi\n"
     "printf '%s\\n' \"$wd\" >cwd\n"
-    ": >stdout && : >stderr || exit 97\n"
-    "printf '%s' \"$7\" >run.sh\n"
-    "date +%s >start\n"
-    "setsid sh \"$d/run.sh\" \"$d\" \"$wd\" \"$5\" </dev/null >/dev/null 2>&1 "
-    "&\n"
-    "i=0\n"
-    "while [ ! -s \"$d/pgid\" ] && [ ! -s \"$d/status\" ] && "
-    "[ $i -lt 500 ]; do\n"
-    "  sleep 0.01; i=$((i + 1))\n"
-    "done\n"
+    /* start's mtime is the start time */
+    ": >stdout && : >stderr && : >start || exit 97\n"
+    "setsid sh -c \"$7\" tpuctl-job \"$d\" \"$wd\" \"$5\" </dev/null "
+    ">>\"$d/stdout\" 2>>\"$d/stderr\" &\n"
+    "echo $! >pgid\n"
     "[ \"$6\" = 1 ] || exit 0\n"
     "o1=0 o2=0 w=1\n";
 
@@ -390,43 +381,45 @@ static const char status_sh[] =
     "  d=$HOME/.tpuctl/jobs/$n\n"
     "  if [ ! -d \"$d\" ]; then echo \"$n none\"; continue; fi\n"
     "  s0=- e0=- st= p=\n"
-    "  [ -r \"$d/start\" ] && read -r s0 <\"$d/start\"\n"
-    "  [ -r \"$d/end\" ] && read -r e0 <\"$d/end\"\n"
+    "  [ ! -e \"$d/start\" ] || s0=$(date -r \"$d/start\" +%s)\n"
     "  [ -r \"$d/status\" ] && read -r st <\"$d/status\"\n"
     "  if [ -n \"$st\" ]; then\n"
-    "    echo \"$n $st ${s0:--} ${e0:--}\"; continue\n"
+    "    [ ! -e \"$d/end\" ] || e0=$(date -r \"$d/end\" +%s)\n"
+    "    echo \"$n $st $s0 $e0\"; continue\n"
     "  fi\n"
-    "  [ -r \"$d/monitor.pid\" ] && read -r p <\"$d/monitor.pid\"\n"
+    "  [ -r \"$d/pgid\" ] && read -r p <\"$d/pgid\"\n"
     "  if [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null; then\n"
-    "    echo \"$n running ${s0:--} -\"\n"
+    "    echo \"$n running $s0 -\"\n"
     "  else\n"
-    "    echo \"$n lost ${s0:--} -\"\n"
+    "    echo \"$n lost $s0 -\"\n"
     "  fi\n"
     "done\n";
 
 static const char cancel_sh[] =
     "n=$1\n"
     "d=$HOME/.tpuctl/jobs/$n\n"
-    "if [ -d \"$d\" ] && [ ! -s \"$d/status\" ]; then\n"
+    "g=\n"
+    "[ -d \"$d\" ] && [ ! -s \"$d/status\" ] && [ -r \"$d/pgid\" ] && "
+    "read -r g <\"$d/pgid\"\n"
+    "if [ -n \"$g\" ]; then\n"
+    /* the group exists once setsid(1) ran in the job's shell */
     "  i=0\n"
-    "  while [ ! -s \"$d/pgid\" ] && [ $i -lt 100 ]; do\n"
-    "    sleep 0.05; i=$((i + 1))\n"
+    "  while ! kill -0 -\"$g\" 2>/dev/null && kill -0 \"$g\" 2>/dev/null && "
+    "[ $i -lt 200 ]; do\n"
+    "    sleep 0.01; i=$((i + 1))\n"
     "  done\n"
-    "  g=$(cat \"$d/pgid\" 2>/dev/null)\n"
-    "  if [ -n \"$g\" ]; then\n"
-    "    kill -TERM -\"$g\" 2>/dev/null\n"
-    "    i=0\n"
-    "    while [ $i -lt $(($2 * 10)) ] && kill -0 -\"$g\" 2>/dev/null; do\n"
-    "      sleep 0.1; i=$((i + 1))\n"
-    "    done\n"
-    "    kill -KILL -\"$g\" 2>/dev/null\n"
+    "  sig=TERM\n"
+    "  kill -TERM -\"$g\" 2>/dev/null\n"
+    "  i=0\n"
+    "  while [ $i -lt $(($2 * 10)) ] && kill -0 -\"$g\" 2>/dev/null; do\n"
+    "    sleep 0.1; i=$((i + 1))\n"
+    "  done\n"
+    "  if kill -0 -\"$g\" 2>/dev/null; then\n"
+    "    kill -KILL -\"$g\" 2>/dev/null; sig=KILL\n"
     "  fi\n"
-    "  p=$(cat \"$d/monitor.pid\" 2>/dev/null)\n"
-    "  i=0\n"
-    "  while [ ! -s \"$d/status\" ] && [ -n \"$p\" ] && "
-    "kill -0 \"$p\" 2>/dev/null && [ $i -lt 100 ]; do\n"
-    "    sleep 0.05; i=$((i + 1))\n"
-    "  done\n"
+    "  if [ ! -s \"$d/status\" ]; then\n"
+    "    : >\"$d/end\"; echo \"signal $sig\" >\"$d/status\"\n"
+    "  fi\n"
     "fi\n"
     "shift 2\n"
     "set -- \"$n\"\n";
@@ -469,7 +462,7 @@ jobs_launch_cmd(
 	args[3] = envs;
 	args[4] = s->command;
 	args[5] = follow ? "1" : "0";
-	args[6] = monitor_sh;
+	args[6] = job_sh;
 	cmd = remote(script, args, 7);
 	free(script);
 	free(envs);

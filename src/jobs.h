@@ -11,24 +11,23 @@
  * curl; never a tpuctl binary).  Everything of job NAME lives in
  * $HOME/.tpuctl/jobs/NAME/:
  *   env          "export K='V'" lines: the job's environment
- *   command      the shell line, run by sh -c
+ *   command      the shell line
  *   cwd          the directory it runs in (wd/ or $HOME), for users
  *   wd/          the workdir, extracted from $HOME/.tpuctl/wd/HASH.tar
- *   run.sh       the monitor
- *   monitor.pid  the monitor's pid (its own session, started by setsid)
- *   pgid         the job's process group (and session) id
+ *   pgid         the job's session and process group id (the pid of its
+ *                shell, started with setsid)
  *   stdout, stderr   the job's output
- *   start, end   Unix times
+ *   start, end   empty; their mtimes are the start and end times
  *   status       "exit N" or "signal NAME", written once it has ended
  * Workdir archives are kept by hash in $HOME/.tpuctl/wd/HASH.tar, so an
  * unchanged workdir is never sent twice.
  *
- * The monitor runs in its own session and process group, the job in
- * another (setsid), both with no file descriptor of the SSH session: a
- * dropped connection or a killed client does not stop them.  The job
- * runs as `sh -c '(eval "$CMD"); echo $? >rc'`; when the group is killed
- * by a signal the outer shell dies with it, so "killed by SIG" and "exited
- * N" are told apart by whether rc was written.
+ * The job runs in its own session and process group with no file
+ * descriptor of the SSH session: a dropped connection or a killed client
+ * does not stop it.  Its shell runs the command in a subshell and records
+ * "exit N"; when the group is killed (cancel), the shell dies with it and
+ * cancel records the signal it sent.  A job whose shell is gone without a
+ * status is "lost" (the VM restarted, or it was killed from outside).
  */
 #ifndef TPUCTL_JOBS_H
 #define TPUCTL_JOBS_H
@@ -125,7 +124,7 @@ enum jobs_state_kind {
 	JOBS_RUNNING,
 	JOBS_EXITED,  /* code */
 	JOBS_KILLED,  /* signal */
-	JOBS_LOST,    /* the worker or the job's monitor is gone */
+	JOBS_LOST,    /* the worker, or the job's shell, is gone */
 	JOBS_MISSING, /* no such job on the worker */
 };
 
@@ -166,8 +165,8 @@ int jobs_state_ok(const struct jobs_state *);
  * JSON API media URL, with curl when the worker lacks it, with a token of
  * its metadata server ($GCE_METADATA_HOST, else metadata.google.internal);
  * checked with sha256sum; exit 98 when the archive is missing or bad),
- * start the monitor detached and wait until the job has started.  With
- * follow, then go on as jobs_follow_cmd from offset 0.
+ * start the job detached.  With follow, then go on as jobs_follow_cmd
+ * from offset 0.
  */
 char *jobs_launch_cmd(
     const struct jobs_spec *, char *const *env, size_t nenv, int follow);
@@ -175,7 +174,7 @@ char *jobs_launch_cmd(
 /*
  * Print the job's stdout from byte off_out and stderr from off_err (to
  * the channel's stdout and stderr); with wait, keep following until the
- * job has ended (GNU tail --pid on the monitor) and everything written
+ * job has ended (GNU tail --pid on the job's shell) and everything written
  * was sent.  Exit status 0 when the job exited 0, 1 when it ended
  * otherwise, 96 when the worker has no such job.
  */
@@ -187,8 +186,9 @@ char *jobs_status_cmd(const char *name);
 
 /*
  * SIGTERM to the job's process group, SIGKILL after grace_s seconds if
- * any of it is left, wait until the monitor has recorded the final state,
- * then print its "NAME STATUS" line (as jobs_status_cmd).
+ * any of it is left, record the signal as the final state (unless the job
+ * ended by itself meanwhile), then print its "NAME STATUS" line (as
+ * jobs_status_cmd).
  */
 char *jobs_cancel_cmd(const char *name, int grace_s);
 
