@@ -60,6 +60,12 @@ assert_grep '^worker 1: exited 3$' "$T/err"
 assert_grep '^worker 2: exited 0$' "$T/err"
 assert_grep '^tpuctl: job sh-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}: 2 of 4 workers failed$' "$T/err"
 
+# --worker: a subset keeps its global ranks and the full world size.
+expect_rc 0 "$TPUCTL" run t300 --worker 1,3 -- sh -c 'echo "$RANK/$WORLD_SIZE"'
+[ "$(sort "$T/out")" = "[w1] 1/4
+[w3] 3/4" ] || fail "--worker 1,3: $(cat "$T/out")"
+assert_grep ': 2 of 2 workers succeeded$' "$T/err"
+
 # A plain python3 job meeting over TCP with the TPUCTL_* variables:
 # worker 0 listens on MASTER_ADDR:MASTER_PORT, the others send their
 # rank; worker 0 checks it got every rank once.

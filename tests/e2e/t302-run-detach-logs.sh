@@ -45,6 +45,17 @@ sleep 1
 kill -9 "$fpid"
 wait "$fpid" || true
 grep -q '^\[w[01]\] line ' "$T/f1.out" || fail "first follower saw nothing"
+# Ctrl-C stops the following only: 130, the job goes on
+"$TPUCTL" logs --follow d1 >"$T/f2.out" 2>"$T/f2.err" &
+fpid=$!
+sleep 0.5
+kill -INT "$fpid"
+set +e
+wait "$fpid"
+rc=$?
+set -e
+[ "$rc" -eq 130 ] || fail "logs --follow after SIGINT: exit $rc: $(cat "$T/f2.err")"
+assert_grep 'stopped following job d1 \(it goes on running\)' "$T/f2.err"
 expect_rc 0 "$TPUCTL" logs --follow d1
 check_once "$T/out" "$T/err"
 assert_grep '^worker 1: exited 0$' "$T/err"

@@ -76,11 +76,14 @@ code=$(curl -sS --noproxy '*' -o "$T/resp" -w '%{http_code}' -X POST \
     --data-binary "{\"event\":\"worker-down\",\"node\":\"$full\",\"worker\":1}" \
     "$API/_emulator/events")
 [ "$code" = 200 ] || fail "worker-down: $code $(cat "$T/resp")"
+down_at=$(date +%s)
 set +e
 wait "$pid"
 rc=$?
 set -e
 [ "$rc" -eq 8 ] || fail "worker down: exit $rc: $(cat "$T/d.err")"
+# the others end at ~5 s; the lost worker is not waited on beyond that
+[ $(($(date +%s) - down_at)) -le 15 ] || fail "worker down: run took too long"
 assert_grep '^worker 1: lost$' "$T/d.err"
 for w in 0 2 3; do
 	assert_grep "^worker $w: exited 0\$" "$T/d.err"
