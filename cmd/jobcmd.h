@@ -43,6 +43,20 @@ struct jobcmd {
 	uint64_t since;    /* show lines after the first `since` of a stream */
 	const size_t *map; /* round index -> target index */
 	volatile sig_atomic_t *abort;
+	/* Set by the caller: the signal its handler caught (0: none), so an
+	 * abort of ours (below) is told from the user's. */
+	volatile sig_atomic_t *signaled;
+	/* The targets came from the node cache: in the first round, a worker
+	 * that cannot be reached or trusted stops the round (its job never
+	 * started), the description is read again and the job launched
+	 * there once more, the others followed from their offsets. */
+	struct tpu_ctx *ctx;
+	int refresh_ok;
+	int want_refresh;
+	/* Called before that second launch with the targets it goes to
+	 * (e.g. to send them the workdir); may be NULL. */
+	void (*prelaunch)(struct jobcmd *, const unsigned char *mask, void *);
+	void *prelaunch_arg;
 };
 
 void jobcmd_init(struct jobcmd *);

@@ -142,7 +142,7 @@ sent_forget(struct jobcmd *jc, size_t i)
 
 static int
 send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
-    struct tpu_err *err)
+    const unsigned char *mask, struct tpu_err *err)
 {
 	size_t n = jc->sc.ntargets, i, k = 0;
 	char **cmds = xcalloc(n, sizeof *cmds);
@@ -157,7 +157,7 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 	int rc = 0;
 
 	for (i = 0; i < n; i++)
-		if (!sent_known(jc, i))
+		if ((mask == NULL || mask[i]) && !sent_known(jc, i))
 			cmds[i] = jobs_have_cmd(jc->spec.workdir_hash);
 	for (i = 0; i < n && cmds[i] == NULL; i++)
 		;
@@ -168,6 +168,36 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 	jc->capture = 1;
 	tpu_err_init(&e);
 	rc = jobcmd_round(jc, cmds, 60, 0, res, &e);
+	if (rc != TPU_E_INTERRUPTED && !run_abort && jc->sc.from_cache &&
+	    jc->ctx != NULL) {
+		/* a stale cached description: read it again, ask again */
+		size_t nbad = 0;
+
+		for (i = 0; i < n; i++)
+			nbad += cmds[i] != NULL &&
+			        sshpool_status_unreachable(res[i].status);
+		tpu_err_init(&e);
+		if (nbad > 0 && sshcmd_refresh(jc->ctx, &jc->sc, &e) == 1) {
+			char **again = xcalloc(n, sizeof *again);
+			struct sshpool_result *res2 = xcalloc(n, sizeof *res2);
+
+			for (i = 0; i < n; i++)
+				if (cmds[i] != NULL &&
+				    sshpool_status_unreachable(res[i].status))
+					again[i] = xstrdup(cmds[i]);
+			rc = jobcmd_round(jc, again, 60, 0, res2, &e);
+			for (i = 0; i < n; i++) {
+				if (again[i] != NULL) {
+					sshpool_result_release(&res[i]);
+					res[i] = res2[i];
+				} else
+					sshpool_result_release(&res2[i]);
+				free(again[i]);
+			}
+			free(again);
+			free(res2);
+		}
+	}
 	jc->capture = 0;
 	if (rc == TPU_E_INTERRUPTED || run_abort) {
 		rc = TPU_E_INTERRUPTED;
@@ -238,6 +268,18 @@ out:
 	free(dst);
 	(void)err;
 	return rc;
+}
+
+/* After a refresh: the relaunched workers may be new ones. */
+static void
+prelaunch_send(struct jobcmd *jc, const unsigned char *mask, void *arg)
+{
+	struct tpu_err e;
+	unsigned char *fail = xcalloc(jc->sc.ntargets, 1);
+
+	tpu_err_init(&e);
+	send_workdir(jc, arg, fail, mask, &e);
+	free(fail);
 }
 
 /*
@@ -534,6 +576,7 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	jc.states = xcalloc((size_t)jc.spec.nslices * (size_t)jc.spec.nworkers,
 	    sizeof *jc.states);
 	n = jc.sc.ntargets;
+	jc.ctx = ctx;
 	if ((rc = jobcmd_attach(&jc, err)) != 0 ||
 	    (rc = jobcmd_save(&jc, err)) != 0)
 		goto out;
@@ -548,7 +591,8 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (tar != NULL && have_su) {
 		if ((rc = stage_workdir(ctx, &jc, tar, &su, err)) != 0)
 			goto out;
-	} else if (tar != NULL && (rc = send_workdir(&jc, tar, fail, err)) != 0)
+	} else if (tar != NULL &&
+	           (rc = send_workdir(&jc, tar, fail, NULL, err)) != 0)
 		goto cancel;
 	cmds = xcalloc(n, sizeof *cmds);
 	for (i = 0; i < n; i++) {
@@ -562,7 +606,8 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		}
 		env = jobs_worker_env(&jc.spec, master_addr(&jc), sl->index,
 		    jc.sc.targets[i].worker, &nenv);
-		cmds[i] = jobs_launch_cmd(&jc.spec, env, nenv, !detach);
+		cmds[i] = jobs_launch_cmd(&jc.spec, env, nenv,
+		    detach ? 0 : JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
 		jobs_env_free(env, nenv);
 		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
 	}
@@ -614,6 +659,13 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			    "job %s: not started on %zu of %zu workers",
 			    jc.spec.name, n - nok, n);
 		goto out;
+	}
+	jc.ctx = ctx;
+	jc.signaled = &run_signal;
+	jc.refresh_ok = jc.sc.from_cache;
+	if (tar != NULL && !have_su) {
+		jc.prelaunch = prelaunch_send;
+		jc.prelaunch_arg = tar;
 	}
 	rc = jobcmd_follow(&jc, cmds, (int)timeout_s, fail_fast, 1, err);
 	for (i = 0; tar != NULL && !have_su && i < n; i++)

@@ -192,6 +192,7 @@ jobcmd_connect(struct tpu_ctx *ctx, struct jobcmd *jc, struct sshcmd_opts *so,
 	if ((rc = sshcmd_prepare(ctx, jc->spec.slice, so, &jc->sc, err)) != 0)
 		return rc;
 	jc->prepared = 1;
+	jc->ctx = ctx;
 	return jobcmd_attach(jc, err);
 }
 
@@ -377,6 +378,20 @@ jobcmd_replay(struct jobcmd *jc, const struct fanout_who *who, int slice,
 	}
 }
 
+/* A stale cached description: stop the round to read it again. */
+static void
+on_done(void *arg, size_t ridx, const struct sshpool_result *r)
+{
+	struct jobcmd *jc = arg;
+
+	(void)ridx;
+	if (jc->refresh_ok && sshpool_status_unreachable(r->status) &&
+	    jc->abort != NULL && (jc->signaled == NULL || *jc->signaled == 0)) {
+		jc->want_refresh = 1;
+		*jc->abort = 1;
+	}
+}
+
 int
 jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
     struct sshpool_result *results, struct tpu_err *err)
@@ -406,7 +421,7 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		    SSHPOOL_F_LINES | (fail_fast ? SSHPOOL_F_FAIL_FAST : 0);
 		po.command_timeout_ms = timeout_s * 1000;
 		po.on_output = on_output;
-		po.on_done = NULL;
+		po.on_done = jc->refresh_ok ? on_done : NULL;
 		po.arg = jc;
 		po.abort = jc->abort;
 		jc->map = map;
@@ -524,6 +539,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	char **cmds = xcalloc(n > 0 ? n : 1, sizeof *cmds);
 	int64_t deadline =
 	    timeout_s > 0 ? tpu_now_ms() + timeout_s * 1000LL : 0;
+	char **relaunch = NULL;
 	int attempt, rc = 0;
 
 	for (attempt = 0; attempt <= JOBCMD_REFOLLOW_MAX; attempt++) {
@@ -546,7 +562,10 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				continue;
 			if (attempt == 0 && first != NULL)
 				cmds[i] = xstrdup(first[i]);
-			else
+			else if (relaunch != NULL && relaunch[i] != NULL) {
+				cmds[i] = relaunch[i]; /* once */
+				relaunch[i] = NULL;
+			} else
 				cmds[i] = jobs_follow_cmd(jc->spec.name,
 				    jc->off[0][i], jc->off[1][i], wait);
 			nact++;
@@ -587,14 +606,64 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			}
 			nask += ask[i];
 		}
-		for (i = 0; i < n; i++)
-			free(cmds[i]);
+		if (jc->want_refresh &&
+		    (jc->signaled == NULL || *jc->signaled == 0)) {
+			struct tpu_err re;
+			int changed;
+
+			/* ours: read the nodes again, relaunch where the job
+			   never started, follow the others */
+			jc->want_refresh = 0;
+			jc->refresh_ok = 0;
+			*jc->abort = 0;
+			tpu_err_init(&re);
+			changed = jc->ctx != NULL
+			              ? sshcmd_refresh(jc->ctx, &jc->sc, &re)
+			              : 0;
+			log_debug(
+			    "job %s: a cached node description was stale "
+			    "(%s); launching again where it did not start",
+			    jc->spec.name, changed == 1 ? "refreshed" : re.msg);
+			for (i = 0; i < n; i++) {
+				free(relaunch != NULL ? relaunch[i] : NULL);
+				if (relaunch == NULL)
+					relaunch = xcalloc(n, sizeof *relaunch);
+				relaunch[i] = NULL;
+				/* never started there, or maybe not: the first
+				   command resumes a job already launched */
+				if (first != NULL && cmds[i] != NULL &&
+				    (sshpool_status_unreachable(
+				         res[i].status) ||
+				        ((res[i].status == SSHPOOL_S_ABORTED ||
+				             res[i].status ==
+				                 SSHPOOL_S_NOT_STARTED) &&
+				            jc->off[0][i] == 0 &&
+				            jc->off[1][i] == 0)))
+					relaunch[i] = xstrdup(first[i]);
+			}
+			release_results(res, n);
+			for (i = 0; i < n; i++)
+				free(cmds[i]);
+			if (jc->prelaunch != NULL) {
+				unsigned char *mask = xcalloc(n, 1);
+
+				for (i = 0; i < n; i++)
+					mask[i] = relaunch[i] != NULL;
+				jc->prelaunch(jc, mask, jc->prelaunch_arg);
+				free(mask);
+			}
+			continue;
+		}
 		if (prc == TPU_E_INTERRUPTED ||
 		    (jc->abort != NULL && *jc->abort)) {
 			rc = TPU_E_INTERRUPTED;
 			release_results(res, n);
+			for (i = 0; i < n; i++)
+				free(cmds[i]);
 			break;
 		}
+		for (i = 0; i < n; i++)
+			free(cmds[i]);
 		if (nask > 0)
 			jobcmd_status(jc, ask);
 		release_results(res, n);
@@ -621,6 +690,9 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				    jc->who[i].node);
 				jobcmd_state(jc, i)->kind = JOBS_LOST;
 			}
+	for (i = 0; relaunch != NULL && i < n; i++)
+		free(relaunch[i]);
+	free(relaunch);
 	free(res);
 	free(ask);
 	free(cmds);

@@ -326,13 +326,18 @@ static const char launch_sh[] =
     "n=$1 h=$2 u=$3\n"
     "b=$HOME/.tpuctl\n"
     "d=$b/jobs/$n\n"
+    "r=0\n"
     "if ! mkdir \"$d\" 2>/dev/null; then\n"
     "  mkdir -p \"$b/jobs\" \"$b/wd\"\n"
-    "  if ! mkdir \"$d\" 2>/dev/null; then\n"
+    "  if mkdir \"$d\" 2>/dev/null; then :\n"
+    /* resume: a launch that may have run already is followed instead */
+    "  elif [ \"$8\" = 1 ] && [ -s \"$d/pgid\" ]; then r=1\n"
+    "  else\n"
     "    echo \"tpuctl: a job named $n exists on this worker already\" >&2\n"
     "    exit 97\n"
     "  fi\n"
     "fi\n"
+    "if [ $r = 0 ]; then\n"
     "cd \"$d\" || exit 97\n"
     "printf '%s\\n' \"$4\" >env\n"
     "printf '%s\\n' \"$5\" >command\n"
@@ -373,6 +378,7 @@ static const char launch_sh[] =
     "setsid sh -c \"$7\" tpuctl-job \"$d\" \"$wd\" \"$5\" </dev/null "
     ">>\"$d/stdout\" 2>>\"$d/stderr\" &\n"
     "echo $! >pgid\n"
+    "fi\n"
     "[ \"$6\" = 1 ] || exit 0\n"
     "o1=0 o2=0 w=1\n";
 
@@ -448,10 +454,11 @@ remote(const char *script, const char *const *args, size_t nargs)
 
 char *
 jobs_launch_cmd(
-    const struct jobs_spec *s, char *const *env, size_t nenv, int follow)
+    const struct jobs_spec *s, char *const *env, size_t nenv, int flags)
 {
 	char *envs = jobs_env_script(env, nenv), *url = NULL, *script, *cmd;
-	const char *args[7];
+	const char *args[8];
+	int follow = (flags & JOBS_LAUNCH_FOLLOW) != 0;
 
 	if (s->stage_url != NULL)
 		url = xstrdup(s->stage_url);
@@ -463,7 +470,8 @@ jobs_launch_cmd(
 	args[4] = s->command;
 	args[5] = follow ? "1" : "0";
 	args[6] = job_sh;
-	cmd = remote(script, args, 7);
+	args[7] = (flags & JOBS_LAUNCH_RESUME) ? "1" : "0";
+	cmd = remote(script, args, 8);
 	free(script);
 	free(envs);
 	free(url);

@@ -165,11 +165,17 @@ int jobs_state_ok(const struct jobs_state *);
  * JSON API media URL, with curl when the worker lacks it, with a token of
  * its metadata server ($GCE_METADATA_HOST, else metadata.google.internal);
  * checked with sha256sum; exit 98 when the archive is missing or bad),
- * start the job detached.  With follow, then go on as jobs_follow_cmd
- * from offset 0.
+ * start the job detached.  With JOBS_LAUNCH_FOLLOW, then go on as
+ * jobs_follow_cmd from offset 0.  With JOBS_LAUNCH_RESUME, a job of that
+ * name already started on the worker (a launch whose answer was lost) is
+ * followed from offset 0 instead of refused.
  */
+enum jobs_launch_flags {
+	JOBS_LAUNCH_FOLLOW = (1 << 0),
+	JOBS_LAUNCH_RESUME = (1 << 1),
+};
 char *jobs_launch_cmd(
-    const struct jobs_spec *, char *const *env, size_t nenv, int follow);
+    const struct jobs_spec *, char *const *env, size_t nenv, int flags);
 
 /*
  * Print the job's stdout from byte off_out and stderr from off_err (to

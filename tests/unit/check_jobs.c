@@ -425,6 +425,13 @@ START_TEST(test_scripts_launch_status_follow)
 		free(want);
 	}
 	ck_assert_str_eq(e.data, "oops\n");
+	/* a resumed launch of a job already there follows it from 0 */
+	cmd = jobs_launch_cmd(
+	    &s, env, n, JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	ck_assert_ptr_nonnull(strstr(o.data, "rank=1 job=j1"));
+	ck_assert_str_eq(e.data, "oops\n");
+	free(cmd);
 	cmd = jobs_follow_cmd("j1", 7, 2, 0);
 	ck_assert_int_eq(sh(cmd, &o, &e), 1);
 	ck_assert_str_eq(e.data, "ps\n");
