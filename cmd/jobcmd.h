@@ -38,6 +38,7 @@ struct jobcmd {
 	uint64_t *lines[2];     /* per target: lines seen (for --since) */
 	char **cap;             /* per target: first stdout line (capture) */
 	unsigned char *reached; /* per target: answered once at least */
+	unsigned char *skip;    /* per target: not part of the job */
 	int capture;            /* a round whose stdout is parsed, not shown */
 	enum fanout_output mode;
 	uint64_t since;    /* show lines after the first `since` of a stream */

@@ -62,7 +62,7 @@ offline(struct jobcmd *jc, const char *workers, struct tpu_err *err)
 		    w = (int)i % jc->spec.nworkers;
 		uint64_t nl[2] = { 0, 0 };
 
-		if (!sel[w])
+		if (!sel[w] || jc->states[i].kind == JOBS_MISSING)
 			continue;
 		memset(&who, 0, sizeof who);
 		who.slice = record_qr(&jc->spec) ? s : -1;
@@ -171,8 +171,11 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    r % jc.spec.nworkers, nl);
 		jc.lines[0][i] = nl[0];
 		jc.lines[1][i] = nl[1];
-		/* ask again: the record may be behind */
-		if (jobcmd_state(&jc, i)->kind != JOBS_MISSING)
+		/* ask again: the record may be behind; a worker that never
+		   ran it is left out */
+		if (jobcmd_state(&jc, i)->kind == JOBS_MISSING)
+			jc.skip[i] = 1;
+		else
 			jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
 	}
 	memset(&sa, 0, sizeof sa);
@@ -201,7 +204,8 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		tpu_err_init(&e);
 		jobcmd_save(&jc, &e);
 		for (i = 0; i < jc.sc.ntargets; i++)
-			nfinal += jobs_state_final(jobcmd_state(&jc, i));
+			nfinal += jc.skip[i] ||
+			          jobs_state_final(jobcmd_state(&jc, i));
 		if (nfinal == jc.sc.ntargets)
 			rc = jobcmd_summary(&jc, follow, err);
 	}

@@ -552,9 +552,13 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	jc.prepared = 1;
 	/* the shape of the job: every slice, every worker of a slice */
-	jc.spec.nslices = (int)jc.sc.nslices;
+	/* slices by index: with --node, up to the highest one selected */
+	jc.spec.nslices = 1;
+	for (i = 0; i < jc.sc.ntargets; i++)
+		if (sshcmd_slice_of(&jc.sc, i)->index + 1 > jc.spec.nslices)
+			jc.spec.nslices = sshcmd_slice_of(&jc.sc, i)->index + 1;
 	jc.spec.nworkers = sshcmd_slice_of(&jc.sc, 0)->nworkers;
-	jc.spec.nodes = xcalloc(jc.sc.nslices, sizeof *jc.spec.nodes);
+	jc.spec.nodes = xcalloc((size_t)jc.spec.nslices, sizeof *jc.spec.nodes);
 	for (i = 0; i < jc.sc.ntargets; i++) {
 		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc.sc, i);
 
@@ -565,20 +569,27 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			    jc.spec.slice, jc.spec.nworkers, sl->nworkers);
 			goto out;
 		}
-		if ((size_t)sl->index < jc.sc.nslices &&
-		    jc.spec.nodes[sl->index] == NULL)
+		if (jc.spec.nodes[sl->index] == NULL)
 			jc.spec.nodes[sl->index] = xstrdup(sl->name);
 	}
-	for (i = 0; i < jc.sc.nslices; i++)
+	for (i = 0; i < (size_t)jc.spec.nslices; i++)
 		if (jc.spec.nodes[i] == NULL)
 			jc.spec.nodes[i] = xstrdup("");
 	jc.spec.start = time(NULL);
 	jc.states = xcalloc((size_t)jc.spec.nslices * (size_t)jc.spec.nworkers,
 	    sizeof *jc.states);
+	/* workers not selected do not run it */
+	for (i = 0; i < (size_t)jc.spec.nslices * (size_t)jc.spec.nworkers; i++)
+		jc.states[i].kind = JOBS_MISSING;
 	n = jc.sc.ntargets;
 	jc.ctx = ctx;
-	if ((rc = jobcmd_attach(&jc, err)) != 0 ||
-	    (rc = jobcmd_save(&jc, err)) != 0)
+	if ((rc = jobcmd_attach(&jc, err)) != 0)
+		goto out;
+	/* recorded as running before anything starts: a client killed from
+	   now on leaves a record that logs and jobs follow */
+	for (i = 0; i < n; i++)
+		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
+	if ((rc = jobcmd_save(&jc, err)) != 0)
 		goto out;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;

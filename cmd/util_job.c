@@ -48,6 +48,7 @@ jobcmd_release(struct jobcmd *jc)
 	}
 	free(jc->cap);
 	free(jc->reached);
+	free(jc->skip);
 	free(jc->who);
 	free(jc->rank);
 	free(jc->states);
@@ -207,6 +208,7 @@ jobcmd_attach(struct jobcmd *jc, struct tpu_err *err)
 	jc->rank = xcalloc(n, sizeof *jc->rank);
 	jc->cap = xcalloc(n, sizeof *jc->cap);
 	jc->reached = xcalloc(n, 1);
+	jc->skip = xcalloc(n, 1);
 	for (s = 0; s < 2; s++) {
 		jc->fd[s] = xcalloc(n, sizeof *jc->fd[s]);
 		jc->off[s] = xcalloc(n, sizeof *jc->off[s]);
@@ -703,12 +705,15 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 int
 jobcmd_summary(struct jobcmd *jc, int print, struct tpu_err *err)
 {
-	size_t n = jc->sc.ntargets, i, nok = 0, nreach = 0;
+	size_t n = 0, i, nok = 0, nreach = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < jc->sc.ntargets; i++) {
 		const struct jobs_state *st = jobcmd_state(jc, i);
 		char name[128], what[64];
 
+		if (jc->skip[i])
+			continue;
+		n++;
 		nok += jobs_state_ok(st);
 		nreach += jc->reached[i];
 		if (print)

@@ -58,3 +58,13 @@ for s in 0 1; do
 	done
 done
 assert_grep ': 4 of 4 workers succeeded \(2 slices\)$' "$T/err"
+
+# One slice of the two: its global ranks and the job's shape are kept.
+expect_rc 0 "$TPUCTL" run t301q --node 1 --name one-slice -- \
+    sh -c 'echo "$RANK/$WORLD_SIZE s$TPUCTL_SLICE/$TPUCTL_SLICES"'
+assert_grep '^\[s1/w0\] 2/4 s1/2$' "$T/out"
+assert_grep '^\[s1/w1\] 3/4 s1/2$' "$T/out"
+[ "$(wc -l <"$T/out")" -eq 2 ] || fail "--node 1: $(cat "$T/out")"
+expect_rc 0 "$TPUCTL" logs one-slice --output raw
+[ "$(sort "$T/out")" = "2/4 s1/2
+3/4 s1/2" ] || fail "logs one-slice: $(cat "$T/out")"
