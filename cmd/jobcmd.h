@@ -54,6 +54,10 @@ struct jobcmd {
 	struct tpu_ctx *ctx;
 	int refresh_ok;
 	int want_refresh;
+	/* per target in a round: 0 connecting, 1 output seen, 2 done; the
+	   round is stopped for the refresh only once none is connecting
+	   (stopping a session in its handshake leaks in libssh2) */
+	unsigned char *rstate;
 	/* Called before that second launch with the targets it goes to
 	 * (e.g. to send them the workdir); may be NULL. */
 	void (*prelaunch)(struct jobcmd *, const unsigned char *mask, void *);

@@ -21,6 +21,8 @@
 #include "util.h"
 #include "xmalloc.h"
 
+static void maybe_stop(struct jobcmd *);
+
 void
 jobcmd_init(struct jobcmd *jc)
 {
@@ -49,6 +51,7 @@ jobcmd_release(struct jobcmd *jc)
 	free(jc->cap);
 	free(jc->reached);
 	free(jc->skip);
+	free(jc->rstate);
 	free(jc->who);
 	free(jc->rank);
 	free(jc->states);
@@ -209,6 +212,7 @@ jobcmd_attach(struct jobcmd *jc, struct tpu_err *err)
 	jc->cap = xcalloc(n, sizeof *jc->cap);
 	jc->reached = xcalloc(n, 1);
 	jc->skip = xcalloc(n, 1);
+	jc->rstate = xcalloc(n, 1);
 	for (s = 0; s < 2; s++) {
 		jc->fd[s] = xcalloc(n, sizeof *jc->fd[s]);
 		jc->off[s] = xcalloc(n, sizeof *jc->off[s]);
@@ -336,6 +340,10 @@ on_output(
 	int s = stream == 2 ? 1 : 0, eol = (flags & SSHPOOL_OUT_EOL) != 0;
 
 	jc->reached[i] = 1;
+	if (jc->rstate != NULL && jc->rstate[i] == 0) {
+		jc->rstate[i] = 1;
+		maybe_stop(jc);
+	}
 	if (jc->capture) {
 		if (s == 0 && jc->cap[i] == NULL)
 			jc->cap[i] = xstrndup(data, len);
@@ -380,18 +388,32 @@ jobcmd_replay(struct jobcmd *jc, const struct fanout_who *who, int slice,
 	}
 }
 
+/* Stop the round for a refresh once no target is still connecting. */
+static void
+maybe_stop(struct jobcmd *jc)
+{
+	size_t i;
+
+	if (!jc->want_refresh || jc->abort == NULL ||
+	    (jc->signaled != NULL && *jc->signaled != 0))
+		return;
+	for (i = 0; i < jc->sc.ntargets; i++)
+		if (jc->rstate[i] == 0)
+			return;
+	*jc->abort = 1;
+}
+
 /* A stale cached description: stop the round to read it again. */
 static void
 on_done(void *arg, size_t ridx, const struct sshpool_result *r)
 {
 	struct jobcmd *jc = arg;
+	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
 
-	(void)ridx;
-	if (jc->refresh_ok && sshpool_status_unreachable(r->status) &&
-	    jc->abort != NULL && (jc->signaled == NULL || *jc->signaled == 0)) {
+	jc->rstate[i] = 2;
+	if (jc->refresh_ok && sshpool_status_unreachable(r->status))
 		jc->want_refresh = 1;
-		*jc->abort = 1;
-	}
+	maybe_stop(jc);
 }
 
 int
@@ -417,6 +439,8 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		sub[k].nenv = 0;
 		map[k++] = i;
 	}
+	for (i = 0; jc->rstate != NULL && i < n; i++)
+		jc->rstate[i] = cmds[i] != NULL ? 0 : 2;
 	if (k > 0) {
 		po.command = NULL;
 		po.flags |=
