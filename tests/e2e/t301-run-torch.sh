@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2016 # remote shells expand these
 # tpuctl run of a real PyTorch program (Debian's python3-torch, CPU, gloo,
 # init_process_group(init_method="env://")) on a v4-32 node (4 workers)
 # and on a 2-slice multislice queued resource (2 x v4-16): every rank
