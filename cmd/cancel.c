@@ -1,0 +1,106 @@
+/*
+ * "tpuctl cancel JOB": SIGTERM to the job's process group on every
+ * worker, SIGKILL after the grace period to whatever of it is left,
+ * then the final states recorded and shown: nothing of the job keeps
+ * running.  Exit 0 when the job has ended on every worker, 8 when some
+ * could not be reached (lost), 9 when none could.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "jobcmd.h"
+#include "util.h"
+
+enum {
+	OPT_GRACE = 0x300,
+};
+
+static int
+cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ "grace", required_argument, NULL, OPT_GRACE },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sshcmd_opts so;
+	struct jobcmd jc;
+	long long grace = 10;
+	size_t i, nended = 0, nreach = 0;
+	int ch, rc;
+
+	jobcmd_init(&jc);
+	sshcmd_opts_init(&so);
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case OPT_GRACE:
+			if ((rc = tpu_parse_duration(
+			         "--grace", optarg, &grace, err)) != 0)
+				goto out;
+			if (grace > 3600) {
+				rc = tpu_error(err, TPU_E_USAGE,
+				    "--grace '%s': at most 1 hour", optarg);
+				goto out;
+			}
+			break;
+		default:
+			rc = cmd_bad_option(argv, ch, err);
+			goto out;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1) {
+		cmd_want_usage();
+		rc = tpu_error(err, TPU_E_USAGE,
+		    argc < 1 ? "missing operand" : "too many operands");
+		goto out;
+	}
+	if ((rc = jobcmd_load(&jc, argv[0], err)) != 0)
+		goto out;
+	so.workers = "all";
+	if ((rc = jobcmd_connect(ctx, &jc, &so, err)) != 0)
+		goto out;
+	for (i = 0; i < jc.sc.ntargets; i++)
+		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
+	jobcmd_cancel(&jc, (int)grace);
+	{
+		struct tpu_err e;
+
+		tpu_err_init(&e);
+		jobcmd_save(&jc, &e);
+	}
+	for (i = 0; i < jc.sc.ntargets; i++) {
+		const struct jobs_state *st = jobcmd_state(&jc, i);
+		char name[128], what[64];
+
+		fprintf(stderr, "%s: %s\n",
+		    fanout_who_name(&jc.who[i], name, sizeof name),
+		    jobs_state_str(st, what, sizeof what));
+		nreach += jc.reached[i];
+		nended += jobs_state_final(st) && st->kind != JOBS_LOST;
+	}
+	fprintf(stderr, "job %s: ended on %zu of %zu workers\n", jc.spec.name,
+	    nended, jc.sc.ntargets);
+	if (nended < jc.sc.ntargets)
+		rc = tpu_error(err,
+		    nreach == 0 ? TPU_E_UNREACHABLE : TPU_E_PARTIAL,
+		    "job %s: %zu of %zu workers could not be cancelled",
+		    jc.spec.name, jc.sc.ntargets - nended, jc.sc.ntargets);
+out:
+	jobcmd_release(&jc);
+	return rc;
+}
+
+const struct cmd_entry cmd_cancel_entry = {
+	.name = "cancel",
+	.alias = NULL,
+	.usage = "cancel [--grace duration] job",
+	.summary = "stop a job on every worker",
+	.min_args = 1,
+	.max_args = -1,
+	.flags = CMD_NEEDS_AUTH | CMD_SSH,
+	.exec = cancel_exec,
+};

@@ -1,0 +1,133 @@
+/*
+ * Shared plumbing of the job commands (run, logs, jobs, cancel), on top
+ * of the job model (src/jobs.h), the SSH targets (sshcmd.h) and the
+ * fan-out naming helpers (fanout.h): the local job record and log store,
+ * rounds of worker-side scripts over the fan-out engine with the output
+ * appended to the local logs (the byte offsets a later `logs` resumes
+ * from) and rendered with prefixes, following a job until it has ended
+ * everywhere (a dropped stream is resumed from its offsets; a worker that
+ * cannot be reached is lost), cancelling, and the per-worker summary and
+ * exit contract (0 every worker exited 0; 8 some did not; 9 none could be
+ * reached).
+ */
+#ifndef TPUCTL_JOBCMD_H
+#define TPUCTL_JOBCMD_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctx.h"
+#include "err.h"
+#include "fanout.h"
+#include "jobs.h"
+#include "sshcmd.h"
+
+/* How often a dropped log stream of a running job is resumed. */
+#define JOBCMD_REFOLLOW_MAX 5
+
+struct jobcmd {
+	struct jobs_spec spec;
+	struct jobs_state *states; /* nslices * nworkers, by global rank */
+	struct sshcmd sc;
+	int prepared;
+	struct fanout_who *who; /* per target */
+	int *rank;              /* per target: index in states */
+	int *fd[2];             /* per target: local .out and .err, or -1 */
+	uint64_t *off[2];       /* per target: bytes in the local logs */
+	uint64_t *lines[2];     /* per target: lines seen (for --since) */
+	char **cap;             /* per target: first stdout line (capture) */
+	unsigned char *reached; /* per target: answered once at least */
+	unsigned char *skip;    /* per target: not part of the job */
+	int capture;            /* a round whose stdout is parsed, not shown */
+	enum fanout_output mode;
+	uint64_t since;    /* show lines after the first `since` of a stream */
+	const size_t *map; /* round index -> target index */
+	volatile sig_atomic_t *abort;
+	/* Set by the caller: the signal its handler caught (0: none), so an
+	 * abort of ours (below) is told from the user's. */
+	volatile sig_atomic_t *signaled;
+	/* The targets came from the node cache: in the first round, a worker
+	 * that cannot be reached or trusted stops the round (its job never
+	 * started), the description is read again and the job launched
+	 * there once more, the others followed from their offsets. */
+	struct tpu_ctx *ctx;
+	int refresh_ok;
+	int want_refresh;
+	/* per target in a round: 0 connecting, 1 output seen, 2 done; the
+	   round is stopped for the refresh only once none is connecting
+	   (stopping a session in its handshake leaks in libssh2) */
+	unsigned char *rstate;
+	/* Called before that second launch with the targets it goes to
+	 * (e.g. to send them the workdir); may be NULL. */
+	void (*prelaunch)(struct jobcmd *, const unsigned char *mask, void *);
+	void *prelaunch_arg;
+};
+
+void jobcmd_init(struct jobcmd *);
+void jobcmd_release(struct jobcmd *);
+
+/* The record of job name into jc->spec and jc->states (TPU_E_NOTFOUND
+ * when there is none). */
+int jobcmd_load(struct jobcmd *, const char *name, struct tpu_err *);
+/* Write jc's record (job.json in the job's local directory). */
+int jobcmd_save(const struct jobcmd *, struct tpu_err *);
+/* Names of every recorded job, sorted; *n set.  Free with jobs_env_free. */
+char **jobcmd_list(size_t *n);
+
+/*
+ * Resolve the job's slice (jc->spec.slice in jc->spec.zone unless --zone
+ * was given) with so's worker selection, every slice of a queued
+ * resource; set who/rank, open the local logs for appending.
+ */
+int jobcmd_connect(
+    struct tpu_ctx *, struct jobcmd *, struct sshcmd_opts *, struct tpu_err *);
+/* The second half of jobcmd_connect, after sshcmd_prepare into jc->sc
+ * (jc->prepared set) and jc->spec's shape filled. */
+int jobcmd_attach(struct jobcmd *, struct tpu_err *);
+
+/*
+ * One round: cmds[i] (per target; NULL: skip that target) through the
+ * fan-out; results[i] filled for every target (NOT_STARTED for skipped
+ * ones).  Output goes to the local logs and the screen, or with
+ * jc->capture, the first stdout line of each into jc->cap.
+ */
+int jobcmd_round(struct jobcmd *, char **cmds, int timeout_s, int fail_fast,
+    struct sshpool_result *results, struct tpu_err *);
+
+/* Ask the targets in mask (NULL: all) for the job's state. */
+void jobcmd_status(struct jobcmd *, const unsigned char *mask);
+
+/*
+ * Follow the job on the targets not yet final (first: the commands of
+ * the first round, e.g. launch + follow; NULL: follow from the offsets)
+ * until it has ended on each, resuming dropped streams.  Returns 0,
+ * TPU_E_INTERRUPTED/TPU_E_TERMINATED (jc->abort), TPU_E_TIMEOUT, or
+ * TPU_E_PARTIAL when fail_fast stopped it on a failure.
+ */
+int jobcmd_follow(struct jobcmd *, char **first, int timeout_s, int fail_fast,
+    int wait, struct tpu_err *);
+
+/* SIGTERM, SIGKILL after grace_s, on the targets whose job is not final;
+ * states recorded. */
+void jobcmd_cancel(struct jobcmd *, int grace_s);
+
+/*
+ * The per-worker summary on stderr ("worker 3: exited 1", "N of M
+ * workers succeeded") and the exit contract: 0, TPU_E_PARTIAL,
+ * TPU_E_UNREACHABLE (no worker reached) with err set.
+ */
+int jobcmd_summary(struct jobcmd *, int print, struct tpu_err *);
+
+/*
+ * Show the local logs of worker `worker` of slice `slice` as who (the
+ * prefix), counting lines in nlines[0] (stdout) and nlines[1] (stderr)
+ * for jc->since.
+ */
+void jobcmd_replay(struct jobcmd *, const struct fanout_who *who, int slice,
+    int worker, uint64_t nlines[2]);
+
+/* The state of target i. */
+struct jobs_state *jobcmd_state(struct jobcmd *, size_t i);
+
+#endif

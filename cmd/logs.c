@@ -1,0 +1,231 @@
+/*
+ * "tpuctl logs JOB": a job's output, from the local copy first, then
+ * what the workers wrote since (fetched from the byte offsets the local
+ * copy ends at, so every line is shown once); with --follow, until the
+ * job has ended on every selected worker, then the per-worker summary and
+ * the job's exit contract (0 / 8 / 9).  Ctrl-C stops the following only.
+ * When the slice is gone the local copy is shown alone.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "jobcmd.h"
+#include "log.h"
+#include "sshsel.h"
+#include "util.h"
+#include "xmalloc.h"
+
+enum {
+	OPT_FOLLOW = 0x300,
+	OPT_SINCE,
+	OPT_OUTPUT,
+};
+
+static volatile sig_atomic_t logs_abort;
+static volatile sig_atomic_t logs_signal;
+
+static void
+on_signal(int sig)
+{
+	logs_abort = 1;
+	logs_signal = sig;
+}
+
+/* The job ran on a queued resource: its slices are other names. */
+static int
+record_qr(const struct jobs_spec *s)
+{
+	return s->nslices > 1 ||
+	       (s->nodes != NULL && strcmp(s->nodes[0], s->slice) != 0);
+}
+
+/* The local copy only (the slice is gone or unreachable). */
+static int
+offline(struct jobcmd *jc, const char *workers, struct tpu_err *err)
+{
+	unsigned char *sel = xcalloc((size_t)jc->spec.nworkers, 1);
+	size_t n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers, i;
+	size_t nok = 0, nfinal = 0, nsel = 0;
+	int rc;
+
+	if ((rc = sshsel_workers(workers, jc->spec.nworkers, sel, err)) != 0) {
+		free(sel);
+		return rc;
+	}
+	for (i = 0; i < n; i++) {
+		struct fanout_who who;
+		int s = (int)i / jc->spec.nworkers,
+		    w = (int)i % jc->spec.nworkers;
+		uint64_t nl[2] = { 0, 0 };
+
+		if (!sel[w] || jc->states[i].kind == JOBS_MISSING)
+			continue;
+		memset(&who, 0, sizeof who);
+		who.slice = record_qr(&jc->spec) ? s : -1;
+		who.worker = w;
+		snprintf(who.node, sizeof who.node, "%s",
+		    jc->spec.nodes != NULL ? jc->spec.nodes[s]
+		                           : jc->spec.slice);
+		jobcmd_replay(jc, &who, s, w, nl);
+		nsel++;
+		nok += jobs_state_ok(&jc->states[i]);
+		nfinal += jobs_state_final(&jc->states[i]);
+	}
+	free(sel);
+	if (nfinal < nsel)
+		return 0;
+	if (nok == nsel)
+		return 0;
+	return tpu_error(err, TPU_E_PARTIAL,
+	    "job %s: %zu of %zu workers failed (recorded)", jc->spec.name,
+	    nsel - nok, nsel);
+}
+
+static int
+logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "worker", required_argument, NULL, SSHCMD_OPT_WORKER },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sshcmd_opts so;
+	struct jobcmd jc;
+	struct sigaction sa, old_int, old_term;
+	const char *workers = "all", *es = NULL;
+	size_t i;
+	int ch, rc, follow = 0, sig_set = 0;
+
+	jobcmd_init(&jc);
+	sshcmd_opts_init(&so);
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case OPT_FOLLOW:
+			follow = 1;
+			break;
+		case OPT_OUTPUT:
+			if ((rc = fanout_parse_output(optarg, &jc.mode, err)) !=
+			    0)
+				goto out;
+			break;
+		case OPT_SINCE:
+			jc.since =
+			    (uint64_t)tpu_strtonum(optarg, 0, 1LL << 50, &es);
+			if (es != NULL) {
+				rc = tpu_error(err, TPU_E_USAGE,
+				    "--since '%s': a line count, 0 or more "
+				    "(%s)",
+				    optarg, es);
+				goto out;
+			}
+			break;
+		case SSHCMD_OPT_WORKER:
+			if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
+				goto out;
+			workers = optarg;
+			break;
+		default:
+			rc = cmd_bad_option(argv, ch, err);
+			goto out;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1) {
+		cmd_want_usage();
+		rc = tpu_error(err, TPU_E_USAGE,
+		    argc < 1 ? "missing operand" : "too many operands");
+		goto out;
+	}
+	if ((rc = jobcmd_load(&jc, argv[0], err)) != 0)
+		goto out;
+	so.workers = workers;
+	{
+		struct tpu_err cerr;
+
+		tpu_err_init(&cerr);
+		rc = jobcmd_connect(ctx, &jc, &so, &cerr);
+		if (rc == TPU_E_USAGE) {
+			*err = cerr;
+			goto out;
+		}
+		if (rc != 0) {
+			log_warn("cannot reach the slice of job %s (%s): "
+			         "showing the logs kept locally",
+			    jc.spec.name, cerr.msg);
+			rc = offline(&jc, workers, err);
+			goto out;
+		}
+	}
+	for (i = 0; i < jc.sc.ntargets; i++) {
+		int r = jc.rank[i];
+		uint64_t nl[2] = { 0, 0 };
+
+		jobcmd_replay(&jc, &jc.who[i], r / jc.spec.nworkers,
+		    r % jc.spec.nworkers, nl);
+		jc.lines[0][i] = nl[0];
+		jc.lines[1][i] = nl[1];
+		/* ask again: the record may be behind; a worker that never
+		   ran it is left out */
+		if (jobcmd_state(&jc, i)->kind == JOBS_MISSING)
+			jc.skip[i] = 1;
+		else
+			jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sig_set = 1;
+	jc.abort = &logs_abort;
+	rc = jobcmd_follow(&jc, NULL, 0, 0, follow, err);
+	if (rc == TPU_E_INTERRUPTED) {
+		struct tpu_err e;
+
+		jobcmd_save(&jc, &e);
+		rc = tpu_error(err,
+		    logs_signal == SIGTERM ? TPU_E_TERMINATED
+		                           : TPU_E_INTERRUPTED,
+		    "stopped following job %s (it goes on running)",
+		    jc.spec.name);
+		goto out;
+	}
+	{
+		struct tpu_err e;
+		size_t nfinal = 0;
+
+		tpu_err_init(&e);
+		jobcmd_save(&jc, &e);
+		for (i = 0; i < jc.sc.ntargets; i++)
+			nfinal += jc.skip[i] ||
+			          jobs_state_final(jobcmd_state(&jc, i));
+		if (nfinal == jc.sc.ntargets)
+			rc = jobcmd_summary(&jc, follow, err);
+	}
+out:
+	if (sig_set) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+	jobcmd_release(&jc);
+	return rc;
+}
+
+const struct cmd_entry cmd_logs_entry = {
+	.name = "logs",
+	.alias = NULL,
+	.usage = "logs [--follow] [--worker 0|all|1,3|0-7] [--since n] "
+	         "[--output prefix|raw|jsonl] job",
+	.summary = "show or follow the output of a job",
+	.min_args = 1,
+	.max_args = -1,
+	.flags = CMD_NEEDS_AUTH | CMD_SSH,
+	.exec = logs_exec,
+};

@@ -1,0 +1,854 @@
+/*
+ * The job model (see jobs.h): names, environment, worker-side scripts,
+ * states and the local record.  The scripts are constant POSIX sh text;
+ * every value reaches them as a shell-quoted positional argument, never
+ * pasted into the script.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "jobs.h"
+#include "shquote.h"
+#include "xmalloc.h"
+
+void
+jobs_spec_init(struct jobs_spec *s)
+{
+	memset(s, 0, sizeof *s);
+	s->nslices = 1;
+	s->nworkers = 1;
+	s->master_port = JOBS_MASTER_PORT;
+	s->coordinator_port = JOBS_COORDINATOR_PORT;
+	s->megascale_port = JOBS_MEGASCALE_PORT;
+}
+
+void
+jobs_spec_release(struct jobs_spec *s)
+{
+	size_t i;
+
+	free(s->name);
+	free(s->slice);
+	free(s->zone);
+	if (s->nodes != NULL)
+		for (i = 0; i < (size_t)s->nslices; i++)
+			free(s->nodes[i]);
+	free(s->nodes);
+	free(s->command);
+	jobs_env_free(s->env, s->nenv);
+	free(s->workdir_hash);
+	free(s->stage_url);
+	jobs_spec_init(s);
+}
+
+int
+jobs_name_check(const char *name, struct tpu_err *err)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0 || n > JOBS_NAME_MAX)
+		return tpu_error(err, TPU_E_USAGE,
+		    "job name '%s': must be 1 to %d characters", name,
+		    JOBS_NAME_MAX);
+	if (!isalnum((unsigned char)name[0]) || (unsigned char)name[0] >= 0x80)
+		return tpu_error(err, TPU_E_USAGE,
+		    "job name '%s': must start with a letter or digit", name);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c >= 0x80 ||
+		    !(isalnum(c) || c == '.' || c == '_' || c == '-'))
+			return tpu_error(err, TPU_E_USAGE,
+			    "job name '%s': only letters, digits, '.', '_' and "
+			    "'-' are allowed",
+			    name);
+	}
+	return 0;
+}
+
+char *
+jobs_default_name(const char *command, time_t t, unsigned rnd)
+{
+	const char *p = command != NULL ? command : "", *w, *e, *slash;
+	char base[25];
+	size_t k = 0;
+	struct tm tm;
+
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	/* the first word, up to a blank or a shell metacharacter */
+	for (e = p; *e != '\0' && strchr(" \t\n;&|<>()$`\"'", *e) == NULL; e++)
+		;
+	w = p;
+	for (slash = p; slash < e; slash++)
+		if (*slash == '/')
+			w = slash + 1;
+	for (; w < e && k < sizeof base - 1; w++) {
+		unsigned char c = (unsigned char)tolower((unsigned char)*w);
+
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '-')
+			base[k++] = (char)c;
+	}
+	base[k] = '\0';
+	/* a letter or digit first */
+	k = strspn(base, "._-");
+	if (base[k] == '\0')
+		snprintf(base, sizeof base, "job");
+	else if (k > 0)
+		memmove(base, base + k, strlen(base + k) + 1);
+	gmtime_r(&t, &tm);
+	return xasprintf("%s-%04d%02d%02d-%02d%02d%02d-%04x", base,
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, rnd & 0xffff);
+}
+
+static int
+env_key_ok(const char *k, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || !(isalpha((unsigned char)k[0]) || k[0] == '_'))
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)k[i] >= 0x80 ||
+		    !(isalnum((unsigned char)k[i]) || k[i] == '_'))
+			return 0;
+	return 1;
+}
+
+int
+jobs_env_add(
+    struct jobs_spec *s, const char *kv, const char *what, struct tpu_err *err)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen, i;
+
+	if (eq == NULL)
+		return tpu_error(
+		    err, TPU_E_USAGE, "%s '%s': expected NAME=VALUE", what, kv);
+	klen = (size_t)(eq - kv);
+	if (!env_key_ok(kv, klen))
+		return tpu_error(err, TPU_E_USAGE,
+		    "%s '%s': the name must be letters, digits and '_', not "
+		    "starting with a digit",
+		    what, kv);
+	if (klen >= 7 && strncmp(kv, "TPUCTL_", 7) == 0)
+		return tpu_error(err, TPU_E_USAGE,
+		    "%s '%s': TPUCTL_ variables are set by tpuctl run", what,
+		    kv);
+	for (i = 0; i < s->nenv; i++)
+		if (strncmp(s->env[i], kv, klen + 1) == 0) {
+			free(s->env[i]);
+			s->env[i] = xstrdup(kv);
+			return 0;
+		}
+	s->env = xreallocarray(s->env, s->nenv + 1, sizeof *s->env);
+	s->env[s->nenv++] = xstrdup(kv);
+	return 0;
+}
+
+int
+jobs_env_file(struct jobs_spec *s, const char *path, const char *text,
+    size_t len, struct tpu_err *err)
+{
+	size_t off = 0;
+	int line = 0, rc = 0;
+
+	while (off < len && rc == 0) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t n = nl != NULL ? (size_t)(nl - (text + off)) : len - off;
+		char *l, *p, *what;
+
+		line++;
+		if (memchr(text + off, '\0', n) != NULL) {
+			rc = tpu_error(err, TPU_E_USAGE,
+			    "%s:%d: a NUL byte in the line", path, line);
+			break;
+		}
+		l = p = xstrndup(text + off, n);
+		off += n + (nl != NULL);
+		if (n > 0 && l[n - 1] == '\r')
+			l[n - 1] = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0' || *p == '#') {
+			free(l);
+			continue;
+		}
+		if (strncmp(p, "export ", 7) == 0)
+			p += 7;
+		what = xasprintf("%s:%d:", path, line);
+		rc = jobs_env_add(s, p, what, err);
+		free(what);
+		free(l);
+	}
+	return rc;
+}
+
+static void
+env_push(char ***env, size_t *n, char *kv)
+{
+	*env = xreallocarray(*env, *n + 1, sizeof **env);
+	(*env)[(*n)++] = kv;
+}
+
+char **
+jobs_worker_env(const struct jobs_spec *s, const char *master_addr, int slice,
+    int worker, size_t *np)
+{
+	char **env = NULL;
+	size_t n = 0, i, j;
+
+	env_push(&env, &n, xasprintf("TPUCTL_JOB=%s", s->name));
+	env_push(&env, &n, xasprintf("TPUCTL_WORKER=%d", worker));
+	env_push(&env, &n, xasprintf("TPUCTL_WORKERS=%d", s->nworkers));
+	env_push(&env, &n, xasprintf("TPUCTL_SLICE=%d", slice));
+	env_push(&env, &n, xasprintf("TPUCTL_SLICES=%d", s->nslices));
+	env_push(&env, &n, xstrdup("TPUCTL_RESTART_COUNT=0"));
+	env_push(&env, &n, xasprintf("RANK=%d", slice * s->nworkers + worker));
+	env_push(
+	    &env, &n, xasprintf("WORLD_SIZE=%d", s->nslices * s->nworkers));
+	env_push(&env, &n, xstrdup("LOCAL_RANK=0"));
+	env_push(&env, &n, xstrdup("LOCAL_WORLD_SIZE=1"));
+	env_push(&env, &n, xasprintf("MASTER_ADDR=%s", master_addr));
+	env_push(&env, &n, xasprintf("MASTER_PORT=%d", s->master_port));
+	env_push(&env, &n,
+	    xasprintf("JAX_COORDINATOR_ADDRESS=%s:%d", master_addr,
+	        s->coordinator_port));
+	if (s->nslices > 1) {
+		env_push(&env, &n,
+		    xasprintf("MEGASCALE_COORDINATOR_ADDRESS=%s", master_addr));
+		env_push(
+		    &env, &n, xasprintf("MEGASCALE_NUM_SLICES=%d", s->nslices));
+		env_push(&env, &n, xasprintf("MEGASCALE_SLICE_ID=%d", slice));
+		env_push(&env, &n,
+		    xasprintf("MEGASCALE_PORT=%d", s->megascale_port));
+	}
+	for (i = 0; i < s->nenv; i++) {
+		size_t klen = strcspn(s->env[i], "=") + 1;
+
+		for (j = 0; j < n; j++)
+			if (strncmp(env[j], s->env[i], klen) == 0)
+				break;
+		if (j < n) {
+			free(env[j]);
+			env[j] = xstrdup(s->env[i]);
+		} else
+			env_push(&env, &n, xstrdup(s->env[i]));
+	}
+	*np = n;
+	return env;
+}
+
+void
+jobs_env_free(char **env, size_t n)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && i < n; i++)
+		free(env[i]);
+	free(env);
+}
+
+char *
+jobs_env_script(char *const *env, size_t n)
+{
+	struct buf b;
+	size_t i;
+
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(env[i], '=');
+		char *q = shquote(eq + 1);
+
+		buf_puts(&b, "export ");
+		buf_append(&b, env[i], (size_t)(eq - env[i]));
+		buf_printf(&b, "=%s\n", q);
+		free(q);
+	}
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * The job's shell, started by launch as `setsid sh -c JOB_SH tpuctl-job
+ * DIR WD CMD` with the job's output files as stdout and stderr: a new
+ * session and process group whose id is its pid (setsid(1) does not fork
+ * a non-leader), so a dropped connection or killed client does not reach
+ * it and `kill -TERM -PGID` reaches all of the job.  It sources the
+ * environment, runs the command in a subshell with no positional
+ * parameters and records "exit N".  Killed with its group, it records
+ * nothing: cancel records "signal TERM" or "signal KILL" then.  The
+ * user's env may set any name, so only $1.. and _tpuctl_* are used.
+ */
+static const char job_sh[] =
+    "cd \"$1\" || exit 1\n"
+    ". ./env\n"
+    "if ! cd \"$2\"; then\n"
+    "  : >\"$1/end\"; echo 'exit 127' >\"$1/status\"; exit 1\n"
+    "fi\n"
+    "_tpuctl_d=$1 _tpuctl_c=$3\n"
+    "set --\n"
+    "(eval \"$_tpuctl_c\")\n"
+    "_tpuctl_s=$?\n"
+    ": >\"$_tpuctl_d/end\"\n"
+    /* one short write: a reader sees it whole or not at all */
+    "echo \"exit $_tpuctl_s\" >\"$_tpuctl_d/status\"\n";
+
+/* The follow part; $n name, $o1 $o2 offsets, $w wait (1/0). */
+static const char follow_sh[] =
+    "d=$HOME/.tpuctl/jobs/$n\n"
+    "if [ ! -d \"$d\" ]; then\n"
+    "  echo \"tpuctl: no job $n on this worker\" >&2; exit 96\n"
+    "fi\n"
+    "p= s=\n"
+    "[ -r \"$d/pgid\" ] && read -r p <\"$d/pgid\"\n"
+    "[ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
+    "if [ \"$w\" = 1 ] && [ -n \"$p\" ] && [ -z \"$s\" ] && "
+    "kill -0 \"$p\" 2>/dev/null; then\n"
+    "  tail -s 0.02 --pid=\"$p\" -c +$((o1 + 1)) -f \"$d/stdout\" & a=$!\n"
+    "  tail -s 0.02 --pid=\"$p\" -c +$((o2 + 1)) -f \"$d/stderr\" >&2 & "
+    "e=$!\n"
+    "  wait $a; wait $e\n"
+    "else\n"
+    "  [ ! -s \"$d/stdout\" ] || tail -c +$((o1 + 1)) \"$d/stdout\"\n"
+    "  [ ! -s \"$d/stderr\" ] || tail -c +$((o2 + 1)) \"$d/stderr\" >&2\n"
+    "fi\n"
+    "s=\n"
+    "[ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
+    "[ \"$s\" = 'exit 0' ] && exit 0\n"
+    "exit 1\n";
+
+static const char launch_sh[] =
+    "n=$1 h=$2 u=$3\n"
+    "b=$HOME/.tpuctl\n"
+    "d=$b/jobs/$n\n"
+    "r=0\n"
+    "if ! mkdir \"$d\" 2>/dev/null; then\n"
+    "  mkdir -p \"$b/jobs\" \"$b/wd\"\n"
+    "  if mkdir \"$d\" 2>/dev/null; then :\n"
+    /* resume: a launch that may have run already is followed instead */
+    "  elif [ \"$8\" = 1 ] && [ -s \"$d/pgid\" ]; then r=1\n"
+    "  else\n"
+    "    echo \"tpuctl: a job named $n exists on this worker already\" >&2\n"
+    "    exit 97\n"
+    "  fi\n"
+    "fi\n"
+    "if [ $r = 0 ]; then\n"
+    "cd \"$d\" || exit 97\n"
+    "printf '%s\\n' \"$4\" >env\n"
+    "printf '%s\\n' \"$5\" >command\n"
+    "wd=$HOME\n"
+    "if [ -n \"$h\" ]; then\n"
+    "  a=$b/wd/$h.tar\n"
+    "  if [ ! -f \"$a\" ] && [ -n \"$u\" ]; then\n"
+    "    mkdir -p \"$b/wd\"\n"
+    "    m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
+    "    t=$(curl -sSf --retry 3 -H 'Metadata-Flavor: Google' "
+    "\"http://$m/computeMetadata/v1/instance/service-accounts/default/"
+    "token\" | sed -n "
+    "'s/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n"
+    "    curl -sSf --retry 3 -H \"Authorization: Bearer $t\" -o \"$a.part\" "
+    "\"$u\" || echo \"tpuctl: cannot download the workdir from the "
+    "bucket\" >&2\n"
+    "  fi\n"
+    "  if [ ! -f \"$a\" ] && [ -f \"$a.part\" ]; then\n"
+    "    if echo \"$h  $a.part\" | sha256sum -c --status; then\n"
+    "      mv \"$a.part\" \"$a\"\n"
+    "    else\n"
+    "      rm -f \"$a.part\"\n"
+    "      echo \"tpuctl: workdir archive $h: checksum mismatch\" >&2\n"
+    "    fi\n"
+    "  fi\n"
+    "  if [ ! -f \"$a\" ]; then\n"
+    "    echo \"tpuctl: workdir archive $h is not on this worker\" >&2\n"
+    "    exit 98\n"
+    "  fi\n"
+    "  if ! mkdir wd || ! tar -x -m -p -f \"$a\" -C wd; then\n"
+    "    echo \"tpuctl: cannot unpack the workdir\" >&2; exit 98\n"
+    "  fi\n"
+    "  wd=$d/wd\n"
+    "fi\n"
+    "printf '%s\\n' \"$wd\" >cwd\n"
+    /* start's mtime is the start time */
+    ": >stdout && : >stderr && : >start || exit 97\n"
+    "setsid sh -c \"$7\" tpuctl-job \"$d\" \"$wd\" \"$5\" </dev/null "
+    ">>\"$d/stdout\" 2>>\"$d/stderr\" &\n"
+    "echo $! >pgid\n"
+    "fi\n"
+    "[ \"$6\" = 1 ] || exit 0\n"
+    "o1=0 o2=0 w=1\n";
+
+static const char status_sh[] =
+    "for n in \"$@\"; do\n"
+    "  d=$HOME/.tpuctl/jobs/$n\n"
+    "  if [ ! -d \"$d\" ]; then echo \"$n none\"; continue; fi\n"
+    "  s0=- e0=- st= p=\n"
+    "  [ ! -e \"$d/start\" ] || s0=$(date -r \"$d/start\" +%s)\n"
+    "  [ -r \"$d/status\" ] && read -r st <\"$d/status\"\n"
+    "  if [ -n \"$st\" ]; then\n"
+    "    [ ! -e \"$d/end\" ] || e0=$(date -r \"$d/end\" +%s)\n"
+    "    echo \"$n $st $s0 $e0\"; continue\n"
+    "  fi\n"
+    "  [ -r \"$d/pgid\" ] && read -r p <\"$d/pgid\"\n"
+    "  if [ -n \"$p\" ] && kill -0 \"$p\" 2>/dev/null; then\n"
+    "    echo \"$n running $s0 -\"\n"
+    "  else\n"
+    "    echo \"$n lost $s0 -\"\n"
+    "  fi\n"
+    "done\n";
+
+static const char cancel_sh[] =
+    "n=$1\n"
+    "d=$HOME/.tpuctl/jobs/$n\n"
+    "g=\n"
+    "[ -d \"$d\" ] && [ ! -s \"$d/status\" ] && [ -r \"$d/pgid\" ] && "
+    "read -r g <\"$d/pgid\"\n"
+    "if [ -n \"$g\" ]; then\n"
+    /* the group exists once setsid(1) ran in the job's shell */
+    "  i=0\n"
+    "  while ! kill -0 -\"$g\" 2>/dev/null && kill -0 \"$g\" 2>/dev/null && "
+    "[ $i -lt 200 ]; do\n"
+    "    sleep 0.01; i=$((i + 1))\n"
+    "  done\n"
+    "  sig=TERM\n"
+    "  kill -TERM -\"$g\" 2>/dev/null\n"
+    "  i=0\n"
+    "  while [ $i -lt $(($2 * 10)) ] && kill -0 -\"$g\" 2>/dev/null; do\n"
+    "    sleep 0.1; i=$((i + 1))\n"
+    "  done\n"
+    "  if kill -0 -\"$g\" 2>/dev/null; then\n"
+    "    kill -KILL -\"$g\" 2>/dev/null; sig=KILL\n"
+    "  fi\n"
+    "  if [ ! -s \"$d/status\" ]; then\n"
+    "    : >\"$d/end\"; echo \"signal $sig\" >\"$d/status\"\n"
+    "  fi\n"
+    "fi\n"
+    "shift 2\n"
+    "set -- \"$n\"\n";
+
+/* "sh -c SCRIPT tpuctl-job ARGS...", every piece quoted. */
+static char *
+remote(const char *script, const char *const *args, size_t nargs)
+{
+	struct buf b;
+	size_t i;
+	char *q;
+
+	buf_init(&b, BUF_NOCAP);
+	buf_puts(&b, "sh -c ");
+	q = shquote(script);
+	buf_puts(&b, q);
+	free(q);
+	buf_puts(&b, " tpuctl-job");
+	for (i = 0; i < nargs; i++) {
+		q = shquote(args[i]);
+		buf_printf(&b, " %s", q);
+		free(q);
+	}
+	return buf_detach(&b, NULL);
+}
+
+char *
+jobs_launch_cmd(
+    const struct jobs_spec *s, char *const *env, size_t nenv, int flags)
+{
+	char *envs = jobs_env_script(env, nenv), *url = NULL, *script, *cmd;
+	const char *args[8];
+	int follow = (flags & JOBS_LAUNCH_FOLLOW) != 0;
+
+	if (s->stage_url != NULL)
+		url = xstrdup(s->stage_url);
+	script = xasprintf("%s%s", launch_sh, follow ? follow_sh : "");
+	args[0] = s->name;
+	args[1] = s->workdir_hash != NULL ? s->workdir_hash : "";
+	args[2] = url != NULL ? url : "";
+	args[3] = envs;
+	args[4] = s->command;
+	args[5] = follow ? "1" : "0";
+	args[6] = job_sh;
+	args[7] = (flags & JOBS_LAUNCH_RESUME) ? "1" : "0";
+	cmd = remote(script, args, 8);
+	free(script);
+	free(envs);
+	free(url);
+	return cmd;
+}
+
+char *
+jobs_follow_cmd(const char *name, uint64_t off_out, uint64_t off_err, int wait)
+{
+	char o1[24], o2[24], *script, *cmd;
+	const char *args[4];
+
+	snprintf(o1, sizeof o1, "%llu", (unsigned long long)off_out);
+	snprintf(o2, sizeof o2, "%llu", (unsigned long long)off_err);
+	args[0] = name;
+	args[1] = o1;
+	args[2] = o2;
+	args[3] = wait ? "1" : "0";
+	script = xasprintf("n=$1 o1=$2 o2=$3 w=$4\n%s", follow_sh);
+	cmd = remote(script, args, 4);
+	free(script);
+	return cmd;
+}
+
+char *
+jobs_status_cmd(const char *name)
+{
+	const char *args[1] = { name };
+
+	return remote(status_sh, args, 1);
+}
+
+char *
+jobs_cancel_cmd(const char *name, int grace_s)
+{
+	char g[16], *script, *cmd;
+	const char *args[2];
+
+	snprintf(g, sizeof g, "%d", grace_s);
+	args[0] = name;
+	args[1] = g;
+	script = xasprintf("%s%s", cancel_sh, status_sh);
+	cmd = remote(script, args, 2);
+	free(script);
+	return cmd;
+}
+
+char *
+jobs_have_cmd(const char *hash)
+{
+	const char *args[1] = { hash };
+
+	return remote("mkdir -p \"$HOME/.tpuctl/wd\" || exit 1\n"
+	              "if [ -f \"$HOME/.tpuctl/wd/$1.tar\" ]; then echo have; "
+	              "else echo need; fi\n",
+	    args, 1);
+}
+
+char *
+jobs_archive_path(const char *hash)
+{
+	return xasprintf(".tpuctl/wd/%s.tar.part", hash);
+}
+
+/* A decimal time or "-". */
+static time_t
+parse_time(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || strcmp(s, "-") == 0)
+		return 0;
+	v = strtoll(s, &end, 10);
+	return *end == '\0' && v > 0 ? (time_t)v : 0;
+}
+
+static int
+parse_code(const char *s, int *code)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	v = strtol(s, &end, 10);
+	if (*end != '\0' || v < 0 || v > 255)
+		return -1;
+	*code = (int)v;
+	return 0;
+}
+
+int
+jobs_state_parse(const char *line, struct jobs_state *st)
+{
+	char buf[256], *w[5], *save = NULL, *p;
+	size_t nw = 0;
+
+	memset(st, 0, sizeof *st);
+	snprintf(buf, sizeof buf, "%s", line);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	for (p = buf; nw < 5;) {
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		w[nw++] = p;
+		p += strcspn(p, " ");
+		if (*p != '\0')
+			*p++ = '\0';
+	}
+	(void)save;
+	if (nw == 0)
+		return -1;
+	if (strcmp(w[0], "none") == 0 && nw == 1) {
+		st->kind = JOBS_MISSING;
+	} else if (strcmp(w[0], "no") == 0 && nw == 3 &&
+	           strcmp(w[1], "such") == 0 && strcmp(w[2], "job") == 0) {
+		st->kind = JOBS_MISSING;
+	} else if (strcmp(w[0], "running") == 0 || strcmp(w[0], "lost") == 0) {
+		if (nw != 1 && nw != 3)
+			return -1;
+		st->kind = w[0][0] == 'r' ? JOBS_RUNNING : JOBS_LOST;
+		if (nw == 3) {
+			st->start = parse_time(w[1]);
+			st->end = parse_time(w[2]);
+		}
+	} else if (strcmp(w[0], "exit") == 0 || strcmp(w[0], "exited") == 0) {
+		if ((nw != 2 && nw != 4) || parse_code(w[1], &st->code) != 0)
+			goto bad;
+		st->kind = JOBS_EXITED;
+		if (nw == 4) {
+			st->start = parse_time(w[2]);
+			st->end = parse_time(w[3]);
+		}
+	} else if (strcmp(w[0], "signal") == 0 ||
+	           (strcmp(w[0], "killed") == 0 && nw == 3 &&
+	               strcmp(w[1], "by") == 0)) {
+		const char *sig = w[0][0] == 's' ? w[1] : w[2];
+		size_t i;
+
+		if (w[0][0] == 's' && nw != 2 && nw != 4)
+			goto bad;
+		if (strlen(sig) == 0 || strlen(sig) >= sizeof st->signal)
+			goto bad;
+		for (i = 0; sig[i] != '\0'; i++)
+			if (!isalnum((unsigned char)sig[i]))
+				goto bad;
+		st->kind = JOBS_KILLED;
+		snprintf(st->signal, sizeof st->signal, "%s", sig);
+		if (w[0][0] == 's' && nw == 4) {
+			st->start = parse_time(w[2]);
+			st->end = parse_time(w[3]);
+		}
+	} else
+		goto bad;
+	return 0;
+bad:
+	memset(st, 0, sizeof *st);
+	return -1;
+}
+
+const char *
+jobs_state_str(const struct jobs_state *st, char *buf, size_t n)
+{
+	switch (st->kind) {
+	case JOBS_RUNNING:
+		snprintf(buf, n, "running");
+		break;
+	case JOBS_EXITED:
+		snprintf(buf, n, "exited %d", st->code);
+		break;
+	case JOBS_KILLED:
+		snprintf(buf, n, "killed by %s", st->signal);
+		break;
+	case JOBS_LOST:
+		snprintf(buf, n, "lost");
+		break;
+	case JOBS_MISSING:
+		snprintf(buf, n, "no such job");
+		break;
+	default:
+		snprintf(buf, n, "unknown");
+	}
+	return buf;
+}
+
+int
+jobs_state_final(const struct jobs_state *st)
+{
+	return st->kind == JOBS_EXITED || st->kind == JOBS_KILLED ||
+	       st->kind == JOBS_LOST || st->kind == JOBS_MISSING;
+}
+
+int
+jobs_state_ok(const struct jobs_state *st)
+{
+	return st->kind == JOBS_EXITED && st->code == 0;
+}
+
+char *
+jobs_store_dir(void)
+{
+	const char *x;
+
+	if ((x = getenv("XDG_STATE_HOME")) != NULL && *x == '/')
+		return xasprintf("%s/tpuctl/jobs", x);
+	if ((x = getenv("HOME")) == NULL || *x == '\0')
+		x = "/tmp";
+	return xasprintf("%s/.local/state/tpuctl/jobs", x);
+}
+
+char *
+jobs_local_dir(const char *name)
+{
+	char *d = jobs_store_dir(), *p = xasprintf("%s/%s", d, name);
+
+	free(d);
+	return p;
+}
+
+char *
+jobs_local_log(const char *name, int slice, int worker, int stream)
+{
+	char *d = jobs_local_dir(name);
+	char *p = xasprintf(
+	    "%s/s%d-w%d.%s", d, slice, worker, stream == 2 ? "err" : "out");
+
+	free(d);
+	return p;
+}
+
+static cJSON *
+str_array(char *const *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+cJSON *
+jobs_record(const struct jobs_spec *s, const struct jobs_state *states)
+{
+	cJSON *o = cJSON_CreateObject();
+	size_t i, n = (size_t)s->nslices * (size_t)s->nworkers;
+
+	cJSON_AddStringToObject(o, "name", s->name);
+	cJSON_AddStringToObject(o, "slice", s->slice != NULL ? s->slice : "");
+	cJSON_AddStringToObject(o, "zone", s->zone != NULL ? s->zone : "");
+	cJSON_AddNumberToObject(o, "slices", s->nslices);
+	cJSON_AddNumberToObject(o, "workers", s->nworkers);
+	if (s->nodes != NULL)
+		cJSON_AddItemToObject(
+		    o, "nodes", str_array(s->nodes, (size_t)s->nslices));
+	cJSON_AddStringToObject(
+	    o, "command", s->command != NULL ? s->command : "");
+	cJSON_AddItemToObject(o, "env", str_array(s->env, s->nenv));
+	if (s->workdir_hash != NULL)
+		cJSON_AddStringToObject(o, "workdirHash", s->workdir_hash);
+	if (s->stage_url != NULL)
+		cJSON_AddStringToObject(o, "stageUrl", s->stage_url);
+	cJSON_AddNumberToObject(o, "start", (double)s->start);
+	if (states != NULL) {
+		cJSON *a = cJSON_AddArrayToObject(o, "states");
+		time_t end = 0;
+
+		for (i = 0; i < n; i++) {
+			char b[64];
+			cJSON *w = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(w, "state",
+			    jobs_state_str(&states[i], b, sizeof b));
+			if (states[i].end > 0)
+				cJSON_AddNumberToObject(
+				    w, "end", (double)states[i].end);
+			if (states[i].end > end)
+				end = states[i].end;
+			cJSON_AddItemToArray(a, w);
+		}
+		if (end > 0)
+			cJSON_AddNumberToObject(o, "end", (double)end);
+	}
+	return o;
+}
+
+static int
+get_int(const cJSON *o, const char *k, int lo, int hi, int *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	if (!cJSON_IsNumber(x) || x->valuedouble < lo || x->valuedouble > hi)
+		return -1;
+	*v = (int)x->valuedouble;
+	return 0;
+}
+
+/* A recorded Unix time; 0 when missing or out of range. */
+static time_t
+get_time(const cJSON *x)
+{
+	if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) ||
+	    x->valuedouble > 1e12)
+		return 0;
+	return (time_t)x->valuedouble;
+}
+
+static char *
+get_str(const cJSON *o, const char *k)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(x) ? xstrdup(x->valuestring) : NULL;
+}
+
+int
+jobs_record_parse(const cJSON *o, struct jobs_spec *s,
+    struct jobs_state **states, struct tpu_err *err)
+{
+	const cJSON *a, *x;
+	size_t n, i;
+
+	jobs_spec_init(s);
+	*states = NULL;
+	if (!cJSON_IsObject(o))
+		return tpu_error(err, TPU_E_API, "job record: not an object");
+	s->name = get_str(o, "name");
+	s->slice = get_str(o, "slice");
+	s->zone = get_str(o, "zone");
+	s->command = get_str(o, "command");
+	s->workdir_hash = get_str(o, "workdirHash");
+	s->stage_url = get_str(o, "stageUrl");
+	if (s->name == NULL || s->slice == NULL || s->zone == NULL ||
+	    get_int(o, "slices", 1, 4096, &s->nslices) != 0 ||
+	    get_int(o, "workers", 1, 4096, &s->nworkers) != 0) {
+		jobs_spec_release(s);
+		return tpu_error(err, TPU_E_API,
+		    "job record: name, slice, zone, slices or workers missing");
+	}
+	s->start = get_time(cJSON_GetObjectItemCaseSensitive(o, "start"));
+	a = cJSON_GetObjectItemCaseSensitive(o, "nodes");
+	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == s->nslices) {
+		s->nodes = xcalloc((size_t)s->nslices, sizeof *s->nodes);
+		for (i = 0; i < (size_t)s->nslices; i++) {
+			x = cJSON_GetArrayItem(a, (int)i);
+			s->nodes[i] =
+			    xstrdup(cJSON_IsString(x) ? x->valuestring : "");
+		}
+	}
+	a = cJSON_GetObjectItemCaseSensitive(o, "env");
+	cJSON_ArrayForEach(x, a)
+	{
+		if (cJSON_IsString(x)) {
+			s->env =
+			    xreallocarray(s->env, s->nenv + 1, sizeof *s->env);
+			s->env[s->nenv++] = xstrdup(x->valuestring);
+		}
+	}
+	n = (size_t)s->nslices * (size_t)s->nworkers;
+	a = cJSON_GetObjectItemCaseSensitive(o, "states");
+	if (cJSON_IsArray(a) && (size_t)cJSON_GetArraySize(a) == n) {
+		*states = xcalloc(n, sizeof **states);
+		for (i = 0; i < n; i++) {
+			const cJSON *w = cJSON_GetArrayItem(a, (int)i);
+			const cJSON *st =
+			    cJSON_GetObjectItemCaseSensitive(w, "state");
+			const cJSON *e =
+			    cJSON_GetObjectItemCaseSensitive(w, "end");
+
+			if (cJSON_IsString(st))
+				jobs_state_parse(
+				    st->valuestring, &(*states)[i]);
+			if (cJSON_IsNumber(e))
+				(*states)[i].end = get_time(e);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,228 @@
+/*
+ * The job model of `tpuctl run`, `logs`, `jobs` and `cancel`: the job
+ * spec (name, where it runs, command, environment, workdir), the
+ * environment every worker gets, the worker-side layout and the POSIX sh
+ * scripts that launch, watch, follow and cancel a job there, the states a
+ * worker reports, and the local job record.  No command knowledge: the
+ * commands build specs, run the scripts through the SSH fan-out and
+ * render the states.
+ *
+ * Worker side (only what a TPU VM image has: POSIX sh, coreutils, tar,
+ * curl; never a tpuctl binary).  Everything of job NAME lives in
+ * $HOME/.tpuctl/jobs/NAME/:
+ *   env          "export K='V'" lines: the job's environment
+ *   command      the shell line
+ *   cwd          the directory it runs in (wd/ or $HOME), for users
+ *   wd/          the workdir, extracted from $HOME/.tpuctl/wd/HASH.tar
+ *   pgid         the job's session and process group id (the pid of its
+ *                shell, started with setsid)
+ *   stdout, stderr   the job's output
+ *   start, end   empty; their mtimes are the start and end times
+ *   status       "exit N" or "signal NAME", written once it has ended
+ * Workdir archives are kept by hash in $HOME/.tpuctl/wd/HASH.tar, so an
+ * unchanged workdir is never sent twice.
+ *
+ * The job runs in its own session and process group with no file
+ * descriptor of the SSH session: a dropped connection or a killed client
+ * does not stop it.  Its shell runs the command in a subshell and records
+ * "exit N"; when the group is killed (cancel), the shell dies with it and
+ * cancel records the signal it sent.  A job whose shell is gone without a
+ * status is "lost" (the VM restarted, or it was killed from outside).
+ */
+#ifndef TPUCTL_JOBS_H
+#define TPUCTL_JOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+#define JOBS_NAME_MAX 63
+#define JOBS_MASTER_PORT 29500     /* torch.distributed's default */
+#define JOBS_COORDINATOR_PORT 8476 /* jax.distributed's on TPU */
+#define JOBS_MEGASCALE_PORT 8080
+
+struct jobs_spec {
+	char *name;  /* the job's name (jobs_name_check) */
+	char *slice; /* the node or queued resource as given */
+	char *zone;
+	int nslices;   /* 1 for a node */
+	int nworkers;  /* per slice */
+	char **nodes;  /* node id of each slice (nslices) */
+	char *command; /* the shell line */
+	char **env;    /* the user's "K=V" (--env, --env-file), in order */
+	size_t nenv;
+	char *workdir_hash; /* sha256 of the workdir archive, or NULL */
+	char *stage_url;    /* media URL of the staged archive, or NULL */
+	int master_port;
+	int coordinator_port;
+	int megascale_port;
+	time_t start; /* wall clock */
+};
+
+void jobs_spec_init(struct jobs_spec *);
+void jobs_spec_release(struct jobs_spec *);
+
+/*
+ * 0 when name is a valid job name: 1 to 63 bytes of ASCII letters,
+ * digits, '.', '_' and '-', starting with a letter or digit; else
+ * TPU_E_USAGE naming the value and the rule.
+ */
+int jobs_name_check(const char *name, struct tpu_err *);
+
+/*
+ * The default name of a job running command: the basename of its first
+ * word (lowercased, other bytes than [a-z0-9._-] dropped, at most 24
+ * bytes; "job" when nothing is left), then "-YYYYMMDD-HHMMSS" (UTC of t)
+ * and "-" with 4 hex digits of rnd.  Always valid; caller frees.
+ */
+char *jobs_default_name(const char *command, time_t t, unsigned rnd);
+
+/*
+ * Add one "K=V" of the user (what names where it came from: "--env" or
+ * "FILE:LINE").  K must match [A-Za-z_][A-Za-z0-9_]* and not start with
+ * TPUCTL_ (tpuctl's own); a later value of the same K replaces the
+ * earlier.  TPU_E_USAGE on a bad entry.
+ */
+int jobs_env_add(
+    struct jobs_spec *, const char *kv, const char *what, struct tpu_err *);
+
+/*
+ * Add the entries of an env file's text (named path in errors): one
+ * K=V per line, the value taken literally to the end of the line (no
+ * quotes, no expansion); blank lines and lines starting with '#' are
+ * ignored, a leading "export " is allowed.  TPU_E_USAGE with path:line.
+ */
+int jobs_env_file(struct jobs_spec *, const char *path, const char *text,
+    size_t len, struct tpu_err *);
+
+/*
+ * The environment of worker `worker` of slice `slice` (global rank
+ * slice * nworkers + worker), as "K=V" strings in this order: TPUCTL_JOB,
+ * TPUCTL_WORKER, TPUCTL_WORKERS, TPUCTL_SLICE, TPUCTL_SLICES,
+ * TPUCTL_RESTART_COUNT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+ * MASTER_ADDR (master_addr: worker 0 of slice 0), MASTER_PORT,
+ * JAX_COORDINATOR_ADDRESS (master_addr:coordinator_port), and with more
+ * than one slice MEGASCALE_COORDINATOR_ADDRESS, MEGASCALE_NUM_SLICES,
+ * MEGASCALE_SLICE_ID, MEGASCALE_PORT; then the user's entries (a user's
+ * key replacing one of these keeps its place).  *n is the count; free
+ * with jobs_env_free.
+ */
+char **jobs_worker_env(const struct jobs_spec *, const char *master_addr,
+    int slice, int worker, size_t *n);
+void jobs_env_free(char **env, size_t n);
+
+/* "export K='V'\n" lines for env (shell-quoted); caller frees. */
+char *jobs_env_script(char *const *env, size_t n);
+
+/* What a worker reports about a job. */
+enum jobs_state_kind {
+	JOBS_UNKNOWN = 0, /* no answer yet */
+	JOBS_RUNNING,
+	JOBS_EXITED,  /* code */
+	JOBS_KILLED,  /* signal */
+	JOBS_LOST,    /* the worker, or the job's shell, is gone */
+	JOBS_MISSING, /* no such job on the worker */
+};
+
+struct jobs_state {
+	enum jobs_state_kind kind;
+	int code;        /* JOBS_EXITED: exit status */
+	char signal[16]; /* JOBS_KILLED: "TERM" */
+	time_t start;    /* 0: unknown */
+	time_t end;      /* 0: not ended or unknown */
+};
+
+/*
+ * Parse one line of the status script ("running 1700000000 -",
+ * "exit 3 1700000000 1700000009", "signal TERM S E", "lost S E",
+ * "none"), or a recorded state ("exited 3", "killed by TERM", "lost",
+ * "running").  0, or -1 when malformed (st set to JOBS_UNKNOWN).
+ */
+int jobs_state_parse(const char *line, struct jobs_state *st);
+
+/* "running", "exited 3", "killed by TERM", "lost", "no such job",
+ * "unknown": the words users see; into buf. */
+const char *jobs_state_str(const struct jobs_state *, char *buf, size_t n);
+
+/* 1 when the job is over on that worker (exited, killed, lost, missing). */
+int jobs_state_final(const struct jobs_state *);
+
+/* 1 when the state is a success (exited 0). */
+int jobs_state_ok(const struct jobs_state *);
+
+/*
+ * The remote command lines (for the SSH exec channel), each a complete
+ * `sh -c '...' tpuctl-job ARGS` with every argument shell-quoted; caller
+ * frees.
+ *
+ * launch: create the job's directory (a name already used on the worker
+ * fails with exit 97), write env and command, unpack the workdir archive
+ * HASH if the spec has one (pulled first from the spec's stage URL, a
+ * JSON API media URL, with curl when the worker lacks it, with a token of
+ * its metadata server ($GCE_METADATA_HOST, else metadata.google.internal);
+ * checked with sha256sum; exit 98 when the archive is missing or bad),
+ * start the job detached.  With JOBS_LAUNCH_FOLLOW, then go on as
+ * jobs_follow_cmd from offset 0.  With JOBS_LAUNCH_RESUME, a job of that
+ * name already started on the worker (a launch whose answer was lost) is
+ * followed from offset 0 instead of refused.
+ */
+enum jobs_launch_flags {
+	JOBS_LAUNCH_FOLLOW = (1 << 0),
+	JOBS_LAUNCH_RESUME = (1 << 1),
+};
+char *jobs_launch_cmd(
+    const struct jobs_spec *, char *const *env, size_t nenv, int flags);
+
+/*
+ * Print the job's stdout from byte off_out and stderr from off_err (to
+ * the channel's stdout and stderr); with wait, keep following until the
+ * job has ended (GNU tail --pid on the job's shell) and everything written
+ * was sent.  Exit status 0 when the job exited 0, 1 when it ended
+ * otherwise, 96 when the worker has no such job.
+ */
+char *jobs_follow_cmd(
+    const char *name, uint64_t off_out, uint64_t off_err, int wait);
+
+/* One line "NAME STATUS" for job name; STATUS for jobs_state_parse. */
+char *jobs_status_cmd(const char *name);
+
+/*
+ * SIGTERM to the job's process group, SIGKILL after grace_s seconds if
+ * any of it is left, record the signal as the final state (unless the job
+ * ended by itself meanwhile), then print its "NAME STATUS" line (as
+ * jobs_status_cmd).
+ */
+char *jobs_cancel_cmd(const char *name, int grace_s);
+
+/*
+ * Check that a workdir archive HASH.tar is on the worker: prints "have"
+ * or "need" (and makes $HOME/.tpuctl/wd).
+ */
+char *jobs_have_cmd(const char *hash);
+
+/* The worker-side path of an archive, relative to the SFTP home. */
+char *jobs_archive_path(const char *hash);
+
+/*
+ * The local store: $XDG_STATE_HOME/tpuctl/jobs, else
+ * ~/.local/state/tpuctl/jobs; one directory per job holding job.json
+ * (the record) and the logs as they were received, s<S>-w<W>.out and
+ * .err.  Caller frees.
+ */
+char *jobs_store_dir(void);
+char *jobs_local_dir(const char *name);
+char *jobs_local_log(const char *name, int slice, int worker, int stream);
+
+/* The record of a spec (with per-worker states, nslices * nworkers, or
+ * NULL for none known), and back.  Caller owns the cJSON. */
+cJSON *jobs_record(const struct jobs_spec *, const struct jobs_state *states);
+/* states: allocated (nslices * nworkers) when the record has them, else
+ * NULL.  0 or TPU_E_API naming what is missing. */
+int jobs_record_parse(const cJSON *, struct jobs_spec *,
+    struct jobs_state **states, struct tpu_err *);
+
+#endif

@@ -1,0 +1,151 @@
+#!/bin/sh
+# Benchmark of the job runner: `tpuctl run NODE --workdir DIR -- CMD` on
+# an emulator node of 64 workers (v4-512; real sshd workers on loopback)
+# against the sequence users script today: OpenSSH scp -r of the
+# workdir to each worker, then ssh to each, all workers in parallel
+# (xargs -P N, one scp + ssh per worker, curve25519 key exchange as the
+# fairest OpenSSH row of bench_ssh_cmd.sh).  For each: the time to the
+# first output line of an `echo ready` job, and to the end of a `true`
+# job; tpuctl cold (the workdir not yet on the workers) and warm (the
+# same workdir: not sent again).  The target of issue 13 (tpuctl at
+# least 5x faster than the scp + ssh sequence to the end of `true`) is
+# printed with PASS or MISS.  Then a 64 MiB workdir staged through the
+# bucket (`tpuctl run --stage`: one upload, every worker pulls it with
+# curl) against scp -r of it to each worker, to the end of a `true` job
+# (target: at least 3x faster).
+#   RUN_BENCH_SIZES="64"   worker counts
+#   RUN_BENCH_STAGE_MIB=64 size of the staged workdir (0: skip)
+# Nothing leaves loopback.  Numbers only: fails only when it cannot run.
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${TPUCTL_BIN_DIR:-$top/bin}
+sizes=${RUN_BENCH_SIZES:-64}
+mib=${RUN_BENCH_STAGE_MIB:-64}
+T=$(mktemp -d /tmp/bench_run.XXXXXX)
+emu_pid=
+cleanup() {
+	[ -z "$emu_pid" ] || kill "$emu_pid" 2>/dev/null || true
+	[ -z "$emu_pid" ] || wait "$emu_pid" 2>/dev/null || true
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
+    XDG_CACHE_HOME="$T/home/.cache" XDG_STATE_HOME="$T/home/.local/state"
+mkdir -p "$HOME/.ssh"
+chmod 700 "$HOME" "$HOME/.ssh"
+"$BIN/tpuctl-emulator" serve --state-dir "$T/emu" --set fleet.key_delay_ms=0 \
+    >"$T/emu.log" 2>&1 &
+emu_pid=$!
+i=0
+while [ ! -s "$T/emu/env" ]; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || { echo "emulator did not start" >&2; exit 1; }
+	sleep 0.1
+done
+# shellcheck disable=SC1091
+. "$T/emu/env"
+ssh-keygen -q -t ed25519 -N '' -C bench -f "$HOME/.ssh/google_compute_engine"
+KEY=$HOME/.ssh/google_compute_engine
+"$BIN/tpuctl" data mb gs://bench-stage >/dev/null 2>&1
+
+# A small project as the workdir: 20 files, 200 KiB.
+mkdir -p "$T/wd/pkg"
+i=0
+while [ $i -lt 20 ]; do
+	head -c 10240 /dev/urandom >"$T/wd/pkg/m$i.py"
+	i=$((i + 1))
+done
+
+now() { date +%s.%N; }
+
+# timed NAME CMD...: wall time to the first line and to the end.
+timed() {
+	name=$1
+	shift
+	rm -f "$T/first"
+	t0=$(now)
+	if ! "$@" 2>"$T/err" | {
+		if IFS= read -r _l; then now >"$T/first"; fi
+		cat >/dev/null
+	}; then
+		printf '%-22s failed: %s\n' "$name" "$(tail -1 "$T/err")"
+		return 0
+	fi
+	t1=$(now)
+	first=-
+	[ ! -s "$T/first" ] || first=$(awk -v a="$t0" -v b="$(cat "$T/first")" 'BEGIN { printf "%.2f", b - a }')
+	end=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	printf '%-22s first line %6s s  end %6s s\n' "$name" "$first" "$end"
+	echo "$end" >"$T/end.$name"
+}
+
+misses=0
+for hosts in $sizes; do
+	chips=$((hosts * 8))
+	node=r$hosts
+	"$BIN/tpuctl" create "$node" --accelerator-type "v4-$chips" \
+	    --version tpu-ubuntu2204-base --quiet >"$T/create.out" 2>&1 || {
+		echo "create v4-$chips failed: $(tail -2 "$T/create.out")" >&2
+		exit 1
+	}
+	"$BIN/tpuctl" ssh "$node" --worker=all -- true >/dev/null 2>"$T/err" || {
+		echo "warm-up failed: $(tail -2 "$T/err")" >&2
+		exit 1
+	}
+	"$BIN/tpuctl" describe "$node" --format json >"$T/node.json"
+	jq -r '.networkEndpoints[].ipAddress' "$T/node.json" >"$T/hosts"
+	fan=$hosts
+	[ "$fan" -le 64 ] || fan=64
+	opts="-F /dev/null -i $KEY -o BatchMode=yes -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o KexAlgorithms=curve25519-sha256 -P $TPUCTL_SSH_PORT"
+	sopts=$(echo "$opts" | sed 's/-P /-p /')
+	u=$TPUCTL_SSH_USER
+	echo "-- $hosts workers, $fan in flight, workdir 20 files / 200 KiB"
+	rm -f "$T"/end.*
+	timed "tpuctl run echo cold" "$BIN/tpuctl" run "$node" --fanout "$fan" \
+	    --workdir "$T/wd" -- echo ready
+	timed "tpuctl run echo warm" "$BIN/tpuctl" run "$node" --fanout "$fan" \
+	    --workdir "$T/wd" -- echo ready
+	timed "tpuctl run true warm" "$BIN/tpuctl" run "$node" --fanout "$fan" \
+	    --workdir "$T/wd" -- true
+	# shellcheck disable=SC2016 # $1 is the host, expanded by the inner sh
+	timed "scp+ssh echo" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && echo ready\"' sh {} <'$T/hosts'"
+	# shellcheck disable=SC2016
+	timed "scp+ssh true" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && true\"' sh {} <'$T/hosts'"
+	if [ -s "$T/end.tpuctl run true warm" ] && [ -s "$T/end.scp+ssh true" ]; then
+		t=$(cat "$T/end.tpuctl run true warm")
+		o=$(cat "$T/end.scp+ssh true")
+		x=$(awk -v t="$t" -v o="$o" 'BEGIN { printf "%.1f", (t > 0) ? o / t : 0 }')
+		if awk -v t="$t" -v o="$o" 'BEGIN { exit !(t * 5 <= o) }'; then
+			printf '  target: tpuctl run >= 5x faster than scp + ssh (%s s vs %s s: %sx): PASS\n' "$t" "$o" "$x"
+		else
+			printf '  target: tpuctl run >= 5x faster than scp + ssh (%s s vs %s s: %sx): MISS\n' "$t" "$o" "$x"
+			misses=$((misses + 1))
+		fi
+	fi
+	if [ "$mib" -gt 0 ]; then
+		rm -rf "$T/big"
+		mkdir -p "$T/big"
+		head -c $((mib * 1048576)) /dev/urandom >"$T/big/data.bin"
+		timed "tpuctl run --stage" "$BIN/tpuctl" run "$node" \
+		    --fanout "$fan" --stage gs://bench-stage/wd --workdir "$T/big" \
+		    -- true
+		# shellcheck disable=SC2016
+		timed "scp -r big" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/big\" $u@\$1:big' sh {} <'$T/hosts'"
+		if [ -s "$T/end.tpuctl run --stage" ] && [ -s "$T/end.scp -r big" ]; then
+			t=$(cat "$T/end.tpuctl run --stage")
+			o=$(cat "$T/end.scp -r big")
+			x=$(awk -v t="$t" -v o="$o" 'BEGIN { printf "%.1f", (t > 0) ? o / t : 0 }')
+			if awk -v t="$t" -v o="$o" 'BEGIN { exit !(t * 3 <= o) }'; then
+				v=PASS
+			else
+				v=MISS
+				misses=$((misses + 1))
+			fi
+			printf '  target: %d MiB staged >= 3x faster than scp to each (%s s vs %s s: %sx): %s\n' "$mib" "$t" "$o" "$x" "$v"
+		fi
+	fi
+	"$BIN/tpuctl" delete "$node" --quiet >/dev/null 2>&1 || true
+done
+echo "targets missed: $misses"

@@ -1,0 +1,679 @@
+/*
+ * Unit tests for src/jobs.c: names, the user's environment, the exact
+ * per-worker environment (one slice and a multislice), state parsing,
+ * the local record, and the worker-side scripts run for real with
+ * /bin/sh in a temporary HOME: launch, status, follow from offsets,
+ * cancel (nothing of the job left), a workdir archive unpacked.
+ */
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "buf.h"
+#include "fsutil.h"
+#include "jobs.h"
+#include "pack.h"
+#include "xmalloc.h"
+
+START_TEST(test_name_check)
+{
+	static const char *const good[] = { "a", "train-20261201-101500-00ab",
+		"X.y_z-1", "0abc" };
+	static const char *const bad[] = { "", "-a", ".a", "a b", "a/b",
+		"caf\xc3\xa9", "a'b", "a\nb",
+		"01234567890123456789012345678901234567890123456789012345678901"
+		"23" };
+	struct tpu_err err;
+	size_t i;
+
+	for (i = 0; i < sizeof good / sizeof good[0]; i++)
+		ck_assert_int_eq(jobs_name_check(good[i], &err), 0);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(jobs_name_check(bad[i], &err) == TPU_E_USAGE,
+		    "%s accepted", bad[i]);
+	jobs_name_check("a b", &err);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'a b'"));
+}
+END_TEST
+
+START_TEST(test_default_name)
+{
+	static const struct {
+		const char *cmd, *want;
+	} cases[] = {
+		{ "python3 train.py --x", "python3-20261201-111502-00ab" },
+		{ "/usr/bin/Python3.11 -c 1",
+		    "python3.11-20261201-111502-00ab" },
+		{ "./.hidden.sh", "hidden.sh-20261201-111502-00ab" },
+		{ "", "job-20261201-111502-00ab" },
+		{ "  $(x)", "job-20261201-111502-00ab" },
+		{ "true;false", "true-20261201-111502-00ab" },
+		{ "\xc3\xa9t\xc3\xa9", "t-20261201-111502-00ab" },
+	};
+	struct tpu_err err;
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *n = jobs_default_name(cases[i].cmd, 1796123702, 0x100ab);
+
+		ck_assert_str_eq(n, cases[i].want);
+		ck_assert_int_eq(jobs_name_check(n, &err), 0);
+		free(n);
+	}
+}
+END_TEST
+
+START_TEST(test_env_user)
+{
+	struct jobs_spec s;
+	struct tpu_err err;
+	static const char file[] = "# comment\n\nA=1\nexport B=two words\r\n"
+	                           "  C='q'\nA=3\n";
+
+	jobs_spec_init(&s);
+	ck_assert_int_eq(jobs_env_add(&s, "X=a=b", "--env", &err), 0);
+	ck_assert_int_eq(jobs_env_add(&s, "NOEQ", "--env", &err), TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--env 'NOEQ'"));
+	ck_assert_int_eq(jobs_env_add(&s, "1A=x", "--env", &err), TPU_E_USAGE);
+	ck_assert_int_eq(jobs_env_add(&s, "A-B=x", "--env", &err), TPU_E_USAGE);
+	ck_assert_int_eq(
+	    jobs_env_add(&s, "TPUCTL_JOB=x", "--env", &err), TPU_E_USAGE);
+	ck_assert_int_eq(
+	    jobs_env_file(&s, "f.env", file, sizeof file - 1, &err), 0);
+	ck_assert_uint_eq(s.nenv, 4);
+	ck_assert_str_eq(s.env[0], "X=a=b");
+	ck_assert_str_eq(s.env[1], "A=3");
+	ck_assert_str_eq(s.env[2], "B=two words");
+	ck_assert_str_eq(s.env[3], "C='q'");
+	ck_assert_int_eq(
+	    jobs_env_file(&s, "g.env", "A=1\nbad line\n", 13, &err),
+	    TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "g.env:2:"));
+	/* a NUL inside a line (found by fuzz_jobs: read past the copy) */
+	ck_assert_int_eq(
+	    jobs_env_file(&s, "h.env", "A=1\nB=\0x\r", 8, &err), TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "h.env:2: a NUL byte"));
+	jobs_spec_release(&s);
+}
+END_TEST
+
+static void
+spec_fill(struct jobs_spec *s, int nslices, int nworkers)
+{
+	jobs_spec_init(s);
+	s->name = xstrdup("j1");
+	s->slice = xstrdup("ms");
+	s->zone = xstrdup("us-central2-b");
+	s->nslices = nslices;
+	s->nworkers = nworkers;
+	s->command = xstrdup("echo hi");
+	s->start = 1796123702;
+}
+
+START_TEST(test_worker_env_one_slice)
+{
+	static const char *const want[] = { "TPUCTL_JOB=j1", "TPUCTL_WORKER=2",
+		"TPUCTL_WORKERS=4", "TPUCTL_SLICE=0", "TPUCTL_SLICES=1",
+		"TPUCTL_RESTART_COUNT=0", "RANK=2", "WORLD_SIZE=4",
+		"LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1", "MASTER_ADDR=10.0.0.2",
+		"MASTER_PORT=1234", "JAX_COORDINATOR_ADDRESS=10.0.0.2:8476",
+		"EXTRA=x y" };
+	struct jobs_spec s;
+	struct tpu_err err;
+	size_t n, i;
+	char **env;
+
+	spec_fill(&s, 1, 4);
+	ck_assert_int_eq(jobs_env_add(&s, "EXTRA=x y", "--env", &err), 0);
+	ck_assert_int_eq(
+	    jobs_env_add(&s, "MASTER_PORT=1234", "--env", &err), 0);
+	env = jobs_worker_env(&s, "10.0.0.2", 0, 2, &n);
+	ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+	for (i = 0; i < n; i++)
+		ck_assert_str_eq(env[i], want[i]);
+	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+}
+END_TEST
+
+START_TEST(test_worker_env_multislice)
+{
+	static const char *const want[] = { "TPUCTL_JOB=j1", "TPUCTL_WORKER=1",
+		"TPUCTL_WORKERS=2", "TPUCTL_SLICE=1", "TPUCTL_SLICES=2",
+		"TPUCTL_RESTART_COUNT=0", "RANK=3", "WORLD_SIZE=4",
+		"LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1", "MASTER_ADDR=h0",
+		"MASTER_PORT=29500", "JAX_COORDINATOR_ADDRESS=h0:8476",
+		"MEGASCALE_COORDINATOR_ADDRESS=h0", "MEGASCALE_NUM_SLICES=2",
+		"MEGASCALE_SLICE_ID=1", "MEGASCALE_PORT=8080" };
+	struct jobs_spec s;
+	size_t n, i;
+	char **env;
+
+	spec_fill(&s, 2, 2);
+	env = jobs_worker_env(&s, "h0", 1, 1, &n);
+	ck_assert_uint_eq(n, sizeof want / sizeof want[0]);
+	for (i = 0; i < n; i++)
+		ck_assert_str_eq(env[i], want[i]);
+	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+}
+END_TEST
+
+START_TEST(test_env_script)
+{
+	char a[] = "A=it's", b[] = "B=", c[] = "C=$(id) `x`\nnext";
+	char *env[] = { a, b, c };
+	char *s = jobs_env_script(env, 3);
+
+	ck_assert_str_eq(s, "export A='it'\\''s'\nexport B=''\n"
+	                    "export C='$(id) `x`\nnext'\n");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_state_parse)
+{
+	static const struct {
+		const char *in, *out;
+		time_t start, end;
+	} cases[] = {
+		{ "running 1700000000 -", "running", 1700000000, 0 },
+		{ "exit 3 1700000000 1700000009", "exited 3", 1700000000,
+		    1700000009 },
+		{ "exit 0", "exited 0", 0, 0 },
+		{ "signal TERM 5 6\n", "killed by TERM", 5, 6 },
+		{ "lost 7 -", "lost", 7, 0 },
+		{ "none", "no such job", 0, 0 },
+		{ "exited 255", "exited 255", 0, 0 },
+		{ "killed by KILL", "killed by KILL", 0, 0 },
+		{ "lost", "lost", 0, 0 },
+		{ "no such job", "no such job", 0, 0 },
+	};
+	static const char *const bad[] = { "", "exit", "exit 256", "exit -1",
+		"exit x", "signal", "signal T-RM", "killed TERM", "running 1",
+		"bogus", "exit 1 2 3 4 5" };
+	struct jobs_state st;
+	char b[64];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_msg(
+		    jobs_state_parse(cases[i].in, &st) == 0, "%s", cases[i].in);
+		ck_assert_str_eq(
+		    jobs_state_str(&st, b, sizeof b), cases[i].out);
+		ck_assert_int_eq(st.start, cases[i].start);
+		ck_assert_int_eq(st.end, cases[i].end);
+		ck_assert_int_eq(jobs_state_final(&st),
+		    strcmp(cases[i].out, "running") != 0);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_msg(
+		    jobs_state_parse(bad[i], &st) == -1, "%s", bad[i]);
+		ck_assert_int_eq(st.kind, JOBS_UNKNOWN);
+	}
+	jobs_state_parse("exit 0", &st);
+	ck_assert_int_eq(jobs_state_ok(&st), 1);
+	jobs_state_parse("exit 1", &st);
+	ck_assert_int_eq(jobs_state_ok(&st), 0);
+}
+END_TEST
+
+START_TEST(test_record_roundtrip)
+{
+	struct jobs_spec s, r;
+	struct jobs_state st[4], *got = NULL;
+	struct tpu_err err;
+	cJSON *o;
+
+	spec_fill(&s, 2, 2);
+	s.nodes = xcalloc(2, sizeof *s.nodes);
+	s.nodes[0] = xstrdup("ms-0");
+	s.nodes[1] = xstrdup("ms-1");
+	s.workdir_hash = xstrdup("ab12");
+	jobs_env_add(&s, "K=v", "--env", &err);
+	jobs_state_parse("exit 0 10 20", &st[0]);
+	jobs_state_parse("signal TERM 10 21", &st[1]);
+	jobs_state_parse("lost 10 -", &st[2]);
+	jobs_state_parse("running 10 -", &st[3]);
+	o = jobs_record(&s, st);
+	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), 0);
+	ck_assert_str_eq(r.name, "j1");
+	ck_assert_str_eq(r.slice, "ms");
+	ck_assert_str_eq(r.zone, "us-central2-b");
+	ck_assert_int_eq(r.nslices, 2);
+	ck_assert_int_eq(r.nworkers, 2);
+	ck_assert_str_eq(r.nodes[1], "ms-1");
+	ck_assert_str_eq(r.command, "echo hi");
+	ck_assert_str_eq(r.workdir_hash, "ab12");
+	ck_assert_uint_eq(r.nenv, 1);
+	ck_assert_str_eq(r.env[0], "K=v");
+	ck_assert_int_eq(r.start, 1796123702);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_eq(got[0].kind, JOBS_EXITED);
+	ck_assert_int_eq(got[1].kind, JOBS_KILLED);
+	ck_assert_str_eq(got[1].signal, "TERM");
+	ck_assert_int_eq(got[1].end, 21);
+	ck_assert_int_eq(got[2].kind, JOBS_LOST);
+	ck_assert_int_eq(got[3].kind, JOBS_RUNNING);
+	ck_assert_double_eq(cJSON_GetObjectItem(o, "end")->valuedouble, 21);
+	free(got);
+	jobs_spec_release(&r);
+	cJSON_Delete(o);
+	cJSON_AddStringToObject(o = cJSON_CreateObject(), "name", "x");
+	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), TPU_E_API);
+	cJSON_Delete(o);
+	/* times out of range are unknown (found by fuzz_jobs: UB cast) */
+	o = cJSON_Parse("{\"name\":\"j\",\"slice\":\"s\",\"zone\":\"z\","
+	                "\"slices\":1,\"workers\":1,\"start\":3e116,"
+	                "\"states\":[{\"state\":\"lost\",\"end\":-5}]}");
+	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), 0);
+	ck_assert_int_eq(r.start, 0);
+	ck_assert_int_eq(got[0].end, 0);
+	free(got);
+	jobs_spec_release(&r);
+	cJSON_Delete(o);
+	jobs_spec_release(&s);
+}
+END_TEST
+
+/* The worker scripts, run by /bin/sh with HOME=home. */
+static char home[64];
+
+static void
+setup_home(void)
+{
+	snprintf(home, sizeof home, "/tmp/check_jobs.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(home));
+	/* the job's orphans are reparented here and reaped (as by a VM's
+	   init), so a killed process group really disappears */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+static void
+teardown_home(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		execlp("rm", "rm", "-rf", home, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(p, NULL, 0);
+}
+
+/* Run cmd with sh -c; stdout and stderr into out and errb (may be NULL). */
+static int
+sh(const char *cmd, struct buf *out, struct buf *errb)
+{
+	char *po = xasprintf("%s/.o", home), *pe = xasprintf("%s/.e", home);
+	struct tpu_err err;
+	pid_t p;
+	int st;
+
+	p = fork();
+	ck_assert_int_ge(p, 0);
+	if (p == 0) {
+		int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fo, 1);
+		dup2(fe, 2);
+		setenv("HOME", home, 1);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/* reap every orphan of the job meanwhile, as a VM's init does: a
+	   zombie would keep a killed process group "alive" */
+	for (;;) {
+		pid_t w = waitpid(-1, &st, 0);
+
+		ck_assert_int_gt(w, 0);
+		if (w == p)
+			break;
+	}
+	if (out != NULL) {
+		buf_clear(out);
+		ck_assert_int_eq(fsutil_read_file(po, 0, out, NULL, &err), 0);
+	}
+	if (errb != NULL) {
+		buf_clear(errb);
+		ck_assert_int_eq(fsutil_read_file(pe, 0, errb, NULL, &err), 0);
+	}
+	free(po);
+	free(pe);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Poll the status script until the state is final (10 s at most). */
+static void
+wait_final(const char *name, struct jobs_state *st)
+{
+	char *cmd = jobs_status_cmd(name);
+	struct buf b;
+	int i;
+
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < 200; i++) {
+		size_t nl = strlen(name);
+
+		ck_assert_int_eq(sh(cmd, &b, NULL), 0);
+		ck_assert_msg(
+		    strncmp(b.data, name, nl) == 0 && b.data[nl] == ' ', "%s",
+		    b.data);
+		ck_assert_int_eq(jobs_state_parse(b.data + nl + 1, st), 0);
+		if (jobs_state_final(st))
+			break;
+		usleep(50000);
+	}
+	buf_release(&b);
+	free(cmd);
+}
+
+START_TEST(test_scripts_launch_status_follow)
+{
+	struct jobs_spec s;
+	struct jobs_state st;
+	struct buf o, e;
+	char **env, *cmd;
+	size_t n;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	spec_fill(&s, 1, 4);
+	free(s.command);
+	s.command = xstrdup("echo \"rank=$RANK job=$TPUCTL_JOB v=$V\"; "
+	                    "pwd; echo oops >&2; printf 'tail'; exit 3");
+	{
+		struct tpu_err e2;
+		ck_assert_int_eq(
+		    jobs_env_add(&s, "V=it's $x", "--env", &e2), 0);
+	}
+	env = jobs_worker_env(&s, "127.0.0.1", 0, 1, &n);
+	cmd = jobs_launch_cmd(&s, env, n, 0);
+	ck_assert_int_eq(sh(cmd, &o, &e), 0);
+	ck_assert_str_eq(o.data, "");
+	/* a second launch of the same name is refused */
+	ck_assert_int_eq(sh(cmd, NULL, &e), 97);
+	ck_assert_ptr_nonnull(strstr(e.data, "exists"));
+	free(cmd);
+	wait_final("j1", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, 3);
+	ck_assert_int_gt(st.start, 0);
+	ck_assert_int_ge(st.end, st.start);
+	/* the whole output, then from offsets */
+	cmd = jobs_follow_cmd("j1", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	free(cmd);
+	{
+		char *want =
+		    xasprintf("rank=1 job=j1 v=it's $x\n%s\ntail", home);
+
+		ck_assert_str_eq(o.data, want);
+		free(want);
+	}
+	ck_assert_str_eq(e.data, "oops\n");
+	/* a resumed launch of a job already there follows it from 0 */
+	cmd = jobs_launch_cmd(
+	    &s, env, n, JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	ck_assert_ptr_nonnull(strstr(o.data, "rank=1 job=j1"));
+	ck_assert_str_eq(e.data, "oops\n");
+	free(cmd);
+	cmd = jobs_follow_cmd("j1", 7, 2, 0);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	ck_assert_str_eq(e.data, "ps\n");
+	ck_assert_ptr_nonnull(strstr(o.data, "job=j1"));
+	ck_assert(strncmp(o.data, "job=j1", 6) == 0);
+	free(cmd);
+	cmd = jobs_follow_cmd("nope", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 96);
+	free(cmd);
+	cmd = jobs_status_cmd("nope");
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	ck_assert_str_eq(o.data, "nope none\n");
+	free(cmd);
+	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+	buf_release(&o);
+	buf_release(&e);
+}
+END_TEST
+
+START_TEST(test_scripts_follow_while_running)
+{
+	struct jobs_spec s;
+	struct buf o, e;
+	char **env, *cmd;
+	size_t n;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	spec_fill(&s, 1, 1);
+	free(s.command);
+	s.command = xstrdup("for i in 1 2 3 4 5; do echo line $i; sleep 0.2; "
+	                    "done");
+	env = jobs_worker_env(&s, "127.0.0.1", 0, 0, &n);
+	/* launch and follow in one: ends when the job has ended */
+	cmd = jobs_launch_cmd(&s, env, n, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 0);
+	ck_assert_str_eq(o.data, "line 1\nline 2\nline 3\nline 4\nline 5\n");
+	free(cmd);
+	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+	buf_release(&o);
+	buf_release(&e);
+}
+END_TEST
+
+static int
+group_alive(const char *name)
+{
+	char *p = xasprintf("%s/.tpuctl/jobs/%s/pgid", home, name);
+	struct buf b;
+	struct tpu_err err;
+	int alive;
+
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(fsutil_read_file(p, 0, &b, NULL, &err), 0);
+	alive = kill(-(pid_t)strtol(b.data, NULL, 10), 0) == 0;
+	buf_release(&b);
+	free(p);
+	return alive;
+}
+
+START_TEST(test_scripts_cancel)
+{
+	struct jobs_spec s;
+	struct jobs_state st;
+	struct buf o;
+	char **env, *cmd;
+	size_t n;
+	int k;
+
+	buf_init(&o, BUF_NOCAP);
+	spec_fill(&s, 1, 1);
+	free(s.command);
+	/* a job that ignores SIGTERM: SIGKILL after the grace */
+	s.command = xstrdup("trap '' TERM; sleep 60 & sleep 61; wait");
+	env = jobs_worker_env(&s, "127.0.0.1", 0, 0, &n);
+	cmd = jobs_launch_cmd(&s, env, n, 0);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), 0);
+	free(cmd);
+	/* the group exists once setsid(1) ran, just after launch returns */
+	for (k = 0; k < 200 && !group_alive("j1"); k++)
+		usleep(10000);
+	ck_assert_int_eq(group_alive("j1"), 1);
+	cmd = jobs_cancel_cmd("j1", 1);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	free(cmd);
+	ck_assert_msg(strncmp(o.data, "j1 signal ", 10) == 0, "%s", o.data);
+	ck_assert_int_eq(jobs_state_parse(o.data + 3, &st), 0);
+	ck_assert_int_eq(st.kind, JOBS_KILLED);
+	usleep(200000);
+	ck_assert_int_eq(group_alive("j1"), 0);
+	/* cancelling an ended job reports its state */
+	cmd = jobs_cancel_cmd("j1", 1);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	ck_assert(strncmp(o.data, "j1 signal ", 10) == 0);
+	free(cmd);
+	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+	buf_release(&o);
+}
+END_TEST
+
+START_TEST(test_scripts_cancel_term)
+{
+	struct jobs_spec s;
+	struct buf o;
+	char **env, *cmd;
+	size_t n;
+
+	buf_init(&o, BUF_NOCAP);
+	spec_fill(&s, 1, 1);
+	free(s.command);
+	s.command = xstrdup("sleep 60");
+	env = jobs_worker_env(&s, "127.0.0.1", 0, 0, &n);
+	cmd = jobs_launch_cmd(&s, env, n, 0);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), 0);
+	free(cmd);
+	cmd = jobs_cancel_cmd("j1", 10);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	ck_assert_msg(
+	    strncmp(o.data, "j1 signal TERM ", 15) == 0, "%s", o.data);
+	free(cmd);
+	ck_assert_int_eq(group_alive("j1"), 0);
+	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+	buf_release(&o);
+}
+END_TEST
+
+START_TEST(test_scripts_workdir)
+{
+	struct jobs_spec s;
+	struct jobs_state st;
+	struct buf o;
+	char **env, *cmd, *src = xasprintf("%s/src", home), *p, *part;
+	char hash[PACK_HASH_LEN + 1];
+	struct tpu_err err;
+	size_t n;
+	int fd;
+
+	buf_init(&o, BUF_NOCAP);
+	ck_assert_int_eq(mkdir(src, 0755), 0);
+	p = xasprintf("%s/a b.txt", src);
+	ck_assert_int_eq(fsutil_write_atomic(p, "data\n", 5, 0644, &err), 0);
+	free(p);
+	p = xasprintf("%s/.tpuctl", home);
+	mkdir(p, 0700);
+	free(p);
+	p = xasprintf("%s/.tpuctl/wd", home);
+	mkdir(p, 0700);
+	free(p);
+	part = xasprintf("%s/.tpuctl/wd/upload", home);
+	fd = open(part, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(pack_write(src, NULL, fd, hash, NULL, &err), 0);
+	close(fd);
+	/* the have check, then the archive arrives as HASH.tar.part */
+	cmd = jobs_have_cmd(hash);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	ck_assert_str_eq(o.data, "need\n");
+	p = jobs_archive_path(hash);
+	{
+		char *dst = xasprintf("%s/%s", home, p);
+
+		ck_assert_int_eq(rename(part, dst), 0);
+		free(dst);
+	}
+	free(p);
+	spec_fill(&s, 1, 1);
+	free(s.command);
+	s.command = xstrdup("cat 'a b.txt'");
+	s.workdir_hash = xstrdup(hash);
+	env = jobs_worker_env(&s, "127.0.0.1", 0, 0, &n);
+	free(cmd);
+	cmd = jobs_launch_cmd(&s, env, n, 1);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	ck_assert_str_eq(o.data, "data\n");
+	free(cmd);
+	cmd = jobs_have_cmd(hash);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	ck_assert_str_eq(o.data, "have\n");
+	free(cmd);
+	wait_final("j1", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	/* a corrupt archive is refused */
+	free(s.name);
+	s.name = xstrdup("j2");
+	free(s.workdir_hash);
+	s.workdir_hash = xstrdup(
+	    "0000000000000000000000000000000000000000000000000000000000000000");
+	p = xasprintf("%s/.tpuctl/wd/%s.tar.part", home, s.workdir_hash);
+	ck_assert_int_eq(fsutil_write_atomic(p, "junk", 4, 0644, &err), 0);
+	free(p);
+	cmd = jobs_launch_cmd(&s, env, n, 0);
+	ck_assert_int_eq(sh(cmd, NULL, &o), 98);
+	ck_assert_ptr_nonnull(strstr(o.data, "checksum mismatch"));
+	free(cmd);
+	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+	buf_release(&o);
+	free(src);
+	free(part);
+}
+END_TEST
+
+static Suite *
+jobs_suite(void)
+{
+	Suite *s = suite_create("jobs");
+	TCase *tc = tcase_create("model");
+	TCase *ts = tcase_create("scripts");
+
+	tcase_add_test(tc, test_name_check);
+	tcase_add_test(tc, test_default_name);
+	tcase_add_test(tc, test_env_user);
+	tcase_add_test(tc, test_worker_env_one_slice);
+	tcase_add_test(tc, test_worker_env_multislice);
+	tcase_add_test(tc, test_env_script);
+	tcase_add_test(tc, test_state_parse);
+	tcase_add_test(tc, test_record_roundtrip);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(ts, setup_home, teardown_home);
+	tcase_set_timeout(ts, 30);
+	tcase_add_test(ts, test_scripts_launch_status_follow);
+	tcase_add_test(ts, test_scripts_follow_while_running);
+	tcase_add_test(ts, test_scripts_cancel);
+	tcase_add_test(ts, test_scripts_cancel_term);
+	tcase_add_test(ts, test_scripts_workdir);
+	suite_add_tcase(s, ts);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(jobs_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
