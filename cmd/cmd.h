@@ -75,6 +75,9 @@ int cmd_check_operands(
  */
 int cmd_bad_option(char **argv, int opt, struct tpu_err *);
 
+/* The i-th global flag's name ("--zone"), or NULL past the last. */
+const char *cmd_global_flag(size_t i);
+
 /* Print "usage: tpuctl <usage>" for e (and its children) to fp. */
 void cmd_print_usage(FILE *, const struct cmd_entry *);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "suggest.h"
 #include "util.h"
 
 const struct cmd_entry *const cmd_table[] = {
@@ -86,6 +87,40 @@ cmd_print_usage(FILE *fp, const struct cmd_entry *e)
 	}
 }
 
+/* "unknown command 'lsit'; did you mean 'list'?" */
+static int
+unknown_command(
+    const struct cmd_entry *parent, const char *name, struct tpu_err *err)
+{
+	const char *names[128] = { NULL };
+	const struct cmd_entry *c;
+	const char *best;
+	size_t n = 0, i;
+
+	if (parent == NULL) {
+		for (i = 0; cmd_table[i] != NULL && n < nitems(names); i++)
+			if (!(cmd_table[i]->flags & CMD_HIDDEN))
+				names[n++] = cmd_table[i]->name;
+	} else {
+		for (c = parent->children; c->name != NULL && n < nitems(names);
+		     c++)
+			names[n++] = c->name;
+	}
+	best = suggest_best(name, names, n);
+	if (parent == NULL && best != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown command '%s'; did you mean '%s'?", name, best);
+	if (parent == NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown command '%s' (see 'tpuctl help')", name);
+	if (best != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown command '%s %s'; did you mean '%s %s'?",
+		    parent->name, name, parent->name, best);
+	return tpu_error(
+	    err, TPU_E_USAGE, "unknown command '%s %s'", parent->name, name);
+}
+
 static int
 wants_help(int argc, char **argv)
 {
@@ -112,16 +147,8 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 		e = cmd_find(cmd_table, argv[0]);
 	else
 		e = cmd_find_child(parent, argv[0]);
-	if (e == NULL) {
-		if (parent == NULL)
-			return cmd_want_usage(),
-			       tpu_error(err, TPU_E_USAGE,
-			           "unknown command '%s' (see 'tpuctl help')",
-			           argv[0]);
-		return cmd_want_usage(),
-		       tpu_error(err, TPU_E_USAGE, "unknown command '%s %s'",
-		           parent->name, argv[0]);
-	}
+	if (e == NULL)
+		return cmd_want_usage(), unknown_command(parent, argv[0], err);
 	current = e;
 	n = strlen(current_path);
 	snprintf(current_path + n, sizeof current_path - n, " %s", e->name);
@@ -164,6 +191,47 @@ cmd_check_operands(
 	return 0;
 }
 
+/*
+ * The long options a command knows are those its usage line names (the
+ * usage equals the man page SYNOPSIS, t003), plus the global flags and
+ * --help: suggest the nearest.
+ */
+static int
+unknown_long_option(const char *arg, struct tpu_err *err)
+{
+	static char words[64][SUGGEST_MAXLEN + 1];
+	const char *cand[64 + 32];
+	const struct cmd_entry *e = cmd_current();
+	char given[SUGGEST_MAXLEN + 1];
+	const char *p, *best, *g;
+	size_t n = 0, nw = 0, len;
+
+	len = strcspn(arg, "=");
+	if (len > SUGGEST_MAXLEN)
+		len = SUGGEST_MAXLEN;
+	memcpy(given, arg, len);
+	given[len] = '\0';
+	for (p = e != NULL ? e->usage : ""; (p = strstr(p, "--")) != NULL;) {
+		len =
+		    2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+		if (len > 2 && len <= SUGGEST_MAXLEN && nw < nitems(words)) {
+			memcpy(words[nw], p, len);
+			words[nw][len] = '\0';
+			cand[n++] = words[nw++];
+		}
+		p += len;
+	}
+	cand[n++] = "--help";
+	for (len = 0; (g = cmd_global_flag(len)) != NULL && n < nitems(cand);
+	     len++)
+		cand[n++] = g;
+	best = suggest_best(given, cand, n);
+	if (best != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown option '%s'; did you mean '%s'?", given, best);
+	return tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
+}
+
 int
 cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 {
@@ -175,6 +243,5 @@ cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 	if (optopt != 0 && optopt != '?' && arg[0] == '-' && arg[1] != '-')
 		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
 		                             "unknown option '-%c'", optopt);
-	return cmd_want_usage(),
-	       tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
+	return cmd_want_usage(), unknown_long_option(arg, err);
 }
