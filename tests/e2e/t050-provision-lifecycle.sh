@@ -68,8 +68,7 @@ expect_rc 0 "$TPUCTL" list --zone - --format 'value(name)'
 expect_rc 0 "$TPUCTL" delete lite --zone us-west4-a
 expect_rc 0 "$TPUCTL" create pod2 --accelerator-type v4-8
 expect_rc 0 "$TPUCTL" delete pod pod2
-assert_grep "deleted node 'pod'" "$T/err"
-assert_grep "deleted node 'pod2'" "$T/err"
+assert_grep "deleted 2 nodes: pod, pod2" "$T/err"
 expect_rc 0 "$TPUCTL" list --zone - --format json
 [ "$(tr -d ' \n' <"$T/out")" = "[]" ] || fail "nodes left: $(cat "$T/out")"
 
