@@ -1,9 +1,11 @@
 /*
  * "tpuctl versions list": list the TPU runtime versions of a zone
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "compat.h"
 #include "tpucmd.h"
 
@@ -13,7 +15,7 @@ static const struct cmd_entry versions_children[] = {
 	{
 	    .name = "list",
 	    .usage = "versions list [--filter field=value,...] "
-	             "[--framework name|all] [--zone zone]",
+	             "[--framework name|all] [--zone zone|-]",
 	    .summary = "list the TPU runtime versions of a zone",
 	    .min_args = 0,
 	    .max_args = 0,
@@ -52,6 +54,30 @@ framework_matrix(
 	return rc;
 }
 
+/*
+ * The zone's runtime versions, or with --zone - every zone's (locations.list,
+ * then one list call per zone, as "tpuctl list --zone -" does) with a ZONE
+ * column.
+ */
+static int
+zone_list(struct tpu_ctx *ctx, const struct cmd_entry *e,
+    const char *collection, const char *column, int argc, char **argv,
+    struct tpu_err *err)
+{
+	const char *zone = config_get(ctx->cfg, "compute/zone");
+	char columns[64];
+	struct tpucmd_list l;
+
+	memset(&l, 0, sizeof l);
+	l.collection = collection;
+	l.field = collection;
+	l.flags = TPUCMD_ZONE | TPUCMD_ZONE_ANY;
+	snprintf(columns, sizeof columns, "%s%s", column,
+	    zone != NULL && strcmp(zone, "-") == 0 ? ",ZONE=zone" : "");
+	l.columns = columns;
+	return tpucmd_list_run(ctx, e, &l, argc, argv, err);
+}
+
 static int
 versions_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -71,9 +97,8 @@ versions_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return framework_matrix(
 			    ctx, argv[i] + 12, argc != 2, err);
 	}
-	return tpucmd_list_collection(ctx, &versions_children[0],
-	    "runtimeVersions", "runtimeVersions", "VERSION=version", 1, argc,
-	    argv, err);
+	return zone_list(ctx, &versions_children[0], "runtimeVersions",
+	    "VERSION=version", argc, argv, err);
 }
 
 const struct cmd_entry cmd_versions_entry = {
