@@ -11,11 +11,13 @@
 #include "err.h"
 
 enum cmd_flags {
-	CMD_NEEDS_AUTH = (1 << 0),    /* talks to Google: credentials */
-	CMD_NEEDS_PROJECT = (1 << 1), /* needs core/project */
-	CMD_NEEDS_ZONE = (1 << 2),    /* needs compute/zone */
-	CMD_SSH = (1 << 3),           /* opens SSH sessions */
-	CMD_HIDDEN = (1 << 4),        /* not in "tpuctl help" */
+	CMD_NEEDS_AUTH = (1 << 0),      /* talks to Google: credentials */
+	CMD_NEEDS_PROJECT = (1 << 1),   /* needs core/project */
+	CMD_NEEDS_ZONE = (1 << 2),      /* needs compute/zone */
+	CMD_SSH = (1 << 3),             /* opens SSH sessions */
+	CMD_HIDDEN = (1 << 4),          /* not in "tpuctl help" */
+	CMD_DEFINES_PROFILE = (1 << 5), /* "config set": no "profile 'ci'
+	                                   is not defined" warning */
 };
 
 struct cmd_entry {

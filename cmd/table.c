@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "suggest.h"
 #include "util.h"
 
@@ -174,6 +175,8 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 	}
 	optind = 0;
 	opterr = 0;
+	if (!(e->flags & CMD_DEFINES_PROFILE))
+		config_warn_profile(ctx->cfg);
 	return e->exec(ctx, argc, argv, err);
 }
 

@@ -39,7 +39,8 @@ void tpucmd_close(struct tpucmd *);
 /*
  * Ask "question [y/N]" on a terminal; --quiet or a non-terminal stdin
  * answers yes (scripts and CI pass --quiet explicitly or run without a
- * terminal).  Returns 0 to go on, TPU_E_INTERRUPTED when declined.
+ * terminal).  Returns 0 to go on, TPU_E_DECLINED (exit 1, not 130: no
+ * signal came) when declined.
  */
 int tpucmd_confirm(struct tpu_ctx *, const char *question, struct tpu_err *);
 

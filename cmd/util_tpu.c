@@ -88,7 +88,7 @@ tpucmd_confirm(struct tpu_ctx *ctx, const char *question, struct tpu_err *err)
 	if (fgets(line, sizeof line, stdin) != NULL &&
 	    (line[0] == 'y' || line[0] == 'Y'))
 		return 0;
-	return tpu_error(err, TPU_E_INTERRUPTED, "declined: nothing was done");
+	return tpu_error(err, TPU_E_DECLINED, "declined: nothing was done");
 }
 
 int
