@@ -132,6 +132,8 @@ lint: check-format
 	@! grep -nE $(EMU_FORBIDDEN) $(wildcard emulator/*.c emulator/*.h)
 	@echo "== mandoc"
 	mandoc -Tlint -Wwarning man/*.[15]
+	@echo "== man pages render their quotes in pairs"
+	scripts/check-man-render.sh man/*.[15]
 	@echo "== shellcheck"
 	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
 		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh)
