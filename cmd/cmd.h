@@ -80,6 +80,15 @@ int cmd_bad_option(char **argv, int opt, struct tpu_err *);
 /* The i-th global flag's name ("--zone"), or NULL past the last. */
 const char *cmd_global_flag(size_t i);
 
+/*
+ * "--help": the summary, the usage, then one line per flag the usage
+ * names, described by the first sentence of its item in the command's
+ * man page (tpuctl-data-cp.1, then tpuctl-data.1) found next to the
+ * binary; a flag the page lacks (or no page) is listed bare.  path is
+ * "data cp".
+ */
+void cmd_print_help(FILE *, const struct cmd_entry *, const char *path);
+
 /* Print "usage: tpuctl <usage>" for e (and its children) to fp. */
 void cmd_print_usage(FILE *, const struct cmd_entry *);
 

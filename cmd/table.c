@@ -2,12 +2,20 @@
  * The top-level command table and the dispatcher shared by commands that
  * have sub-commands.
  */
+#include <sys/ioctl.h>
+
+#include <ctype.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "config.h"
+#include "fsutil.h"
+#include "manpage.h"
 #include "suggest.h"
 #include "util.h"
 
@@ -122,6 +130,134 @@ unknown_command(
 	    err, TPU_E_USAGE, "unknown command '%s %s'", parent->name, name);
 }
 
+/* Parse the page tpuctl-NAME.1 next to the binary; 0 when found. */
+static int
+load_page(const char *name, struct manpage *m)
+{
+	char path[4096];
+	struct tpu_err e;
+	struct buf b;
+	int rc;
+
+	memset(m, 0, sizeof *m);
+	if (manpage_locate(name, path, sizeof path) != 0)
+		return -1;
+	buf_init(&b, 1 << 20);
+	tpu_err_init(&e);
+	if ((rc = fsutil_read_file(path, 0, &b, NULL, &e)) == 0)
+		manpage_parse(m, b.data);
+	buf_release(&b);
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * "  --flag arg        First sentence.": one line.  On a terminal a
+ * sentence longer than the width is cut at a word and ends in "...";
+ * into a pipe it is whole.
+ */
+static void
+print_flag(FILE *fp, const struct manpage_flag *f)
+{
+	size_t w = strlen(f->spec) <= 26 ? 26 : strlen(f->spec), room, n;
+	const char *d = f->desc;
+	struct winsize ws;
+	size_t cols = 0;
+
+	if (isatty(fileno(fp)) && ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0)
+		cols = ws.ws_col < 60 ? 60 : ws.ws_col;
+	room = cols == 0 ? SIZE_MAX : w + 4 < cols ? cols - w - 5 : 20;
+	n = strlen(d);
+	if (n > room) {
+		n = room - 3;
+		while (n > 0 && d[n] != ' ')
+			n--;
+		fprintf(fp, "  %-*s  %.*s...\n", (int)w, f->spec, (int)n, d);
+	} else
+		fprintf(fp, "  %-*s  %s\n", (int)w, f->spec, d);
+}
+
+void
+cmd_print_help(FILE *fp, const struct cmd_entry *e, const char *path)
+{
+	const struct manpage_flag *shown[128];
+	char page[256];
+	struct manpage pages[3];
+	size_t nshown = 0;
+	char name[256], flag[SUGGEST_MAXLEN + 1], seen[4096] = " ";
+	const char *p;
+	size_t i, len, np = 0;
+
+	fprintf(fp, "%s\n\n", e->summary);
+	cmd_print_usage(fp, e);
+	snprintf(
+	    page, sizeof page, "tpuctl-%.*s", (int)strcspn(path, " "), path);
+	snprintf(name, sizeof name, "tpuctl-%s", path);
+	for (i = 0; name[i] != '\0'; i++)
+		if (name[i] == ' ')
+			name[i] = '-';
+	if (e->children == NULL) {
+		/* The sub-command's own page (tpuctl-data-cp), then the
+		 * command's; a flag takes its first description. */
+		if (strchr(path, ' ') != NULL &&
+		    load_page(name, &pages[np]) == 0) {
+			snprintf(page, sizeof page, "%s", name);
+			np++;
+		}
+		snprintf(name, sizeof name, "tpuctl-%.*s",
+		    (int)strcspn(path, " "), path);
+		if (load_page(name, &pages[np]) == 0)
+			np++;
+		/* The global flags (--zone) are in tpuctl(1). */
+		if (load_page("tpuctl", &pages[np]) == 0)
+			np++;
+		for (p = e->usage; *p != '\0'; p++) {
+			const struct manpage_flag *f = NULL;
+
+			if (*p != '-' ||
+			    (p > e->usage && strchr(" [|", p[-1]) == NULL))
+				continue;
+			len = strspn(p, "-");
+			if (len > 2 || !isalnum((unsigned char)p[len]))
+				continue;
+			len += strspn(p + len, "abcdefghijklmnopqrstuvwxyz"
+			                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			                       "0123456789-");
+			if (len > SUGGEST_MAXLEN)
+				continue;
+			memcpy(flag, p, len);
+			flag[len] = '\0';
+			p += len - 1;
+			/* Once each: " --zone " in seen. */
+			snprintf(name, sizeof name, " %s ", flag);
+			if (strstr(seen, name) != NULL)
+				continue;
+			if (strlen(seen) + strlen(name) < sizeof seen)
+				snprintf(seen + strlen(seen),
+				    sizeof seen - strlen(seen), "%s ", flag);
+			if (seen[1] != '\0' &&
+			    strchr(seen + 1, ' ') == seen + strlen(seen) - 1)
+				fprintf(fp, "\nFlags:\n");
+			for (i = 0; i < np && f == NULL; i++)
+				f = manpage_find(&pages[i], flag);
+			if (f == NULL) {
+				fprintf(fp, "  %s\n", flag);
+				continue;
+			}
+			/* An item naming several flags: once. */
+			for (i = 0; i < nshown && shown[i] != f; i++)
+				;
+			if (i < nshown)
+				continue;
+			if (nshown < nitems(shown))
+				shown[nshown++] = f;
+			print_flag(fp, f);
+		}
+		for (i = 0; i < np; i++)
+			manpage_release(&pages[i]);
+	}
+	fprintf(fp, "\nSee %s(1).\n", page);
+}
+
 static int
 wants_help(int argc, char **argv)
 {
@@ -169,8 +305,7 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 		return cmd_dispatch(e, ctx, argc - 1, argv + 1, err);
 	}
 	if (wants_help(argc, argv)) {
-		printf("%s\n\n", e->summary);
-		cmd_print_usage(stdout, e);
+		cmd_print_help(stdout, e, current_path + strlen("tpuctl "));
 		return 0;
 	}
 	optind = 0;
