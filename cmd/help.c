@@ -58,7 +58,7 @@ show_man(const char *name)
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
-	/* As system(3): the pager owns Ctrl-C while it runs. */
+	/* As the C library does for a child shell: the pager owns Ctrl-C. */
 	sigaction(SIGINT, &ign, &oint);
 	sigaction(SIGQUIT, &ign, &oquit);
 	if ((pid = fork()) == -1) {
