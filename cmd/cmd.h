@@ -65,6 +65,14 @@ const struct cmd_entry *cmd_current(void);
 const char *cmd_current_path(void);
 
 /*
+ * The usage error for an unknown command (parent NULL) or sub-command of
+ * parent, naming the nearest known one when there is one ("unknown
+ * command 'lsit'; did you mean 'list'?").
+ */
+int cmd_unknown(
+    const struct cmd_entry *parent, const char *name, struct tpu_err *);
+
+/*
  * Check the operand count against the entry after getopt: TPU_E_USAGE with
  * "missing operand" / "unexpected operand 'x'" otherwise.
  */

@@ -147,14 +147,12 @@ help_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return 0;
 	}
 	if ((e = cmd_find(cmd_table, argv[0])) == NULL)
-		return tpu_error(err, TPU_E_USAGE,
-		    "unknown command '%s' (see 'tpuctl help')", argv[0]);
+		return cmd_unknown(NULL, argv[0], err);
 	for (i = 1; i < argc && e->children != NULL; i++) {
 		const struct cmd_entry *c = cmd_find_child(e, argv[i]);
 
 		if (c == NULL)
-			return tpu_error(err, TPU_E_USAGE,
-			    "unknown command '%s %s'", e->name, argv[i]);
+			return cmd_unknown(e, argv[i], err);
 		e = c;
 	}
 	{

@@ -97,8 +97,8 @@ cmd_print_usage(FILE *fp, const struct cmd_entry *e)
 }
 
 /* "unknown command 'lsit'; did you mean 'list'?" */
-static int
-unknown_command(
+int
+cmd_unknown(
     const struct cmd_entry *parent, const char *name, struct tpu_err *err)
 {
 	const char *names[128] = { NULL };
@@ -285,7 +285,7 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 	else
 		e = cmd_find_child(parent, argv[0]);
 	if (e == NULL)
-		return cmd_want_usage(), unknown_command(parent, argv[0], err);
+		return cmd_want_usage(), cmd_unknown(parent, argv[0], err);
 	current = e;
 	n = strlen(current_path);
 	snprintf(current_path + n, sizeof current_path - n, " %s", e->name);

@@ -23,6 +23,11 @@ first_line "tpuctl: unknown command 'queued-resources lsit'; did you mean 'queue
 expect_rc 2 "$TPUCTL" data sycn a gs://b
 first_line "tpuctl: unknown command 'data sycn'; did you mean 'data sync'?"
 
+expect_rc 2 "$TPUCTL" help lsit
+first_line "tpuctl: unknown command 'lsit'; did you mean 'list'?"
+expect_rc 2 "$TPUCTL" help data lss
+first_line "tpuctl: unknown command 'data lss'; did you mean 'data ls'?"
+
 # Nothing close: no guess.
 expect_rc 2 "$TPUCTL" frobnicate
 first_line "tpuctl: unknown command 'frobnicate' (see 'tpuctl help')"
