@@ -66,12 +66,16 @@ EMULATOR = $(if $(wildcard emulator/main.c),$(BIN)/tpuctl-emulator)
 all: $(TPUCTL) $(EMULATOR)
 
 # tpuctl finds config/ (compat.json, recipes) at <bin>/../config, as in
-# the source tree: give the sanitizer build's bin the same neighbour.
+# the source tree: give the sanitizer build's bin the same neighbours.
 ifneq ($(SANITIZE),)
-all: $(B)/config
+all: $(B)/config $(B)/man
 $(B)/config:
 	@mkdir -p $(B)
 	ln -sfn ../../config $@
+# ... and man/, where "--help" and "help COMMAND" find the pages.
+$(B)/man:
+	@mkdir -p $(B)
+	ln -sfn ../../man $@
 endif
 
 $(B)/%.o: %.c
