@@ -66,12 +66,16 @@ EMULATOR = $(if $(wildcard emulator/main.c),$(BIN)/tpuctl-emulator)
 all: $(TPUCTL) $(EMULATOR)
 
 # tpuctl finds config/ (compat.json, recipes) at <bin>/../config, as in
-# the source tree: give the sanitizer build's bin the same neighbour.
+# the source tree: give the sanitizer build's bin the same neighbours.
 ifneq ($(SANITIZE),)
-all: $(B)/config
+all: $(B)/config $(B)/man
 $(B)/config:
 	@mkdir -p $(B)
 	ln -sfn ../../config $@
+# ... and man/, where "--help" and "help COMMAND" find the pages.
+$(B)/man:
+	@mkdir -p $(B)
+	ln -sfn ../../man $@
 endif
 
 $(B)/%.o: %.c
@@ -134,6 +138,8 @@ lint: check-format
 	@! nm $(EMULATOR) | grep -E ' [TtDdRrBb] (catalog_|tpuvalid_|gcs_url_|gcs_bucket_validate|gcs_object_validate)'
 	@echo "== mandoc"
 	mandoc -Tlint -Wwarning man/*.[15]
+	@echo "== man pages render their quotes in pairs"
+	scripts/check-man-render.sh man/*.[15]
 	@echo "== shellcheck"
 	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
 		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh)

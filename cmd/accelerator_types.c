@@ -1,7 +1,11 @@
 /*
  * "tpuctl accelerator-types list": list the accelerator types a zone offers
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "cmd.h"
+#include "config.h"
 #include "tpucmd.h"
 
 static int accelerator_types_list(
@@ -11,7 +15,7 @@ static const struct cmd_entry accelerator_types_children[] = {
 	{
 	    .name = "list",
 	    .usage = "accelerator-types list " TPUCMD_LIST_USAGE " "
-	             "[--zone zone]",
+	             "[--zone zone|-]",
 	    .summary = "list the accelerator types a zone offers",
 	    .min_args = 0,
 	    .max_args = 0,

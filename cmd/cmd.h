@@ -11,11 +11,13 @@
 #include "err.h"
 
 enum cmd_flags {
-	CMD_NEEDS_AUTH = (1 << 0),    /* talks to Google: credentials */
-	CMD_NEEDS_PROJECT = (1 << 1), /* needs core/project */
-	CMD_NEEDS_ZONE = (1 << 2),    /* needs compute/zone */
-	CMD_SSH = (1 << 3),           /* opens SSH sessions */
-	CMD_HIDDEN = (1 << 4),        /* not in "tpuctl help" */
+	CMD_NEEDS_AUTH = (1 << 0),      /* talks to Google: credentials */
+	CMD_NEEDS_PROJECT = (1 << 1),   /* needs core/project */
+	CMD_NEEDS_ZONE = (1 << 2),      /* needs compute/zone */
+	CMD_SSH = (1 << 3),             /* opens SSH sessions */
+	CMD_HIDDEN = (1 << 4),          /* not in "tpuctl help" */
+	CMD_DEFINES_PROFILE = (1 << 5), /* "config set": no "profile 'ci'
+	                                   is not defined" warning */
 };
 
 struct cmd_entry {
@@ -63,6 +65,14 @@ const struct cmd_entry *cmd_current(void);
 const char *cmd_current_path(void);
 
 /*
+ * The usage error for an unknown command (parent NULL) or sub-command of
+ * parent, naming the nearest known one when there is one ("unknown
+ * command 'lsit'; did you mean 'list'?").
+ */
+int cmd_unknown(
+    const struct cmd_entry *parent, const char *name, struct tpu_err *);
+
+/*
  * Check the operand count against the entry after getopt: TPU_E_USAGE with
  * "missing operand" / "unexpected operand 'x'" otherwise.
  */
@@ -74,6 +84,18 @@ int cmd_check_operands(
  * error naming the option.
  */
 int cmd_bad_option(char **argv, int opt, struct tpu_err *);
+
+/* The i-th global flag's name ("--zone"), or NULL past the last. */
+const char *cmd_global_flag(size_t i);
+
+/*
+ * "--help": the summary, the usage, then one line per flag the usage
+ * names, described by the first sentence of its item in the command's
+ * man page (tpuctl-data-cp.1, then tpuctl-data.1) found next to the
+ * binary; a flag the page lacks (or no page) is listed bare.  path is
+ * "data cp".
+ */
+void cmd_print_help(FILE *, const struct cmd_entry *, const char *path);
 
 /* Print "usage: tpuctl <usage>" for e (and its children) to fp. */
 void cmd_print_usage(FILE *, const struct cmd_entry *);

@@ -205,7 +205,7 @@ static const struct cmd_entry config_children[] = {
 	    .summary = "set a key in tpuctl's config file",
 	    .min_args = 2,
 	    .max_args = 2,
-	    .flags = 0,
+	    .flags = CMD_DEFINES_PROFILE,
 	    .exec = config_set_exec,
 	},
 	{

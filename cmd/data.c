@@ -501,9 +501,9 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 		*err = j.first_err;
 		return tpu_error(err,
 		    j.failed < j.n ? TPU_E_PARTIAL : j.first_rc,
-		    "%zu of %zu objects under gs://%s/%s not removed%s "
+		    "%zu of %zu object%s under gs://%s/%s not removed%s "
 		    "(first: %s)",
-		    j.failed, j.n, u->bucket, u->object,
+		    j.failed, j.n, j.n == 1 ? "" : "s", u->bucket, u->object,
 		    bucket ? ", bucket kept" : "", j.first_err.msg);
 	}
 	if (!bucket)

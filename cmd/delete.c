@@ -41,8 +41,8 @@ describe_for_prompt(
 		if (catalog_accel_parse(
 		        json_opt_string(node, "acceleratorType", "?"), &acc,
 		        &e2) == 0)
-			buf_printf(q, "\n  %s (%s, %d chips, %s)", names[i],
-			    acc.type, acc.chips,
+			buf_printf(q, "\n  %s (%s, %d chip%s, %s)", names[i],
+			    acc.type, acc.chips, acc.chips == 1 ? "" : "s",
 			    json_opt_string(node, "state", "?"));
 		else
 			buf_printf(q, "\n  %s (%s)", names[i],

@@ -92,8 +92,10 @@ local_checks(struct tpu_ctx *ctx, const struct compat *c, int have_matrix,
 			if (tpuapi_list(&tc.api, parent, "nodes", "nodes",
 			        &nodes, &err) == 0) {
 				snprintf(line, sizeof line,
-				    "Cloud TPU API: %d nodes in %s",
-				    cJSON_GetArraySize(nodes), tc.zone);
+				    "Cloud TPU API: %d node%s in %s",
+				    cJSON_GetArraySize(nodes),
+				    cJSON_GetArraySize(nodes) == 1 ? "" : "s",
+				    tc.zone);
 				ok(line);
 			} else {
 				snprintf(line, sizeof line,

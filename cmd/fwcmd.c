@@ -150,8 +150,8 @@ fwcmd_run(struct sshcmd *sc, const char *command, int timeout_s,
 			    x->msg[0] != '\0' ? ": " : "", x->msg,
 			    (double)x->duration_ms / 1000.0);
 	}
-	fprintf(stderr, "%s: %zu of %zu workers succeeded\n", what, nok,
-	    sc->ntargets);
+	fprintf(stderr, "%s: %zu of %zu worker%s succeeded\n", what, nok,
+	    sc->ntargets, sc->ntargets == 1 ? "" : "s");
 	if (rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE) {
 		tpu_err_init(err);
 		if (rc == TPU_E_PARTIAL)

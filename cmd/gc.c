@@ -237,13 +237,16 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		cJSON_ArrayForEach(it, items) set_result(it, "would delete");
 		if (!ctx->quiet)
 			fprintf(stderr,
-			    "tpuctl: dry run: %d item%s would be deleted; "
-			    "nothing was\n",
+			    "tpuctl: dry run: would delete %d resource%s; "
+			    "nothing was deleted\n",
 			    n, n == 1 ? "" : "s");
 		goto emit;
 	}
-	snprintf(q, sizeof q, "Delete these %d resource%s holding quota?", n,
-	    n == 1 ? "" : "s");
+	if (n == 1)
+		snprintf(q, sizeof q, "Delete this resource holding quota?");
+	else
+		snprintf(
+		    q, sizeof q, "Delete these %d resources holding quota?", n);
 	if ((rc = tpucmd_confirm(ctx, q, err)) != 0)
 		goto out;
 	memset(&t, 0, sizeof t);
@@ -316,14 +319,14 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	rc = 0;
 	if (t.stop)
 		rc = tpu_error(err, (enum tpu_errc)t.stop_rc,
-		    "%s after deleting %d of %d resources (%s): nothing was "
+		    "%s after deleting %d of %d resource%s (%s): nothing was "
 		    "cancelled; run 'tpuctl gc' again to finish",
 		    t.stop_rc == TPU_E_TIMEOUT ? "timed out" : "interrupted",
-		    t.ok, n, t.first.msg);
+		    t.ok, n, n == 1 ? "" : "s", t.first.msg);
 	else if (t.failed > 0 && t.ok > 0)
 		rc = tpu_error(err, TPU_E_PARTIAL,
 		    "deleted %d of %d resources; %d failed (first: %s)", t.ok,
-		    t.ok + t.failed, t.failed, t.first.msg);
+		    t.ok + t.failed, t.failed, t.first.msg); /* both > 0 */
 	else if (t.failed > 0) {
 		*err = t.first;
 		rc = t.first.code;

@@ -47,6 +47,12 @@ static const struct gflag {
 	{ "--zone", "compute/zone", 1 },
 };
 
+const char *
+cmd_global_flag(size_t i)
+{
+	return i < nitems(gflags) ? gflags[i].name : NULL;
+}
+
 static const char *const verbosities[] = { "none", "error", "warning", "info",
 	"debug" };
 

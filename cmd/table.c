@@ -2,11 +2,21 @@
  * The top-level command table and the dispatcher shared by commands that
  * have sub-commands.
  */
+#include <sys/ioctl.h>
+
+#include <ctype.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "cmd.h"
+#include "config.h"
+#include "fsutil.h"
+#include "manpage.h"
+#include "suggest.h"
 #include "util.h"
 
 const struct cmd_entry *const cmd_table[] = {
@@ -86,6 +96,168 @@ cmd_print_usage(FILE *fp, const struct cmd_entry *e)
 	}
 }
 
+/* "unknown command 'lsit'; did you mean 'list'?" */
+int
+cmd_unknown(
+    const struct cmd_entry *parent, const char *name, struct tpu_err *err)
+{
+	const char *names[128] = { NULL };
+	const struct cmd_entry *c;
+	const char *best;
+	size_t n = 0, i;
+
+	if (parent == NULL) {
+		for (i = 0; cmd_table[i] != NULL && n < nitems(names); i++)
+			if (!(cmd_table[i]->flags & CMD_HIDDEN))
+				names[n++] = cmd_table[i]->name;
+	} else {
+		for (c = parent->children; c->name != NULL && n < nitems(names);
+		     c++)
+			names[n++] = c->name;
+	}
+	best = suggest_best(name, names, n);
+	if (parent == NULL && best != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown command '%s'; did you mean '%s'?", name, best);
+	if (parent == NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown command '%s' (see 'tpuctl help')", name);
+	if (best != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown command '%s %s'; did you mean '%s %s'?",
+		    parent->name, name, parent->name, best);
+	return tpu_error(
+	    err, TPU_E_USAGE, "unknown command '%s %s'", parent->name, name);
+}
+
+/* Parse the page tpuctl-NAME.1 next to the binary; 0 when found. */
+static int
+load_page(const char *name, struct manpage *m)
+{
+	char path[4096];
+	struct tpu_err e;
+	struct buf b;
+	int rc;
+
+	memset(m, 0, sizeof *m);
+	if (manpage_locate(name, path, sizeof path) != 0)
+		return -1;
+	buf_init(&b, 1 << 20);
+	tpu_err_init(&e);
+	if ((rc = fsutil_read_file(path, 0, &b, NULL, &e)) == 0)
+		manpage_parse(m, b.data);
+	buf_release(&b);
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * "  --flag arg        First sentence.": one line.  On a terminal a
+ * sentence longer than the width is cut at a word and ends in "...";
+ * into a pipe it is whole.
+ */
+static void
+print_flag(FILE *fp, const struct manpage_flag *f)
+{
+	size_t w = strlen(f->spec) <= 26 ? 26 : strlen(f->spec), room, n;
+	const char *d = f->desc;
+	struct winsize ws;
+	size_t cols = 0;
+
+	if (isatty(fileno(fp)) && ioctl(fileno(fp), TIOCGWINSZ, &ws) == 0)
+		cols = ws.ws_col < 60 ? 60 : ws.ws_col;
+	room = cols == 0 ? SIZE_MAX : w + 4 < cols ? cols - w - 5 : 20;
+	n = strlen(d);
+	if (n > room) {
+		n = room - 3;
+		while (n > 0 && d[n] != ' ')
+			n--;
+		fprintf(fp, "  %-*s  %.*s...\n", (int)w, f->spec, (int)n, d);
+	} else
+		fprintf(fp, "  %-*s  %s\n", (int)w, f->spec, d);
+}
+
+void
+cmd_print_help(FILE *fp, const struct cmd_entry *e, const char *path)
+{
+	const struct manpage_flag *shown[128];
+	char page[256];
+	struct manpage pages[3];
+	size_t nshown = 0;
+	char name[256], flag[SUGGEST_MAXLEN + 1], seen[4096] = " ";
+	const char *p;
+	size_t i, len, np = 0;
+
+	fprintf(fp, "%s\n\n", e->summary);
+	cmd_print_usage(fp, e);
+	snprintf(
+	    page, sizeof page, "tpuctl-%.*s", (int)strcspn(path, " "), path);
+	snprintf(name, sizeof name, "tpuctl-%s", path);
+	for (i = 0; name[i] != '\0'; i++)
+		if (name[i] == ' ')
+			name[i] = '-';
+	if (e->children == NULL) {
+		/* The sub-command's own page (tpuctl-data-cp), then the
+		 * command's; a flag takes its first description. */
+		if (strchr(path, ' ') != NULL &&
+		    load_page(name, &pages[np]) == 0) {
+			snprintf(page, sizeof page, "%s", name);
+			np++;
+		}
+		snprintf(name, sizeof name, "tpuctl-%.*s",
+		    (int)strcspn(path, " "), path);
+		if (load_page(name, &pages[np]) == 0)
+			np++;
+		/* The global flags (--zone) are in tpuctl(1). */
+		if (load_page("tpuctl", &pages[np]) == 0)
+			np++;
+		for (p = e->usage; *p != '\0'; p++) {
+			const struct manpage_flag *f = NULL;
+
+			if (*p != '-' ||
+			    (p > e->usage && strchr(" [|", p[-1]) == NULL))
+				continue;
+			len = strspn(p, "-");
+			if (len > 2 || !isalnum((unsigned char)p[len]))
+				continue;
+			len += strspn(p + len, "abcdefghijklmnopqrstuvwxyz"
+			                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			                       "0123456789-");
+			if (len > SUGGEST_MAXLEN)
+				continue;
+			memcpy(flag, p, len);
+			flag[len] = '\0';
+			p += len - 1;
+			/* Once each: " --zone " in seen. */
+			snprintf(name, sizeof name, " %s ", flag);
+			if (strstr(seen, name) != NULL)
+				continue;
+			if (strlen(seen) + strlen(name) < sizeof seen)
+				snprintf(seen + strlen(seen),
+				    sizeof seen - strlen(seen), "%s ", flag);
+			if (seen[1] != '\0' &&
+			    strchr(seen + 1, ' ') == seen + strlen(seen) - 1)
+				fprintf(fp, "\nFlags:\n");
+			for (i = 0; i < np && f == NULL; i++)
+				f = manpage_find(&pages[i], flag);
+			if (f == NULL) {
+				fprintf(fp, "  %s\n", flag);
+				continue;
+			}
+			/* An item naming several flags: once. */
+			for (i = 0; i < nshown && shown[i] != f; i++)
+				;
+			if (i < nshown)
+				continue;
+			if (nshown < nitems(shown))
+				shown[nshown++] = f;
+			print_flag(fp, f);
+		}
+		for (i = 0; i < np; i++)
+			manpage_release(&pages[i]);
+	}
+	fprintf(fp, "\nSee %s(1).\n", page);
+}
+
 static int
 wants_help(int argc, char **argv)
 {
@@ -112,16 +284,8 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 		e = cmd_find(cmd_table, argv[0]);
 	else
 		e = cmd_find_child(parent, argv[0]);
-	if (e == NULL) {
-		if (parent == NULL)
-			return cmd_want_usage(),
-			       tpu_error(err, TPU_E_USAGE,
-			           "unknown command '%s' (see 'tpuctl help')",
-			           argv[0]);
-		return cmd_want_usage(),
-		       tpu_error(err, TPU_E_USAGE, "unknown command '%s %s'",
-		           parent->name, argv[0]);
-	}
+	if (e == NULL)
+		return cmd_want_usage(), cmd_unknown(parent, argv[0], err);
 	current = e;
 	n = strlen(current_path);
 	snprintf(current_path + n, sizeof current_path - n, " %s", e->name);
@@ -141,12 +305,13 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 		return cmd_dispatch(e, ctx, argc - 1, argv + 1, err);
 	}
 	if (wants_help(argc, argv)) {
-		printf("%s\n\n", e->summary);
-		cmd_print_usage(stdout, e);
+		cmd_print_help(stdout, e, current_path + strlen("tpuctl "));
 		return 0;
 	}
 	optind = 0;
 	opterr = 0;
+	if (!(e->flags & CMD_DEFINES_PROFILE))
+		config_warn_profile(ctx->cfg);
 	return e->exec(ctx, argc, argv, err);
 }
 
@@ -164,6 +329,47 @@ cmd_check_operands(
 	return 0;
 }
 
+/*
+ * The long options a command knows are those its usage line names (the
+ * usage equals the man page SYNOPSIS, t003), plus the global flags and
+ * --help: suggest the nearest.
+ */
+static int
+unknown_long_option(const char *arg, struct tpu_err *err)
+{
+	static char words[64][SUGGEST_MAXLEN + 1];
+	const char *cand[64 + 32];
+	const struct cmd_entry *e = cmd_current();
+	char given[SUGGEST_MAXLEN + 1];
+	const char *p, *best, *g;
+	size_t n = 0, nw = 0, len;
+
+	len = strcspn(arg, "=");
+	if (len > SUGGEST_MAXLEN)
+		len = SUGGEST_MAXLEN;
+	memcpy(given, arg, len);
+	given[len] = '\0';
+	for (p = e != NULL ? e->usage : ""; (p = strstr(p, "--")) != NULL;) {
+		len =
+		    2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+		if (len > 2 && len <= SUGGEST_MAXLEN && nw < nitems(words)) {
+			memcpy(words[nw], p, len);
+			words[nw][len] = '\0';
+			cand[n++] = words[nw++];
+		}
+		p += len;
+	}
+	cand[n++] = "--help";
+	for (len = 0; (g = cmd_global_flag(len)) != NULL && n < nitems(cand);
+	     len++)
+		cand[n++] = g;
+	best = suggest_best(given, cand, n);
+	if (best != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "unknown option '%s'; did you mean '%s'?", given, best);
+	return tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
+}
+
 int
 cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 {
@@ -175,6 +381,5 @@ cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 	if (optopt != 0 && optopt != '?' && arg[0] == '-' && arg[1] != '-')
 		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
 		                             "unknown option '-%c'", optopt);
-	return cmd_want_usage(),
-	       tpu_error(err, TPU_E_USAGE, "unknown option '%s'", arg);
+	return cmd_want_usage(), unknown_long_option(arg, err);
 }

@@ -39,7 +39,8 @@ void tpucmd_close(struct tpucmd *);
 /*
  * Ask "question [y/N]" on a terminal; --quiet or a non-terminal stdin
  * answers yes (scripts and CI pass --quiet explicitly or run without a
- * terminal).  Returns 0 to go on, TPU_E_INTERRUPTED when declined.
+ * terminal).  Returns 0 to go on, TPU_E_DECLINED (exit 1, not 130: no
+ * signal came) when declined.
  */
 int tpucmd_confirm(struct tpu_ctx *, const char *question, struct tpu_err *);
 
@@ -109,10 +110,14 @@ struct tpucmd_delete {
 };
 
 /*
- * DELETE each resource of the zone in turn and, unless async, wait for
- * it and report it.  Every one is attempted until Ctrl-C or SIGTERM;
- * the exit status is the first failure's, the others are logged.  With
- * async the operations are printed.
+ * DELETE every resource of the zone, then (unless async) wait for all the
+ * operations: they run side by side.  Ctrl-C, SIGTERM (and --timeout
+ * with timeout_stops) stop sending; in the wait, the shared deadline too.
+ * One summary line: "deleted node 'a'" or "deleted 3 nodes: a, b, c".
+ * One resource keeps its own error; of several, each failure is logged
+ * and err says "deleted 2 of 3 nodes (a, b); failed: c", TPU_E_PARTIAL
+ * (or the first failure's code when none was deleted, the stop's code
+ * when stopped).  With async the operations are printed.
  */
 int tpucmd_delete_each(struct tpu_ctx *, struct tpucmd *,
     const struct tpucmd_delete *, int argc, char **argv, int async,

@@ -90,7 +90,7 @@ tpucmd_confirm(struct tpu_ctx *ctx, const char *question, struct tpu_err *err)
 	if (fgets(line, sizeof line, stdin) != NULL &&
 	    (line[0] == 'y' || line[0] == 'Y'))
 		return 0;
-	return tpu_error(err, TPU_E_INTERRUPTED, "declined: nothing was done");
+	return tpu_error(err, TPU_E_DECLINED, "declined: nothing was done");
 }
 
 int
@@ -292,20 +292,18 @@ tpucmd_drop_qr_cache(const char *project, const char *zone, const char *qr)
 	nodecache_qr_drop(project, zone, qr);
 }
 
-/* DELETE one resource and, unless async, wait for it; *opp keeps the
- * operation for --async.  The error, if any, in err. */
+/* DELETE one resource; *opp gets the operation (NULL on --dry-run).
+ * The error, if any, in err. */
 static int
-delete_one(struct tpu_ctx *ctx, struct tpucmd *tc,
-    const struct tpucmd_delete *d, const char *id, int async, int64_t deadline,
-    cJSON **opp, struct tpu_err *err)
+delete_send(struct tpu_ctx *ctx, struct tpucmd *tc,
+    const struct tpucmd_delete *d, const char *id, cJSON **opp,
+    struct tpu_err *err)
 {
-	struct tpuapi_wait w;
-	char *path, *what;
+	char *path;
 	int rc;
 
 	path = xasprintf("projects/%s/locations/%s/%s/%s", tc->project,
 	    tc->zone, d->collection, id);
-	what = xasprintf("deleting %s '%s'", d->kind, id);
 	if (!ctx->dry_run) {
 		if (d->node_cache)
 			nodecache_drop(tc->project, tc->zone, id);
@@ -324,17 +322,28 @@ delete_one(struct tpu_ctx *ctx, struct tpucmd *tc,
 		    "%s; pass --force to delete its nodes too", m);
 		free(m);
 	}
-	if (rc == 0 && *opp != NULL && !async) {
-		tpucmd_wait_opts(ctx, tc, &w, deadline, what);
-		rc = tpuapi_op_wait(
-		    &tc->api, json_opt_string(*opp, "name", ""), &w, NULL, err);
-		if (rc == 0 && !ctx->quiet)
-			fprintf(
-			    stderr, "tpuctl: deleted %s '%s'\n", d->kind, id);
-	}
 	free(path);
-	free(what);
 	return rc;
+}
+
+static int
+delete_stops(const struct tpucmd_delete *d, int rc)
+{
+	return rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED ||
+	       (d->timeout_stops && rc == TPU_E_TIMEOUT);
+}
+
+/* "a, b, c": the ids that were deleted (ok) or that failed (!ok). */
+static void
+delete_names(struct buf *b, char **argv, const int *rcs, int argc, int ok)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		if ((rcs[i] == 0) != ok)
+			continue;
+		buf_printf(b, "%s%s", n++ > 0 ? ", " : "", argv[i]);
+	}
 }
 
 int
@@ -342,38 +351,111 @@ tpucmd_delete_each(struct tpu_ctx *ctx, struct tpucmd *tc,
     const struct tpucmd_delete *d, int argc, char **argv, int async,
     int64_t deadline, struct tpu_err *err)
 {
-	cJSON *ops = cJSON_CreateArray();
-	int i, rc, first = 0;
+	cJSON *ops = cJSON_CreateArray(), **op;
+	struct tpu_err *errs;
+	struct buf names;
+	int i, rc = 0, *rcs, nok = 0, first = -1, stop = 0, waited = 0;
 
+	op = xcalloc((size_t)argc, sizeof *op);
+	rcs = xcalloc((size_t)argc, sizeof *rcs);
+	errs = xcalloc((size_t)argc, sizeof *errs);
+	buf_init(&names, 1 << 20);
+	/* Every DELETE first, so the operations run side by side... */
 	for (i = 0; i < argc; i++) {
-		struct tpu_err e2;
-		cJSON *op = NULL;
-
-		tpu_err_init(&e2);
-		rc = delete_one(ctx, tc, d, argv[i], async, deadline, &op, &e2);
-		if (rc == 0 && op != NULL && async) {
-			cJSON_AddItemToArray(ops, op);
-			op = NULL;
+		tpu_err_init(&errs[i]);
+		if (stop) {
+			rcs[i] = stop;
+			tpu_error(&errs[i], (enum tpu_errc)stop,
+			    "%s '%s' not deleted: stopped", d->kind, argv[i]);
+			continue;
 		}
-		if (rc != 0) {
-			if (first == 0) {
-				first = rc;
-				*err = e2;
-			} else
-				log_warn("%s", e2.msg);
-		}
-		cJSON_Delete(op);
-		if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED ||
-		    (d->timeout_stops && rc == TPU_E_TIMEOUT))
-			break;
+		rcs[i] = delete_send(ctx, tc, d, argv[i], &op[i], &errs[i]);
+		if (delete_stops(d, rcs[i]))
+			stop = rcs[i];
 	}
-	rc = first;
+	/* ...then one wait for all of them: each poll loop finds the
+	 * others' operations already running, so the whole takes as long
+	 * as the slowest deletion, not the sum. */
+	for (i = 0; i < argc; i++) {
+		struct tpuapi_wait w;
+		char *what;
+
+		if (rcs[i] != 0 || op[i] == NULL || async)
+			continue;
+		if (stop) {
+			rcs[i] = stop;
+			tpu_error(&errs[i], (enum tpu_errc)stop,
+			    "%s '%s': deletion not waited for (operation %s)",
+			    d->kind, argv[i],
+			    tpuapi_basename(
+			        json_opt_string(op[i], "name", "")));
+			continue;
+		}
+		/* One progress line for all: the first wait stands for
+		 * them, the later ones (mostly done by then) are quiet. */
+		what = argc == 1
+		           ? xasprintf("deleting %s '%s'", d->kind, argv[i])
+		           : xasprintf("deleting %d %ss", argc, d->kind);
+		tpucmd_wait_opts(ctx, tc, &w, deadline, what);
+		w.quiet |= waited++ > 0;
+		rcs[i] = tpuapi_op_wait(&tc->api,
+		    json_opt_string(op[i], "name", ""), &w, NULL, &errs[i]);
+		free(what);
+		if (rcs[i] == TPU_E_INTERRUPTED || rcs[i] == TPU_E_TERMINATED ||
+		    rcs[i] == TPU_E_TIMEOUT)
+			stop = rcs[i]; /* the deadline is shared */
+	}
+	for (i = 0; i < argc; i++) {
+		if (rcs[i] == 0) {
+			nok++;
+			if (async && op[i] != NULL) {
+				cJSON_AddItemToArray(ops, op[i]);
+				op[i] = NULL;
+			}
+		} else if (first < 0)
+			first = i;
+	}
+	if (first >= 0 && argc == 1) {
+		rc = rcs[0];
+		*err = errs[0];
+	} else if (first >= 0) {
+		/* Each failure in full, then one line naming them all. */
+		for (i = 0; i < argc; i++)
+			if (rcs[i] != 0)
+				log_warn("%s", errs[i].msg);
+		if (nok > 0) {
+			buf_printf(&names, "deleted %d of %d %ss (", nok, argc,
+			    d->kind);
+			delete_names(&names, argv, rcs, argc, 1);
+			buf_puts(&names, "); failed: ");
+		} else
+			buf_printf(&names,
+			    "none of %d %ss deleted; failed: ", argc, d->kind);
+		delete_names(&names, argv, rcs, argc, 0);
+		rc = stop != 0 ? stop : nok > 0 ? TPU_E_PARTIAL : rcs[first];
+		tpu_error(err, (enum tpu_errc)rc, "%s", names.data);
+	} else if (!async && !ctx->dry_run && !ctx->quiet) {
+		if (argc == 1)
+			fprintf(stderr, "tpuctl: deleted %s '%s'\n", d->kind,
+			    argv[0]);
+		else {
+			delete_names(&names, argv, rcs, argc, 1);
+			fprintf(stderr, "tpuctl: deleted %d %ss: %s\n", argc,
+			    d->kind, names.data);
+		}
+	}
 	if (async && cJSON_GetArraySize(ops) > 0) {
 		int orc = output_emit(&ctx->out, ops, "OPERATION=name", err);
 
 		if (rc == 0)
 			rc = orc;
 	}
+	for (i = 0; i < argc; i++)
+		cJSON_Delete(op[i]);
+	free(op);
+	free(rcs);
+	free(errs);
+	buf_release(&names);
 	cJSON_Delete(ops);
 	return rc;
 }
@@ -598,14 +680,24 @@ tpucmd_list_collection(struct tpu_ctx *ctx, const struct cmd_entry *e,
     const char *collection, const char *field, const char *columns, int zonal,
     int argc, char **argv, struct tpu_err *err)
 {
+	const char *zone = config_get(ctx->cfg, "compute/zone");
 	struct tpucmd_list l;
+	char *cols = NULL;
+	int rc;
 
 	memset(&l, 0, sizeof l);
 	l.collection = collection;
 	l.field = field;
 	l.columns = columns;
-	l.flags = zonal ? TPUCMD_ZONE : 0;
-	return tpucmd_list_run(ctx, e, &l, argc, argv, err);
+	if (zonal) {
+		/* --zone -: every zone (one list call each), a ZONE column */
+		l.flags = TPUCMD_ZONE | TPUCMD_ZONE_ANY;
+		if (zone != NULL && strcmp(zone, "-") == 0)
+			l.columns = cols = xasprintf("%s,ZONE=zone", columns);
+	}
+	rc = tpucmd_list_run(ctx, e, &l, argc, argv, err);
+	free(cols);
+	return rc;
 }
 
 int

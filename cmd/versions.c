@@ -1,9 +1,11 @@
 /*
  * "tpuctl versions list": list the TPU runtime versions of a zone
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "compat.h"
 #include "tpucmd.h"
 
@@ -13,7 +15,7 @@ static const struct cmd_entry versions_children[] = {
 	{
 	    .name = "list",
 	    .usage = "versions list " TPUCMD_LIST_USAGE
-	             " [--framework name|all] [--zone zone]",
+	             " [--framework name|all] [--zone zone|-]",
 	    .summary = "list the TPU runtime versions of a zone",
 	    .min_args = 0,
 	    .max_args = 0,

@@ -116,8 +116,9 @@ struct config_ent {
 struct config {
 	struct config_ent *v;
 	size_t n;
-	char *path;    /* tpuctl's config file */
-	char *profile; /* selected profile, NULL for the default */
+	char *path;            /* tpuctl's config file */
+	char *profile;         /* selected profile, NULL for the default */
+	char *profile_warning; /* "profile 'ci' is not defined ...", or NULL */
 };
 
 const struct config_key *
@@ -357,6 +358,7 @@ config_free(struct config *c)
 	free(c->v);
 	free(c->path);
 	free(c->profile);
+	free(c->profile_warning);
 	free(c);
 }
 
@@ -891,6 +893,15 @@ config_load_string(struct config *c, const char *text, const char *file,
 	return rc;
 }
 
+void
+config_warn_profile(struct config *c)
+{
+	if (c->profile_warning != NULL)
+		log_warn("%s", c->profile_warning);
+	free(c->profile_warning);
+	c->profile_warning = NULL;
+}
+
 static int
 load_file(struct config *c, struct tpu_err *err)
 {
@@ -900,6 +911,8 @@ load_file(struct config *c, struct tpu_err *err)
 	char *text = NULL;
 	int rc;
 
+	free(c->profile_warning);
+	c->profile_warning = NULL;
 	e = winner(c, "core/profile");
 	if (e != NULL) {
 		if ((rc = config_validate("core/profile", e->value, err)) != 0)
@@ -914,15 +927,15 @@ load_file(struct config *c, struct tpu_err *err)
 		                 ? xstrdup(profile)
 		                 : NULL;
 		if (c->profile != NULL)
-			log_warn("profile '%s' is not defined (%s does not "
-			         "exist)",
+			c->profile_warning = xasprintf(
+			    "profile '%s' is not defined (%s does not exist)",
 			    c->profile, c->path);
 		return 0;
 	}
 	memset(&ps, 0, sizeof ps);
 	if ((rc = parse_text(&ps, text, c->path, 0, err)) == 0 &&
 	    !apply_file(c, &ps, c->path, profile))
-		log_warn(
+		c->profile_warning = xasprintf(
 		    "profile '%s' is not defined in %s", c->profile, c->path);
 	parse_release(&ps);
 	free(text);

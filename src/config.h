@@ -103,6 +103,13 @@ const char *config_file_path(const struct config *);
 const char *config_profile(const struct config *);
 
 /*
+ * config_load() does not warn about a selected profile that the file
+ * does not define: the command decides ("config set" defines it).  This
+ * logs that warning, once; nothing when the profile is defined.
+ */
+void config_warn_profile(struct config *);
+
+/*
  * Set (value != NULL) or remove (value == NULL) key in tpuctl's config
  * file, in the selected profile's section ("section/name = value" under
  * [profile NAME]) or in [section] otherwise; core/profile always goes to

@@ -32,6 +32,7 @@ static const struct {
 	{ TPU_E_TIMEOUT, 124, "timed out" },
 	{ TPU_E_INTERRUPTED, 130, "interrupted" },
 	{ TPU_E_TERMINATED, 143, "terminated" },
+	{ TPU_E_DECLINED, 1, "declined" },
 };
 
 void

@@ -29,6 +29,7 @@ enum tpu_errc {
 	TPU_E_TIMEOUT = -16,      /* 124: --timeout reached */
 	TPU_E_INTERRUPTED = -17,  /* 130: SIGINT */
 	TPU_E_TERMINATED = -18,   /* 143: SIGTERM */
+	TPU_E_DECLINED = -19,     /* 1: a confirmation prompt was declined */
 };
 
 #define TPU_ERR_MSGLEN 1024

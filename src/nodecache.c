@@ -9,6 +9,8 @@
  */
 #include <sys/types.h>
 
+#include <dirent.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,4 +312,79 @@ void
 nodecache_qr_drop(const char *project, const char *zone, const char *qr)
 {
 	entry_remove("qrs", project, zone, qr);
+}
+
+/* Add the "<name>.json" entries of dir to the sorted array names. */
+static void
+add_names(const char *dir, cJSON *names)
+{
+	struct dirent *d;
+	DIR *dp;
+
+	if ((dp = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL) {
+		size_t n = strlen(d->d_name);
+		cJSON *it;
+		char *name;
+		int i = 0, c = 1;
+
+		if (n <= 5 || strcmp(d->d_name + n - 5, ".json") != 0)
+			continue;
+		name = xstrndup(d->d_name, n - 5);
+		if (!safe_component(name)) {
+			free(name);
+			continue;
+		}
+		cJSON_ArrayForEach(it, names)
+		{
+			if ((c = strcmp(it->valuestring, name)) >= 0)
+				break;
+			i++;
+		}
+		if (c != 0)
+			cJSON_InsertItemInArray(
+			    names, i, cJSON_CreateString(name));
+		free(name);
+	}
+	closedir(dp);
+}
+
+cJSON *
+nodecache_names(const char *project, const char *zone, int qrs)
+{
+	cJSON *names = cJSON_CreateArray();
+	const char *kind = qrs ? "qrs" : "nodes";
+	struct dirent *d;
+	char *base, *dir;
+	DIR *dp;
+
+	if (!safe_component(project) || (base = base_dir()) == NULL)
+		return names;
+	if (zone != NULL && strcmp(zone, "-") != 0) {
+		if (safe_component(zone)) {
+			dir =
+			    xasprintf("%s/%s/%s/%s", base, kind, project, zone);
+			add_names(dir, names);
+			free(dir);
+		}
+		free(base);
+		return names;
+	}
+	dir = xasprintf("%s/%s/%s", base, kind, project);
+	if ((dp = opendir(dir)) != NULL) {
+		while ((d = readdir(dp)) != NULL) {
+			char *zd;
+
+			if (!safe_component(d->d_name))
+				continue;
+			zd = xasprintf("%s/%s", dir, d->d_name);
+			add_names(zd, names);
+			free(zd);
+		}
+		closedir(dp);
+	}
+	free(dir);
+	free(base);
+	return names;
 }

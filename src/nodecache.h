@@ -59,4 +59,12 @@ void nodecache_qr_put(
     const char *project, const char *zone, const char *qr, const cJSON *ids);
 void nodecache_qr_drop(const char *project, const char *zone, const char *qr);
 
+/*
+ * For shell completion: the names of the cached nodes (qrs 0) or queued
+ * resources (qrs 1) of project in zone, or in every cached zone when zone
+ * is NULL or "-", whatever their age, sorted and unique.  A JSON array of
+ * strings the caller deletes (empty when there is no cache).
+ */
+cJSON *nodecache_names(const char *project, const char *zone, int qrs);
+
 #endif

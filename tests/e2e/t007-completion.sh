@@ -102,6 +102,47 @@ if have_tool zsh zsh "the zsh completion checks"; then
 	    fail "zsh: commands differ from help"
 fi
 
+# Dynamic words (tpuctl completion --list, local data only): node and
+# queued-resource names from the node cache, zones and accelerator types
+# from the catalog, --worker values from the cached worker count.
+emu_start
+mkdir -p "$T/path"
+ln -s "$TPUCTL" "$T/path/tpuctl"
+PATH="$T/path:$PATH"
+expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
+expect_rc 0 "$TPUCTL" create west --accelerator-type v5litepod-4 \
+    --zone us-west4-a
+expect_rc 0 "$TPUCTL" queued-resources create qr1 --node-id qn \
+    --accelerator-type v4-8
+# ssh caches the queued resource's membership (and its node).
+expect_rc 0 "$TPUCTL" ssh qr1 -- true
+expect_rc 0 "$TPUCTL" completion --list nodes bash
+[ "$(cat "$T/out")" = "$(printf 'pod\nqn')" ] || fail "--list nodes: $(cat "$T/out")"
+check "pod qn" tpuctl describe ''
+check "pod" tpuctl delete p
+check "pod qn" tpuctl delete pod ''
+check "pod qn west" tpuctl --zone - describe ''
+check "west" tpuctl --zone us-west4-a describe ''
+check "pod qn qr1" tpuctl ssh ''
+check "qr1" tpuctl queued-resources delete ''
+check "0 1 2 3 all" tpuctl ssh pod --worker ''
+check "" tpuctl ssh nosuch --worker ''
+check "us-west4-a us-west4-b" tpuctl --zone us-west4-
+check "us-west4-a" tpuctl list --zone us-west4-a
+check "v4-3072 v4-32 v4-3456 v4-384" tpuctl create x --accelerator-type v4-3
+complete_words tpuctl create x --accelerator-type v4- | grep -q 'v4-8 ' ||
+    fail "no v4 accelerator types"
+check "v5litepod-1 v5litepod-128 v5litepod-16" tpuctl --zone us-west4-a create x \
+    --accelerator-type v5litepod-1
+check "" tpuctl --zone us-west4-a create x --accelerator-type v4-
+expect_rc 2 "$TPUCTL" completion --list bogus bash
+assert_grep "invalid --list 'bogus'" "$T/err"
+if command -v zsh >/dev/null 2>&1; then
+	zcheck "all 0 1 2 3" tpuctl ssh pod --worker ''
+	zcomplete tpuctl describe '' | grep -q pod || fail "zsh: no node names"
+	zcomplete tpuctl --zone '' | grep -q us-central2-b || fail "zsh: no zones"
+fi
+
 expect_rc 2 "$TPUCTL" completion fish
 assert_grep "unknown shell 'fish': use bash or zsh" "$T/err"
 expect_rc 2 "$TPUCTL" completion

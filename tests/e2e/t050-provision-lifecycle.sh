@@ -72,8 +72,7 @@ expect_rc 0 "$TPUCTL" describe pod2 --format 'value(state)'
 expect_rc 0 "$TPUCTL" start pod2 --format 'value(state,health)'
 assert_grep '^READY	HEALTHY$' "$T/out"
 expect_rc 0 "$TPUCTL" delete pod pod2
-assert_grep "deleted node 'pod'" "$T/err"
-assert_grep "deleted node 'pod2'" "$T/err"
+assert_grep "deleted 2 nodes: pod, pod2" "$T/err"
 expect_rc 0 "$TPUCTL" list --zone - --format json
 [ "$(tr -d ' \n' <"$T/out")" = "[]" ] || fail "nodes left: $(cat "$T/out")"
 

@@ -37,7 +37,7 @@ assert_grep "^queued-resource +qs +$Z +SUSPENDED +v4-8" "$T/out"
 assert_grep "^queued-resource +qf +$Z2 +FAILED +v3-8" "$T/out"
 assert_no_grep 'keep|qsn' "$T/out"
 [ "$(wc -l <"$T/out")" -eq 4 ] || fail "dry run listed: $(cat "$T/out")"
-assert_grep 'dry run: 3 items would be deleted' "$T/err"
+assert_grep 'dry run: would delete 3 resources; nothing was deleted' "$T/err"
 [ "$(emu_requests | grep -vc '"method": *"GET"')" -eq "$writes" ] ||
     fail "--dry-run sent a write: $(emu_requests | tail -3)"
 # Only the default zone without --zone -.

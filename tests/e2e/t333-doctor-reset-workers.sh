@@ -14,7 +14,7 @@ emu_start
 
 expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
 expect_rc 0 "$TPUCTL" doctor
-assert_grep '^local: ok: Cloud TPU API: 1 nodes in ' "$T/out"
+assert_grep '^local: ok: Cloud TPU API: 1 node in ' "$T/out"
 assert_grep '^local: ok: credentials' "$T/out"
 assert_no_grep 'finding' "$T/out"
 

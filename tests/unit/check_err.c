@@ -100,6 +100,7 @@ START_TEST(exit_status_contract)
 		{ TPU_E_TIMEOUT, 124 },
 		{ TPU_E_INTERRUPTED, 130 },
 		{ TPU_E_TERMINATED, 143 },
+		{ TPU_E_DECLINED, 1 },
 	};
 	size_t i;
 
@@ -109,7 +110,7 @@ START_TEST(exit_status_contract)
 	}
 	/* Every code of the enum has a row. */
 	ck_assert_uint_eq(
-	    sizeof rows / sizeof rows[0], (size_t)(-TPU_E_TERMINATED + 1));
+	    sizeof rows / sizeof rows[0], (size_t)(-TPU_E_DECLINED + 1));
 	ck_assert_int_eq(tpu_exit_status((enum tpu_errc) - 99), 1);
 	ck_assert_str_eq(tpu_errc_name((enum tpu_errc) - 99), "unknown error");
 	ck_assert_str_eq(tpu_errc_name(TPU_E_NOTFOUND), "not found");

@@ -459,6 +459,57 @@ START_TEST(unsafe_names_refused)
 }
 END_TEST
 
+START_TEST(names_for_completion)
+{
+	cJSON *n, *ids, *names;
+	char *out;
+
+	names = nodecache_names("p", "us-central2-b", 0);
+	ck_assert_int_eq(cJSON_GetArraySize(names), 0); /* no cache yet */
+	cJSON_Delete(names);
+	n = mknode("zeta", "READY");
+	nodecache_put("p", "us-central2-b", "zeta", n);
+	cJSON_Delete(n);
+	n = mknode("alpha", "READY");
+	nodecache_put("p", "us-central2-b", "alpha", n);
+	cJSON_Delete(n);
+	n = mknode("alpha", "READY");
+	nodecache_put("p", "us-west4-a", "alpha", n);
+	cJSON_Delete(n);
+	n = mknode("west", "READY");
+	nodecache_put("p", "us-west4-a", "west", n);
+	cJSON_Delete(n);
+	n = mknode("other", "READY");
+	nodecache_put("q", "us-central2-b", "other", n);
+	cJSON_Delete(n);
+	ids = cJSON_CreateArray();
+	cJSON_AddItemToArray(ids, cJSON_CreateString("qr-0"));
+	nodecache_qr_put("p", "us-central2-b", "qr", ids);
+	cJSON_Delete(ids);
+	write_raw("bad name", "{}", 0600); /* not a safe name: skipped */
+
+	names = nodecache_names("p", "us-central2-b", 0);
+	out = cJSON_PrintUnformatted(names);
+	ck_assert_str_eq(out, "[\"alpha\",\"zeta\"]");
+	cJSON_free(out);
+	cJSON_Delete(names);
+	/* every zone: sorted, each name once */
+	names = nodecache_names("p", "-", 0);
+	out = cJSON_PrintUnformatted(names);
+	ck_assert_str_eq(out, "[\"alpha\",\"west\",\"zeta\"]");
+	cJSON_free(out);
+	cJSON_Delete(names);
+	names = nodecache_names("p", NULL, 1);
+	out = cJSON_PrintUnformatted(names);
+	ck_assert_str_eq(out, "[\"qr\"]");
+	cJSON_free(out);
+	cJSON_Delete(names);
+	names = nodecache_names("../p", NULL, 0);
+	ck_assert_int_eq(cJSON_GetArraySize(names), 0);
+	cJSON_Delete(names);
+}
+END_TEST
+
 static Suite *
 nodecache_suite(void)
 {
@@ -476,6 +527,7 @@ nodecache_suite(void)
 	tcase_add_test(tc, drop_removes);
 	tcase_add_test(tc, dir_from_env);
 	tcase_add_test(tc, unsafe_names_refused);
+	tcase_add_test(tc, names_for_completion);
 	suite_add_tcase(s, tc);
 	return s;
 }
