@@ -21,7 +21,7 @@ done
 
 # the remote shell expands a lone operand: variables, pipes, exit status
 expect_rc 0 "$TPUCTL" ssh pod --worker=2 --ssh-key-file "$KEY" -- \
-    'echo "w=$TPU_WORKER_ID" | tr w W'
+    'w=$(curl -s -H "Metadata-Flavor: Google" "http://$GCE_METADATA_HOST/computeMetadata/v1/instance/attributes/agent-worker-number"); echo "w=$w" | tr w W'
 [ "$(cat "$T/out")" = "[w2] W=2" ] || fail "lone operand: $(cat "$T/out")"
 expect_rc 3 "$TPUCTL" ssh pod --worker=1 --ssh-key-file "$KEY" -- 'exit 3'
 # the same without --

@@ -22,7 +22,7 @@ MARK="t088-$$"
 # pids of "sleep" processes started with MARK in their environment
 left() {
 	for p in $(pgrep -x sleep); do
-		if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null |
 		    grep -qx "T088_MARK=$MARK"; then
 			echo "$p"
 		fi
@@ -75,7 +75,7 @@ done
 # --fail-fast: worker 1 fails at once, the others are stopped
 start=$(date +%s)
 expect_rc 8 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" --fail-fast \
-    --command "if [ \$TPU_WORKER_ID = 1 ]; then sleep 1; exit 1; fi; $SLEEP"
+    --command "w=\$(curl -s -H 'Metadata-Flavor: Google' \"http://\$GCE_METADATA_HOST/computeMetadata/v1/instance/attributes/agent-worker-number\"); if [ \"\$w\" = 1 ]; then sleep 1; exit 1; fi; $SLEEP"
 [ $(($(date +%s) - start)) -lt 6 ] || fail "--fail-fast waited"
 assert_grep '^worker 1: exit 1' "$T/err"
 none_left "--fail-fast" 3
