@@ -502,8 +502,9 @@ new_session(struct pool *p, struct worker *w)
 static int
 check_hostkey(struct pool *p, struct worker *w)
 {
+	struct knownhosts_key pk;
 	const char *blob;
-	size_t len, i;
+	size_t len;
 	int type;
 	char want[KNOWNHOSTS_FP_LEN];
 	const char *tyname;
@@ -534,14 +535,13 @@ check_hostkey(struct pool *p, struct worker *w)
 	tyname = w->r->hostkey;
 	if (w->nkeys == 0)
 		return 0; /* SSHPOOL_F_ACCEPT_NEW_HOSTKEY, checked at start */
-	for (i = 0; i < w->nkeys; i++) {
-		if (w->keys[i].len == len &&
-		    memcmp(w->keys[i].blob, blob, len) == 0)
-			return 0;
-		if (strncmp(w->keys[i].type, tyname, strlen(w->keys[i].type)) ==
-		    0)
-			best = i;
-	}
+	memset(&pk, 0, sizeof pk);
+	snprintf(
+	    pk.type, sizeof pk.type, "%.*s", (int)strcspn(tyname, " "), tyname);
+	pk.blob = (unsigned char *)(uintptr_t)blob;
+	pk.len = len;
+	if (knownhosts_match(w->keys, w->nkeys, &pk, &best))
+		return 0;
 	knownhosts_fingerprint(w->keys[best].blob, w->keys[best].len, want);
 	finish(p, w, SSHPOOL_S_HOSTKEY_MISMATCH,
 	    "worker %d (%s:%d): host key mismatch: expected %s %s, got %.*s "
