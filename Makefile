@@ -5,6 +5,7 @@
 #   make lint                  clang-format, banned calls, mandoc, shellcheck
 #   make fuzz                  libFuzzer targets, FUZZ_SECONDS each
 #   make bench                 peer comparisons (tests/bench)
+#   make report                reliability matrix (tests/reliability)
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
@@ -201,6 +202,11 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/tpuctl
 	$(TPUCTL) completion zsh > \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_tpuctl
+
+# the reliability matrix: which test covers each RELIABILITY.md row
+.PHONY: report
+report:
+	sh tests/reliability/report.sh
 
 clean:
 	rm -rf build bin
