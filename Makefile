@@ -143,7 +143,8 @@ lint: check-format
 	scripts/check-man-render.sh man/*.[15]
 	@echo "== shellcheck"
 	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
-		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh)
+		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh) \
+		tests/reliability/*.sh
 
 # The emulator judges requests by emulator/validate.c and answers its
 # TPU offering (zones, generations, accelerator types, runtimes) from
