@@ -5,6 +5,7 @@
 #   make lint                  clang-format, banned calls, mandoc, shellcheck
 #   make fuzz                  libFuzzer targets, FUZZ_SECONDS each
 #   make bench                 peer comparisons (tests/bench)
+#   make report                reliability matrix (tests/reliability)
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
@@ -142,7 +143,8 @@ lint: check-format
 	scripts/check-man-render.sh man/*.[15]
 	@echo "== shellcheck"
 	shellcheck -x scripts/*.sh .ci/run tests/e2e/*.sh $(wildcard tests/bench/*.sh) \
-		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh)
+		$(wildcard config/recipes/*.sh config/probes/*.sh tests/frameworks/*.sh) \
+		tests/reliability/*.sh
 
 # The emulator judges requests by emulator/validate.c and answers its
 # TPU offering (zones, generations, accelerator types, runtimes) from
@@ -201,6 +203,11 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/tpuctl
 	$(TPUCTL) completion zsh > \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_tpuctl
+
+# the reliability matrix: which test covers each RELIABILITY.md row
+.PHONY: report
+report:
+	sh tests/reliability/report.sh
 
 clean:
 	rm -rf build bin

@@ -275,7 +275,11 @@ out:
 	return rc;
 }
 
-/* Do the selected workers of a cached slice all have pinned keys? */
+/*
+ * Do the selected workers of a cached slice all have keys tpuctl pinned
+ * from guest attributes?  A line someone else appended for an alias is
+ * not one (knownhosts_pinned): it never spares the guest attributes read.
+ */
 static int
 all_pinned(
     struct knownhosts *kh, const char *id, const unsigned char *sel, int n)
@@ -290,7 +294,7 @@ all_pinned(
 		free(alias);
 		alias = NULL;
 		if (knownhosts_alias(id, i, &alias, &e) != 0 ||
-		    knownhosts_lookup(kh, alias, NULL, 0) == 0)
+		    knownhosts_pinned(kh, alias) == 0)
 			ok = 0;
 	}
 	free(alias);

@@ -318,6 +318,24 @@ fsutil_sweep_temps(const char *dir, int64_t max_age)
 	return n;
 }
 
+enum fsutil_dest
+fsutil_dest_kind(const char *path)
+{
+	struct stat st;
+	int link;
+
+	if (lstat(path, &st) != 0)
+		return FSUTIL_DEST_NONE;
+	link = S_ISLNK(st.st_mode);
+	if (link && stat(path, &st) != 0)
+		return FSUTIL_DEST_IN_PLACE; /* dangling: open reports it */
+	if (S_ISDIR(st.st_mode))
+		return FSUTIL_DEST_DIR;
+	if (link || !S_ISREG(st.st_mode))
+		return FSUTIL_DEST_IN_PLACE;
+	return FSUTIL_DEST_FILE;
+}
+
 int
 fsutil_remove(const char *path, struct tpu_err *err)
 {

@@ -62,6 +62,25 @@ int fsutil_write_atomic(const char *path, const void *data, size_t len,
  */
 int fsutil_sweep_temps(const char *dir, int64_t max_age);
 
+/* What a download destination is, by fsutil_dest_kind. */
+enum fsutil_dest {
+	FSUTIL_DEST_NONE,    /* missing: created (temp file + rename) */
+	FSUTIL_DEST_FILE,    /* a regular file: replaced (temp + rename) */
+	FSUTIL_DEST_DIR,     /* a directory, or a link to one */
+	FSUTIL_DEST_IN_PLACE /* a device, FIFO, socket or symbolic link
+	                        (/dev/stdout): opened O_WRONLY|O_TRUNC and
+	                        written in one stream, as cp(1) does, never
+	                        renamed over; a dangling link too (the open
+	                        reports it) */
+};
+
+/*
+ * Classify path as a destination to write a whole file to: a regular
+ * file is replaced atomically, anything else that exists is written in
+ * place (one rule for data cp and scp).
+ */
+enum fsutil_dest fsutil_dest_kind(const char *path);
+
 /* Remove path if it exists (not following symlinks); 0 or TPU_E_IO. */
 int fsutil_remove(const char *path, struct tpu_err *);
 

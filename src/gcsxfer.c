@@ -2200,7 +2200,6 @@ gcsx_download(struct gcs *g, const struct gcs_object *obj, const char *dest,
 	unsigned int mdlen = 0;
 	char *tmp, md5[MD5_B64LEN];
 	EVP_MD_CTX *m = NULL;
-	struct stat st;
 	size_t n = 1;
 	int fd, rc = 0;
 
@@ -2208,16 +2207,14 @@ gcsx_download(struct gcs *g, const struct gcs_object *obj, const char *dest,
 		progress(o, obj->size);
 		return 0;
 	}
-	if (lstat(dest, &st) == 0) {
-		int link = S_ISLNK(st.st_mode);
-
-		if (link && stat(dest, &st) != 0)
-			st.st_mode = 0; /* dangling: open reports it */
-		if (S_ISDIR(st.st_mode))
-			return tpu_error(
-			    err, TPU_E_IO, "%s: is a directory", dest);
-		if (link || !S_ISREG(st.st_mode))
-			return download_in_place(g, obj, dest, o, err);
+	switch (fsutil_dest_kind(dest)) {
+	case FSUTIL_DEST_DIR:
+		return tpu_error(err, TPU_E_IO, "%s: is a directory", dest);
+	case FSUTIL_DEST_IN_PLACE:
+		return download_in_place(g, obj, dest, o, err);
+	case FSUTIL_DEST_NONE:
+	case FSUTIL_DEST_FILE:
+		break;
 	}
 	tmp = xasprintf("%s%s", dest, GCSX_TMP_SUFFIX);
 	unlink(tmp);

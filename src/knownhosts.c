@@ -268,6 +268,23 @@ knownhosts_release(struct knownhosts *kh)
 	memset(kh, 0, sizeof *kh);
 }
 
+/* Is the comment after "keytype base64" exactly KNOWNHOSTS_MARK? */
+static int
+own_comment(const char *s, size_t len)
+{
+	const char *f;
+	size_t i = 0, flen;
+
+	if (!next_field(s, len, &i, &f, &flen) ||
+	    !next_field(s, len, &i, &f, &flen) ||
+	    !next_field(s, len, &i, &f, &flen))
+		return 0;
+	if (flen != strlen(KNOWNHOSTS_MARK) ||
+	    strncmp(f, KNOWNHOSTS_MARK, flen) != 0)
+		return 0;
+	return !next_field(s, len, &i, &f, &flen);
+}
+
 static void
 add_line(struct knownhosts *kh, const char *s, size_t len)
 {
@@ -288,6 +305,7 @@ add_line(struct knownhosts *kh, const char *s, size_t len)
 	if (knownhosts_parse_key(s + i, len - i, &l->key, &err) != 0)
 		return;
 	l->hosts = xstrndup(h, hlen);
+	l->own = strchr(l->hosts, ',') == NULL && own_comment(s + i, len - i);
 }
 
 void
@@ -417,35 +435,36 @@ knownhosts_lookup(const struct knownhosts *kh, const char *alias,
 	return n;
 }
 
-int
-knownhosts_check(const struct knownhosts *kh, const char *alias,
-    const struct knownhosts_key *presented, struct tpu_err *err)
+size_t
+knownhosts_pinned(const struct knownhosts *kh, const char *alias)
 {
-	const struct knownhosts_key *keys[16];
-	char got[KNOWNHOSTS_FP_LEN], want[KNOWNHOSTS_FP_LEN];
-	size_t n, i;
+	size_t i, n = 0;
 
-	n = knownhosts_lookup(kh, alias, keys, nitems(keys));
-	if (n == 0)
-		return tpu_error(
-		    err, TPU_E_NOTFOUND, "no host key pinned for '%s'", alias);
-	if (n > nitems(keys))
-		n = nitems(keys);
+	for (i = 0; i < kh->n; i++)
+		n += kh->v[i].own && strcmp(kh->v[i].hosts, alias) == 0;
+	return n;
+}
+
+int
+knownhosts_match(const struct knownhosts_key *pinned, size_t n,
+    const struct knownhosts_key *presented, size_t *best)
+{
+	size_t i;
+
+	if (best != NULL)
+		*best = 0;
 	for (i = 0; i < n; i++)
-		if (keys[i]->len == presented->len &&
-		    memcmp(keys[i]->blob, presented->blob, presented->len) == 0)
-			return 0;
-	knownhosts_fingerprint(presented->blob, presented->len, got);
-	/* prefer the pinned key of the same type in the message */
-	for (i = 0; i < n; i++)
-		if (strcmp(keys[i]->type, presented->type) == 0)
+		if (pinned[i].len == presented->len &&
+		    memcmp(pinned[i].blob, presented->blob, presented->len) ==
+		        0)
+			return 1;
+	/* the pinned key of the same type names the mismatch */
+	for (i = 0; i < n && best != NULL; i++)
+		if (strcmp(pinned[i].type, presented->type) == 0) {
+			*best = i;
 			break;
-	if (i == n)
-		i = 0;
-	knownhosts_fingerprint(keys[i]->blob, keys[i]->len, want);
-	return tpu_error(err, TPU_E_UNREACHABLE,
-	    "host key mismatch for '%s': expected %s %s, got %s %s", alias,
-	    keys[i]->type, want, presented->type, got);
+		}
+	return 0;
 }
 
 int
@@ -480,9 +499,11 @@ knownhosts_replace(struct knownhosts *kh, const char *alias,
 		kh->v = xreallocarray(kh->v, kh->n + 1, sizeof *kh->v);
 		l = &kh->v[kh->n++];
 		enc = b64encode(parsed[i].blob, parsed[i].len, 1);
-		l->text = xasprintf("%s %s %s", alias, parsed[i].type, enc);
+		l->text = xasprintf(
+		    "%s %s %s %s", alias, parsed[i].type, enc, KNOWNHOSTS_MARK);
 		free(enc);
 		l->hosts = xstrdup(alias);
+		l->own = 1;
 		l->key = parsed[i];
 		memset(&parsed[i], 0, sizeof parsed[i]);
 	}
@@ -502,8 +523,7 @@ knownhosts_lines(const struct knownhosts *kh, const char *alias, size_t *np)
 	for (i = 0; i < kh->n; i++) {
 		char *enc;
 
-		if (kh->v[i].hosts == NULL ||
-		    !hosts_match(kh->v[i].hosts, alias))
+		if (!kh->v[i].own || strcmp(kh->v[i].hosts, alias) != 0)
 			continue;
 		enc = b64encode(kh->v[i].key.blob, kh->v[i].key.len, 1);
 		v[n++] = xasprintf("%s %s", kh->v[i].key.type, enc);

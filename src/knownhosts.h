@@ -15,6 +15,15 @@
  * several hosts ("host1,tpu.1-0 ...") matches each of them but is not
  * ours: knownhosts_replace keeps it (tpuctl only writes one alias per
  * line).
+ *
+ * Guest attributes win for the workers tpuctl pins itself: the lines it
+ * writes end with the comment KNOWNHOSTS_MARK, and only such a line (one
+ * alias, that comment) is a pinned key (knownhosts_pinned,
+ * knownhosts_lines).  A line appended by someone else (ssh's
+ * accept-new, ssh-keyscan, an editor) for a worker's alias is never
+ * trusted: it neither spares the guest attributes read nor is given to
+ * the connection, and knownhosts_replace drops it when the worker is
+ * pinned.
  */
 #ifndef TPUCTL_KNOWNHOSTS_H
 #define TPUCTL_KNOWNHOSTS_H
@@ -26,6 +35,8 @@
 /* "SHA256:" + 43 base64 characters + NUL */
 #define KNOWNHOSTS_FP_LEN 64
 #define KNOWNHOSTS_TYPE_LEN 48
+/* the comment of the lines tpuctl pins from guest attributes */
+#define KNOWNHOSTS_MARK "tpuctl-guest-attributes"
 
 /* One public key: its type name and the SSH wire-format blob. */
 struct knownhosts_key {
@@ -37,6 +48,7 @@ struct knownhosts_key {
 struct knownhosts_line {
 	char *text;  /* the line as read or written, without '\n' */
 	char *hosts; /* host field, NULL when the line is not a key */
+	int own;     /* one alias and the comment KNOWNHOSTS_MARK */
 	struct knownhosts_key key;
 };
 
@@ -96,25 +108,31 @@ void knownhosts_parse(struct knownhosts *, const char *text, size_t len);
 size_t knownhosts_lookup(const struct knownhosts *, const char *alias,
     const struct knownhosts_key **keys, size_t max);
 
+/* How many keys tpuctl pinned itself for alias (own lines only). */
+size_t knownhosts_pinned(const struct knownhosts *, const char *alias);
+
 /*
- * Compare a presented key with the keys pinned for alias.  Returns 0 on
- * a match; TPU_E_NOTFOUND when nothing is pinned for alias; otherwise
- * TPU_E_UNREACHABLE with a message giving the expected and presented
- * SHA256 fingerprints.
+ * The one host-key comparison (sshpool's check after the handshake):
+ * is presented, blob for blob, one of the n pinned keys?  Returns 1 on a
+ * match.  Otherwise 0, and *best (may be NULL) gets the index of the
+ * pinned key to name in the mismatch message: the first of the
+ * presented key's type, else 0.  n == 0 never matches.
  */
-int knownhosts_check(const struct knownhosts *, const char *alias,
-    const struct knownhosts_key *presented, struct tpu_err *);
+int knownhosts_match(const struct knownhosts_key *pinned, size_t n,
+    const struct knownhosts_key *presented, size_t *best);
 
 /*
  * Replace every entry of alias by the n key lines given ("keytype base64
- * [comment]"; the comment is dropped).  All lines are validated first:
- * on TPU_E_INVALID kh is unchanged.  Other aliases are untouched.
+ * [comment]"; the comment is replaced by KNOWNHOSTS_MARK).  All lines are
+ * validated first: on TPU_E_INVALID kh is unchanged.  Other aliases are
+ * untouched.
  */
 int knownhosts_replace(struct knownhosts *, const char *alias,
     const char *const *keylines, size_t n, struct tpu_err *);
 
 /*
- * The pinned keys of alias as "keytype base64" lines, NULL-terminated
+ * The keys tpuctl pinned for alias (own lines only) as "keytype base64"
+ * lines, NULL-terminated
  * (free with knownhosts_lines_free); *n gets the count.
  */
 char **knownhosts_lines(

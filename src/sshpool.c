@@ -29,6 +29,7 @@
 #include <libssh2_sftp.h>
 
 #include "buf.h"
+#include "fsutil.h"
 #include "knownhosts.h"
 #include "retry.h"
 #include "shquote.h"
@@ -501,8 +502,9 @@ new_session(struct pool *p, struct worker *w)
 static int
 check_hostkey(struct pool *p, struct worker *w)
 {
+	struct knownhosts_key pk;
 	const char *blob;
-	size_t len, i;
+	size_t len;
 	int type;
 	char want[KNOWNHOSTS_FP_LEN];
 	const char *tyname;
@@ -533,14 +535,13 @@ check_hostkey(struct pool *p, struct worker *w)
 	tyname = w->r->hostkey;
 	if (w->nkeys == 0)
 		return 0; /* SSHPOOL_F_ACCEPT_NEW_HOSTKEY, checked at start */
-	for (i = 0; i < w->nkeys; i++) {
-		if (w->keys[i].len == len &&
-		    memcmp(w->keys[i].blob, blob, len) == 0)
-			return 0;
-		if (strncmp(w->keys[i].type, tyname, strlen(w->keys[i].type)) ==
-		    0)
-			best = i;
-	}
+	memset(&pk, 0, sizeof pk);
+	snprintf(
+	    pk.type, sizeof pk.type, "%.*s", (int)strcspn(tyname, " "), tyname);
+	pk.blob = (unsigned char *)(uintptr_t)blob;
+	pk.len = len;
+	if (knownhosts_match(w->keys, w->nkeys, &pk, &best))
+		return 0;
 	knownhosts_fingerprint(w->keys[best].blob, w->keys[best].len, want);
 	finish(p, w, SSHPOOL_S_HOSTKEY_MISMATCH,
 	    "worker %d (%s:%d): host key mismatch: expected %s %s, got %.*s "
@@ -1947,7 +1948,7 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 	LIBSSH2_SFTP_HANDLE *h = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	char *chunk = NULL, *tmp = NULL;
-	int fd = -1, rc = 0;
+	int fd = -1, rc = 0, in_place = 0;
 	int64_t deadline;
 	ssize_t n;
 
@@ -1969,14 +1970,26 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 		rc = sftp_fail(c->session, sftp, "stat", remote, err);
 		goto out;
 	}
-	/* R7: a temp file beside the destination, renamed when complete */
-	tmp = xasprintf("%s.tpuctl-tmp", local);
-	if ((fd = open(tmp,
-	         O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-	         0600)) == -1) {
-		rc = tpu_error(err, TPU_E_IO, "cannot create '%s': %s", tmp,
-		    strerror(errno));
-		goto out;
+	if (fsutil_dest_kind(local) == FSUTIL_DEST_IN_PLACE) {
+		/* /dev/stdout, a FIFO, a device: one stream, never replaced */
+		if ((fd = open(local,
+		         O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC)) == -1) {
+			rc = tpu_error(err, TPU_E_IO, "cannot open '%s': %s",
+			    local, strerror(errno));
+			goto out;
+		}
+		in_place = 1;
+	} else {
+		/* R7: a temp file beside the destination, renamed when complete
+		 */
+		tmp = xasprintf("%s.tpuctl-tmp", local);
+		if ((fd = open(tmp,
+		         O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		         0600)) == -1) {
+			rc = tpu_error(err, TPU_E_IO, "cannot create '%s': %s",
+			    tmp, strerror(errno));
+			goto out;
+		}
 	}
 	chunk = xmalloc(SSHPOOL_CHUNK);
 	for (;;) {
@@ -1996,10 +2009,21 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 			break;
 		if (write_all(fd, chunk, (size_t)n) != 0) {
 			rc = tpu_error(err, TPU_E_IO, "cannot write '%s': %s",
-			    tmp, strerror(errno));
+			    in_place ? local : tmp, strerror(errno));
 			goto out;
 		}
 		deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+	}
+	if (in_place) {
+		/* a pipe or a device cannot be synced (EINVAL) */
+		if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+			rc = tpu_error(err, TPU_E_IO, "cannot write '%s': %s",
+			    local, strerror(errno));
+		if (close(fd) != 0 && rc == 0 && errno != EINTR)
+			rc = tpu_error(err, TPU_E_IO, "cannot write '%s': %s",
+			    local, strerror(errno));
+		fd = -1;
+		goto out;
 	}
 	if ((attrs.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) &&
 	    fchmod(fd, (mode_t)(attrs.permissions & 0777)) != 0) {

@@ -260,8 +260,10 @@ int sshpool_sftp_open(struct sshpool_conn *, struct tpu_err *);
  * exactly, then renamed over the destination (SFTP v3 cannot rename
  * over a file: an existing destination is removed first).
  * get: remote to "<local>.tpuctl-tmp", the remote mode applied, fsync,
- * then renamed to local.  30 s without progress is an error
- * (TPU_E_TRANSIENT).  conn->abort is checked for every chunk
+ * then renamed to local; a local that exists and is not a regular file
+ * (fsutil_dest_kind: /dev/stdout, a FIFO, a device) is opened and
+ * written in place instead, never renamed over.  30 s without progress
+ * is an error (TPU_E_TRANSIENT).  conn->abort is checked for every chunk
  * (TPU_E_INTERRUPTED / TPU_E_TERMINATED).  Errors name the path:
  * TPU_E_NOTFOUND, TPU_E_PERMISSION, TPU_E_IO, TPU_E_UNREACHABLE.
  */

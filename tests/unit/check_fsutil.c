@@ -283,6 +283,39 @@ START_TEST(sweep_stale_temps)
 }
 END_TEST
 
+/* one rule for data cp and scp: only a regular file is renamed over */
+START_TEST(dest_kind)
+{
+	char *f = xasprintf("%s/file", dir), *fifo = xasprintf("%s/fifo", dir);
+	char *lf = xasprintf("%s/lfile", dir), *ld = xasprintf("%s/ldir", dir);
+	char *dang = xasprintf("%s/dangling", dir);
+	char *sub = xasprintf("%s/sub", dir);
+
+	ck_assert_int_eq(fsutil_dest_kind(f), FSUTIL_DEST_NONE);
+	plant("file", 0);
+	ck_assert_int_eq(fsutil_dest_kind(f), FSUTIL_DEST_FILE);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(fsutil_dest_kind(sub), FSUTIL_DEST_DIR);
+	ck_assert_int_eq(symlink(sub, ld), 0);
+	ck_assert_int_eq(fsutil_dest_kind(ld), FSUTIL_DEST_DIR);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(fsutil_dest_kind(fifo), FSUTIL_DEST_IN_PLACE);
+	ck_assert_int_eq(fsutil_dest_kind("/dev/null"), FSUTIL_DEST_IN_PLACE);
+	ck_assert_int_eq(fsutil_dest_kind("/dev/stdout"), FSUTIL_DEST_IN_PLACE);
+	ck_assert_int_eq(symlink(f, lf), 0);
+	ck_assert_int_eq(fsutil_dest_kind(lf), FSUTIL_DEST_IN_PLACE);
+	ck_assert_int_eq(symlink("/nonexistent/x", dang), 0);
+	ck_assert_int_eq(fsutil_dest_kind(dang), FSUTIL_DEST_IN_PLACE);
+	rmdir(sub);
+	free(f);
+	free(fifo);
+	free(lf);
+	free(ld);
+	free(dang);
+	free(sub);
+}
+END_TEST
+
 static Suite *
 fsutil_suite(void)
 {
@@ -299,6 +332,7 @@ fsutil_suite(void)
 	tcase_add_test(tc, read_cap);
 	tcase_add_test(tc, wipe);
 	tcase_add_test(tc, sweep_stale_temps);
+	tcase_add_test(tc, dest_kind);
 	suite_add_tcase(s, tc);
 	return s;
 }

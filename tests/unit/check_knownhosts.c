@@ -159,8 +159,9 @@ START_TEST(test_replace_save_load)
 	/* the file is plain OpenSSH known_hosts */
 	text = harness_slurp(path, NULL);
 	{
-		char *want = xasprintf("tpu.111-0 %s\ntpu.111-0 %s\n"
-		                       "tpu.111-1 %s\n",
+		char *want = xasprintf("tpu.111-0 %s " KNOWNHOSTS_MARK "\n"
+		                       "tpu.111-0 %s " KNOWNHOSTS_MARK "\n"
+		                       "tpu.111-1 %s " KNOWNHOSTS_MARK "\n",
 		    k1, k3, k2);
 
 		ck_assert_str_eq(text, want);
@@ -173,14 +174,27 @@ START_TEST(test_replace_save_load)
 	ck_assert_int_eq(knownhosts_load(&kh2, &err), 0);
 	ck_assert_uint_eq(knownhosts_lookup(&kh2, "tpu.111-0", found, 4), 2);
 	ck_assert_uint_eq(knownhosts_lookup(&kh2, "tpu.111-1", found, 4), 1);
+	ck_assert_uint_eq(knownhosts_pinned(&kh2, "tpu.111-0"), 2);
+	ck_assert_uint_eq(knownhosts_pinned(&kh2, "tpu.222-0"), 0);
 	ck_assert_int_eq(knownhosts_parse_key(k2, strlen(k2), &pk, &err), 0);
-	ck_assert_int_eq(knownhosts_check(&kh2, "tpu.111-1", &pk, &err), 0);
-	ck_assert_int_eq(
-	    knownhosts_check(&kh2, "tpu.111-0", &pk, &err), TPU_E_UNREACHABLE);
-	ck_assert_ptr_nonnull(strstr(err.msg, "expected ssh-ed25519 SHA256:"));
-	ck_assert_ptr_nonnull(strstr(err.msg, "got ssh-ed25519 SHA256:"));
-	ck_assert_int_eq(
-	    knownhosts_check(&kh2, "tpu.222-0", &pk, &err), TPU_E_NOTFOUND);
+	{
+		struct knownhosts_key two[2];
+		size_t best = 9;
+
+		knownhosts_lookup(&kh2, "tpu.111-0", found, 4);
+		two[0] = *found[0];
+		two[1] = *found[1];
+		/* k1 (ed25519) and k3 (ecdsa) pinned, k2 (ed25519) shown */
+		ck_assert_int_eq(knownhosts_match(two, 2, &pk, &best), 0);
+		ck_assert_uint_eq(best, 0);
+		ck_assert_int_eq(knownhosts_match(two + 1, 1, &pk, &best), 0);
+		ck_assert_uint_eq(best, 0);
+		ck_assert_int_eq(knownhosts_match(two, 0, &pk, &best), 0);
+		knownhosts_lookup(&kh2, "tpu.111-1", found, 4);
+		two[1] = *found[0];
+		ck_assert_int_eq(knownhosts_match(two, 2, &pk, &best), 1);
+		ck_assert_int_eq(knownhosts_match(two + 1, 1, &pk, NULL), 1);
+	}
 	knownhosts_key_release(&pk);
 
 	/* node recreated (new id): new entries, old ones untouched */
@@ -239,12 +253,33 @@ START_TEST(test_foreign_lines)
 	                 "host1,tpu.9-0 %s\r\n"
 	                 "garbage line\n"
 	                 "\n"
-	                 "tpu.9-0 ssh-ed25519 !!!\n",
-	    k1, k1, k2);
+	                 "tpu.9-0 ssh-ed25519 !!!\n"
+	                 "tpu.9-1 %s\n",
+	    k1, k1, k2, k2);
 	ck_assert_int_eq(harness_write(path, text, 0600), 0);
 	knownhosts_init(&kh, path);
 	ck_assert_int_eq(knownhosts_load(&kh, &err), 0);
 	ck_assert_uint_eq(knownhosts_lookup(&kh, "tpu.9-0", found, 4), 1);
+	/* issue 19 defect 11: lines tpuctl did not pin (several hosts, no
+	 * KNOWNHOSTS_MARK) are no pinned key of a worker */
+	ck_assert_uint_eq(knownhosts_pinned(&kh, "tpu.9-0"), 0);
+	ck_assert_uint_eq(knownhosts_pinned(&kh, "tpu.9-1"), 0);
+	{
+		size_t n = 9;
+		char **l = knownhosts_lines(&kh, "tpu.9-1", &n);
+
+		ck_assert_uint_eq(n, 0);
+		knownhosts_lines_free(l);
+		l = knownhosts_lines(&kh, "tpu.9-0", &n);
+		ck_assert_uint_eq(n, 0);
+		knownhosts_lines_free(l);
+	}
+	/* pinning the worker drops the appended line */
+	keys[0] = k3;
+	ck_assert_int_eq(knownhosts_replace(&kh, "tpu.9-1", keys, 1, &err), 0);
+	ck_assert_uint_eq(knownhosts_pinned(&kh, "tpu.9-1"), 1);
+	ck_assert_uint_eq(knownhosts_lookup(&kh, "tpu.9-1", found, 4), 1);
+	ck_assert_str_eq(found[0]->type, "ecdsa-sha2-nistp256");
 	ck_assert_uint_eq(knownhosts_lookup(&kh, "host1", found, 4), 1);
 	ck_assert_uint_eq(knownhosts_lookup(&kh, "*", found, 4), 0);
 	ck_assert_uint_eq(knownhosts_lookup(&kh, "tpu.9", found, 4), 0);
@@ -262,8 +297,9 @@ START_TEST(test_foreign_lines)
 		                       "garbage line\n"
 		                       "\n"
 		                       "tpu.9-0 ssh-ed25519 !!!\n"
-		                       "tpu.10-0 %s\n",
-		    k1, k1, k2, k3);
+		                       "tpu.9-1 %s " KNOWNHOSTS_MARK "\n"
+		                       "tpu.10-0 %s " KNOWNHOSTS_MARK "\n",
+		    k1, k1, k2, k3, k3);
 
 		ck_assert_str_eq(d, want);
 		free(d);
