@@ -532,6 +532,14 @@ jobs_have_cmd(const char *hash)
 }
 
 char *
+jobs_clear_cmd(const char *name)
+{
+	const char *args[1] = { name };
+
+	return remote("rm -rf \"$HOME/.tpuctl/jobs/$1\"\n", args, 1);
+}
+
+char *
 jobs_archive_path(const char *hash)
 {
 	return xasprintf(".tpuctl/wd/%s.tar.part", hash);

@@ -205,6 +205,10 @@ char *jobs_cancel_cmd(const char *name, int grace_s);
  */
 char *jobs_have_cmd(const char *hash);
 
+/* Remove the worker-side directory of job name (an ended attempt), so
+ * a restart can launch it again under the same name. */
+char *jobs_clear_cmd(const char *name);
+
 /* The worker-side path of an archive, relative to the SFTP home. */
 char *jobs_archive_path(const char *hash);
 
