@@ -33,6 +33,7 @@
 #include "pack.h"
 #include "shquote.h"
 #include "sshxfer.h"
+#include "retry.h"
 #include "tpucmd.h"
 #include "json.h"
 #include "util.h"
@@ -65,12 +66,16 @@ struct restart {
 
 static volatile sig_atomic_t run_abort;
 static volatile sig_atomic_t run_signal;
+/* Deleting and recreating the node: the API waits stop on a signal. */
+static volatile sig_atomic_t run_recovering;
 
 static void
 on_signal(int sig)
 {
 	run_abort = 1;
 	run_signal = sig;
+	if (run_recovering)
+		retry_interrupted = sig;
 }
 
 /* The internal address of worker 0 of slice 0 (MASTER_ADDR). */
@@ -446,13 +451,10 @@ read_node(
 	return rc;
 }
 
-/*
- * Delete node name (it holds quota), recreate it from desc (its
- * description: the same spec) by create's path and wait until READY.
- */
+/* Delete the lost node name (it holds quota) and wait until it is gone. */
 static int
-recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
-    const cJSON *node, const cJSON *desc, struct tpu_err *err)
+delete_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const cJSON *node, struct tpu_err *err)
 {
 	static const struct tpucmd_delete d = {
 		.kind = "node",
@@ -460,32 +462,43 @@ recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
 		.node_cache = 1,
 	};
 	char *argv[1];
-	cJSON *body, *result = NULL;
-	int rc;
 
 	argv[0] = (char *)name;
-	if (node != NULL) {
-		log_warn("deleting node '%s' in %s (state %s), so it holds no "
-		         "quota",
-		    name, tc->zone, json_opt_string(node, "state", "?"));
-		if ((rc = tpucmd_delete_each(
-		         ctx, tc, &d, 1, argv, 0, 0, err)) != 0)
-			return rc;
-	}
+	log_warn("deleting node '%s' in %s (state %s), so it holds no quota",
+	    name, tc->zone, json_opt_string(node, "state", "?"));
+	return tpucmd_delete_each(ctx, tc, &d, 1, argv, 0, 0, err);
+}
+
+/*
+ * Create node name again from desc (its description: the same spec) by
+ * create's path and wait until it is READY.
+ */
+static int
+recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const cJSON *desc, struct tpu_err *err)
+{
+	const cJSON *sc;
+	cJSON *body, *result = NULL;
+	int rc, nw;
+
 	body = jobs_recreate_body(desc, TPUCMD_RUN_ID_LABEL);
+	sc = cJSON_GetObjectItemCaseSensitive(body, "schedulingConfig");
 	log_warn("recreating node '%s' in %s: %s, %s, %s", name, tc->zone,
 	    json_opt_string(body, "acceleratorType", "acceleratorConfig"),
 	    json_opt_string(body, "runtimeVersion", "?"),
-	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
-	        cJSON_GetObjectItemCaseSensitive(body, "schedulingConfig"),
-	        "spot"))
-	        ? "spot"
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "spot")) ? "spot"
+	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "preemptible"))
+	        ? "preemptible"
+	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "reserved"))
+	        ? "reserved"
 	        : "on-demand");
 	rc = tpucmd_create_node(ctx, tc, tc->zone, name, body, 0, &result, err);
-	if (rc == 0)
-		log_warn("node '%s' is READY again (%d workers)", name,
-		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
-		        result, "networkEndpoints")));
+	if (rc == 0) {
+		nw = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+		    result, "networkEndpoints"));
+		log_warn("node '%s' is READY again (%d worker%s)", name, nw,
+		    nw == 1 ? "" : "s");
+	}
 	cJSON_Delete(result);
 	cJSON_Delete(body);
 	return rc;
@@ -508,11 +521,10 @@ maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct restart *r,
 	cJSON *node = NULL;
 	int rc;
 
-	if (run_signal == 0)
-		run_abort =
-		    0; /* a stop of jobcmd's own (a refresh), not ours */
-	else
+	/* a stop of jobcmd's own (a refresh) is not the user's */
+	if (run_signal != 0)
 		return 0;
+	run_abort = 0;
 	tpu_err_init(&e);
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, &e)) != 0) {
 		log_warn("job %s: cannot read node '%s': %s", jc->spec.name,
@@ -556,6 +568,18 @@ maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct restart *r,
 		clear_job(jc);
 	jobcmd_detach(jc);
 	keep_attempt_logs(jc, jc->spec.restart_count);
+	if (what == JOBS_RESTART_RECREATE && node != NULL) {
+		/* the latest spec (labels, metadata updated since) */
+		cJSON_Delete(r->desc);
+		r->desc = cJSON_Duplicate(node, 1);
+		run_recovering = 1;
+		rc = delete_node(ctx, &tc, jc->spec.slice, node, err);
+		run_recovering = 0;
+		if (rc != 0) {
+			tpu_error_prefix(err, "restart");
+			goto out;
+		}
+	}
 	if (r->backoff_s > 0) {
 		log_warn("job %s: waiting %lld s (--restart-backoff)",
 		    jc->spec.name, r->backoff_s);
@@ -569,13 +593,10 @@ maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct restart *r,
 		}
 	}
 	if (what == JOBS_RESTART_RECREATE) {
-		if (node != NULL) {
-			/* the latest spec (labels, metadata updated since) */
-			cJSON_Delete(r->desc);
-			r->desc = cJSON_Duplicate(node, 1);
-		}
-		if ((rc = recreate_node(
-		         ctx, &tc, jc->spec.slice, node, r->desc, err)) != 0) {
+		run_recovering = 1;
+		rc = recreate_node(ctx, &tc, jc->spec.slice, r->desc, err);
+		run_recovering = 0;
+		if (rc != 0) {
 			tpu_error_prefix(err, "restart");
 			goto out;
 		}

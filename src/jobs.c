@@ -746,6 +746,8 @@ jobs_record(const struct jobs_spec *s, const struct jobs_state *states)
 	if (s->stage_url != NULL)
 		cJSON_AddStringToObject(o, "stageUrl", s->stage_url);
 	cJSON_AddNumberToObject(o, "start", (double)s->start);
+	if (s->restart_count > 0)
+		cJSON_AddNumberToObject(o, "restarts", s->restart_count);
 	if (states != NULL) {
 		cJSON *a = cJSON_AddArrayToObject(o, "states");
 		time_t end = 0;
@@ -823,6 +825,14 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 		    "job record: name, slice, zone, slices or workers missing");
 	}
 	s->start = get_time(cJSON_GetObjectItemCaseSensitive(o, "start"));
+	{
+		const cJSON *r =
+		    cJSON_GetObjectItemCaseSensitive(o, "restarts");
+
+		if (cJSON_IsNumber(r) && r->valuedouble >= 0 &&
+		    r->valuedouble <= 1000)
+			s->restart_count = (int)r->valuedouble;
+	}
 	a = cJSON_GetObjectItemCaseSensitive(o, "nodes");
 	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == s->nslices) {
 		s->nodes = xcalloc((size_t)s->nslices, sizeof *s->nodes);

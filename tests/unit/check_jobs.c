@@ -247,6 +247,7 @@ START_TEST(test_record_roundtrip)
 	jobs_state_parse("signal TERM 10 21", &st[1]);
 	jobs_state_parse("lost 10 -", &st[2]);
 	jobs_state_parse("running 10 -", &st[3]);
+	s.restart_count = 2;
 	o = jobs_record(&s, st);
 	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), 0);
 	ck_assert_str_eq(r.name, "j1");
@@ -260,6 +261,17 @@ START_TEST(test_record_roundtrip)
 	ck_assert_uint_eq(r.nenv, 1);
 	ck_assert_str_eq(r.env[0], "K=v");
 	ck_assert_int_eq(r.start, 1796123702);
+	ck_assert_int_eq(r.restart_count, 2);
+	{
+		size_t n, i, found = 0;
+		char **env = jobs_worker_env(&r, "10.0.0.2", 1, 0, &n);
+
+		for (i = 0; i < n; i++)
+			if (strcmp(env[i], "TPUCTL_RESTART_COUNT=2") == 0)
+				found++;
+		ck_assert_uint_eq(found, 1);
+		jobs_env_free(env, n);
+	}
 	ck_assert_ptr_nonnull(got);
 	ck_assert_int_eq(got[0].kind, JOBS_EXITED);
 	ck_assert_int_eq(got[1].kind, JOBS_KILLED);
