@@ -4,7 +4,8 @@
 # job is recreated from the description read at the start (nothing to
 # delete), even when the recreating POST's reply is lost (503: resolved
 # by reading the node back, R4); the job runs again with
-# TPUCTL_RESTART_COUNT 1 and finishes with 0.
+# TPUCTL_RESTART_COUNT 1 and finishes with 0.  With --stage the archive
+# is uploaded once and the recreated workers pull it again.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
@@ -45,4 +46,27 @@ jq -e 'length >= 1 and .[0].fault == "return-503-after-0K"' \
 expect_rc 0 "$TPUCTL" list --format json
 jq -e 'length == 1 and .[0].state == "READY" and .[0].labels.team == "ml"' \
     "$T/out" >/dev/null || fail "after recovery: $(cat "$T/out")"
+
+# --stage: uploaded once, pulled again by the recreated node's worker.
+expect_rc 0 "$TPUCTL" data mb gs://stg
+mkdir "$T/wd"
+echo staged-307 >"$T/wd/msg"
+job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 1 ] || sleep 60; echo "done r$TPUCTL_RESTART_COUNT $(cat msg)"'
+"$TPUCTL" -v run t307 --name sj --max-restarts 1 --stage gs://stg/j/ \
+    --workdir "$T/wd" --command "$job" >"$T/s.out" 2>"$T/s.err" &
+rpid=$!
+n=0
+until grep -q 'start r0$' "$T/s.out" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -lt 600 ] || fail "the staged job never started: $(cat "$T/s.out" "$T/s.err")"
+	sleep 0.2
+done
+fleet_api DELETE "$NODES/t307" >/dev/null || fail "delete from outside failed"
+rc=0
+wait "$rpid" || rc=$?
+[ "$rc" -eq 0 ] || fail "staged run after the node was deleted: exit $rc: $(cat "$T/s.err")"
+assert_grep '^\[w0\] done r1 staged-307$' "$T/s.out"
+[ "$(grep -c 'workdir staged as gs://stg/j/' "$T/s.err")" -eq 1 ] ||
+	fail "staged more than once: $(cat "$T/s.err")"
+assert_no_grep 'workdir sent' "$T/s.err"
 echo ok
