@@ -67,6 +67,11 @@ struct jobcmd {
 void jobcmd_init(struct jobcmd *);
 void jobcmd_release(struct jobcmd *);
 
+/* Close the logs and drop the targets and the SSH setup (the spec and
+ * the states stay), e.g. before the slice is recreated and the job run
+ * there again (sshcmd_prepare and jobcmd_attach anew). */
+void jobcmd_detach(struct jobcmd *);
+
 /* The record of job name into jc->spec and jc->states (TPU_E_NOTFOUND
  * when there is none). */
 int jobcmd_load(struct jobcmd *, const char *name, struct tpu_err *);

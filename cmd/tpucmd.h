@@ -290,4 +290,14 @@ int tpucmd_zones_offer(
 int tpucmd_create_zones(struct tpu_ctx *, struct tpucmd *, const char *arg,
     const struct catalog_accel *acc, cJSON **zonesp, struct tpu_err *);
 
+/*
+ * Create node name in zone from a v2 Node body (its tpuctl-run-id label
+ * set here) by the path of "create" (R4, the cleanup of a failed
+ * creation) and wait until it is READY, its description in *resultp.
+ * Used by "run --max-restarts" to recreate a lost node.  In create.c.
+ */
+int tpucmd_create_node(struct tpu_ctx *, struct tpucmd *, const char *zone,
+    const char *name, cJSON *body, int64_t deadline, cJSON **resultp,
+    struct tpu_err *);
+
 #endif

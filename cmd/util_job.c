@@ -61,6 +61,44 @@ jobcmd_release(struct jobcmd *jc)
 	memset(jc, 0, sizeof *jc);
 }
 
+void
+jobcmd_detach(struct jobcmd *jc)
+{
+	size_t i, n = jc->prepared ? jc->sc.ntargets : 0;
+	int s;
+
+	for (i = 0; i < n; i++) {
+		for (s = 0; s < 2; s++)
+			if (jc->fd[s] != NULL && jc->fd[s][i] >= 0)
+				close(jc->fd[s][i]);
+		if (jc->cap != NULL)
+			free(jc->cap[i]);
+	}
+	for (s = 0; s < 2; s++) {
+		free(jc->fd[s]);
+		free(jc->off[s]);
+		free(jc->lines[s]);
+		jc->fd[s] = NULL;
+		jc->off[s] = NULL;
+		jc->lines[s] = NULL;
+	}
+	free(jc->cap);
+	free(jc->reached);
+	free(jc->skip);
+	free(jc->rstate);
+	free(jc->who);
+	free(jc->rank);
+	jc->cap = NULL;
+	jc->reached = jc->skip = jc->rstate = NULL;
+	jc->who = NULL;
+	jc->rank = NULL;
+	if (jc->prepared)
+		sshcmd_release(&jc->sc);
+	memset(&jc->sc, 0, sizeof jc->sc);
+	jc->prepared = 0;
+	jc->want_refresh = 0;
+}
+
 struct jobs_state *
 jobcmd_state(struct jobcmd *jc, size_t i)
 {

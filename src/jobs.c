@@ -208,7 +208,8 @@ jobs_worker_env(const struct jobs_spec *s, const char *master_addr, int slice,
 	env_push(&env, &n, xasprintf("TPUCTL_WORKERS=%d", s->nworkers));
 	env_push(&env, &n, xasprintf("TPUCTL_SLICE=%d", slice));
 	env_push(&env, &n, xasprintf("TPUCTL_SLICES=%d", s->nslices));
-	env_push(&env, &n, xstrdup("TPUCTL_RESTART_COUNT=0"));
+	env_push(
+	    &env, &n, xasprintf("TPUCTL_RESTART_COUNT=%d", s->restart_count));
 	env_push(&env, &n, xasprintf("RANK=%d", slice * s->nworkers + worker));
 	env_push(
 	    &env, &n, xasprintf("WORLD_SIZE=%d", s->nslices * s->nworkers));
@@ -531,6 +532,14 @@ jobs_have_cmd(const char *hash)
 }
 
 char *
+jobs_clear_cmd(const char *name)
+{
+	const char *args[1] = { name };
+
+	return remote("rm -rf \"$HOME/.tpuctl/jobs/$1\"\n", args, 1);
+}
+
+char *
 jobs_archive_path(const char *hash)
 {
 	return xasprintf(".tpuctl/wd/%s.tar.part", hash);
@@ -737,6 +746,8 @@ jobs_record(const struct jobs_spec *s, const struct jobs_state *states)
 	if (s->stage_url != NULL)
 		cJSON_AddStringToObject(o, "stageUrl", s->stage_url);
 	cJSON_AddNumberToObject(o, "start", (double)s->start);
+	if (s->restart_count > 0)
+		cJSON_AddNumberToObject(o, "restarts", s->restart_count);
 	if (states != NULL) {
 		cJSON *a = cJSON_AddArrayToObject(o, "states");
 		time_t end = 0;
@@ -814,6 +825,14 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 		    "job record: name, slice, zone, slices or workers missing");
 	}
 	s->start = get_time(cJSON_GetObjectItemCaseSensitive(o, "start"));
+	{
+		const cJSON *r =
+		    cJSON_GetObjectItemCaseSensitive(o, "restarts");
+
+		if (cJSON_IsNumber(r) && r->valuedouble >= 0 &&
+		    r->valuedouble <= 1000)
+			s->restart_count = (int)r->valuedouble;
+	}
 	a = cJSON_GetObjectItemCaseSensitive(o, "nodes");
 	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == s->nslices) {
 		s->nodes = xcalloc((size_t)s->nslices, sizeof *s->nodes);
@@ -851,4 +870,98 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 		}
 	}
 	return 0;
+}
+
+static int
+node_lost_state(const char *state)
+{
+	return state == NULL || strcmp(state, "PREEMPTED") == 0 ||
+	       strcmp(state, "TERMINATED") == 0;
+}
+
+enum jobs_restart
+jobs_restart_decide(const struct jobs_restart_in *in, char *cause, size_t n)
+{
+	size_t i, nbad = 0, first = 0;
+	int want = 0;
+
+	for (i = 0; i < in->n; i++) {
+		const struct jobs_state *st = &in->states[i];
+
+		if (st->kind == JOBS_MISSING)
+			continue; /* not part of the job */
+		if (jobs_state_ok(st))
+			continue;
+		if (nbad++ == 0)
+			first = i;
+	}
+	if (nbad == 0)
+		return JOBS_RESTART_NONE;
+	if (node_lost_state(in->node_state)) {
+		if (in->node_state == NULL)
+			snprintf(cause, n, "node %s is gone", in->node);
+		else
+			snprintf(cause, n, "node %s is %s", in->node,
+			    in->node_state);
+		want = 1;
+	} else if (in->on_failure) {
+		char w[32];
+
+		snprintf(cause, n, "worker %zu %s (--restart-on-failure)",
+		    first, jobs_state_str(&in->states[first], w, sizeof w));
+		want = 1;
+	}
+	if (!want)
+		return JOBS_RESTART_NONE;
+	if (in->restarts >= in->max_restarts)
+		return JOBS_RESTART_EXHAUSTED;
+	return in->on_failure && !node_lost_state(in->node_state)
+	           ? JOBS_RESTART_RERUN
+	           : JOBS_RESTART_RECREATE;
+}
+
+static const char *const recreate_keys[] = {
+	"description",
+	"runtimeVersion",
+	"networkConfig",
+	"networkConfigs",
+	"serviceAccount",
+	"schedulingConfig",
+	"metadata",
+	"tags",
+	"dataDisks",
+	"shieldedInstanceConfig",
+	NULL,
+};
+
+cJSON *
+jobs_recreate_body(const cJSON *node, const char *run_label)
+{
+	cJSON *b = cJSON_CreateObject(), *labels;
+	const cJSON *v, *l;
+	size_t i;
+
+	v = cJSON_GetObjectItemCaseSensitive(node, "acceleratorType");
+	if (cJSON_IsString(v) && *v->valuestring != '\0')
+		cJSON_AddStringToObject(b, "acceleratorType", v->valuestring);
+	else if ((v = cJSON_GetObjectItemCaseSensitive(
+	              node, "acceleratorConfig")) != NULL)
+		cJSON_AddItemToObject(
+		    b, "acceleratorConfig", cJSON_Duplicate(v, 1));
+	for (i = 0; recreate_keys[i] != NULL; i++)
+		if ((v = cJSON_GetObjectItemCaseSensitive(
+		         node, recreate_keys[i])) != NULL)
+			cJSON_AddItemToObject(
+			    b, recreate_keys[i], cJSON_Duplicate(v, 1));
+	labels = cJSON_AddObjectToObject(b, "labels");
+	l = cJSON_GetObjectItemCaseSensitive(node, "labels");
+	cJSON_ArrayForEach(v, l)
+	{
+		if (run_label != NULL && strcmp(v->string, run_label) == 0)
+			continue;
+		cJSON_AddItemToObject(labels, v->string, cJSON_Duplicate(v, 1));
+	}
+	if (cJSON_GetArraySize(labels) == 0)
+		cJSON_DeleteItemFromObject(b, "labels");
+	return b;
 }

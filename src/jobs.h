@@ -60,7 +60,8 @@ struct jobs_spec {
 	int master_port;
 	int coordinator_port;
 	int megascale_port;
-	time_t start; /* wall clock */
+	time_t start;      /* wall clock */
+	int restart_count; /* TPUCTL_RESTART_COUNT: restarts so far */
 };
 
 void jobs_spec_init(struct jobs_spec *);
@@ -204,6 +205,10 @@ char *jobs_cancel_cmd(const char *name, int grace_s);
  */
 char *jobs_have_cmd(const char *hash);
 
+/* Remove the worker-side directory of job name (an ended attempt), so
+ * a restart can launch it again under the same name. */
+char *jobs_clear_cmd(const char *name);
+
 /* The worker-side path of an archive, relative to the SFTP home. */
 char *jobs_archive_path(const char *hash);
 
@@ -224,5 +229,41 @@ cJSON *jobs_record(const struct jobs_spec *, const struct jobs_state *states);
  * NULL.  0 or TPU_E_API naming what is missing. */
 int jobs_record_parse(const cJSON *, struct jobs_spec *,
     struct jobs_state **states, struct tpu_err *);
+
+/*
+ * The restart decision of `run --max-restarts` once an attempt has ended
+ * everywhere.  The slice is lost when node_state is PREEMPTED or
+ * TERMINATED, or NULL (the node is gone), and some worker did not exit 0
+ * (lost, killed, failed): the node is recreated.  With the slice
+ * healthy, a failure is rerun only with on_failure.  Workers with no
+ * such job (JOBS_MISSING) were not part of it.  Nothing to do when
+ * every worker exited 0.  A wanted restart past max_restarts is
+ * EXHAUSTED.  cause gets the reason in a few words ("node n is
+ * PREEMPTED") whenever a restart was wanted.
+ */
+enum jobs_restart {
+	JOBS_RESTART_NONE = 0, /* the attempt's result is final */
+	JOBS_RESTART_RECREATE, /* slice lost: recreate it, rerun */
+	JOBS_RESTART_RERUN,    /* job failed, slice healthy: rerun */
+	JOBS_RESTART_EXHAUSTED,
+};
+struct jobs_restart_in {
+	const char *node;       /* its name, for the cause */
+	const char *node_state; /* "READY", "PREEMPTED", ...; NULL: gone */
+	const struct jobs_state *states;
+	size_t n;
+	int restarts, max_restarts, on_failure;
+};
+enum jobs_restart jobs_restart_decide(
+    const struct jobs_restart_in *, char *cause, size_t n);
+
+/*
+ * The v2 Node body that recreates node (its description) with the same
+ * spec: accelerator type (else config), runtime version, network,
+ * service account, scheduling (spot...), labels (without run_label, the
+ * tpuctl-run-id of the old creation), metadata, tags, data disks,
+ * shielded VM config, description.  Caller deletes.
+ */
+cJSON *jobs_recreate_body(const cJSON *node, const char *run_label);
 
 #endif

@@ -247,6 +247,7 @@ START_TEST(test_record_roundtrip)
 	jobs_state_parse("signal TERM 10 21", &st[1]);
 	jobs_state_parse("lost 10 -", &st[2]);
 	jobs_state_parse("running 10 -", &st[3]);
+	s.restart_count = 2;
 	o = jobs_record(&s, st);
 	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), 0);
 	ck_assert_str_eq(r.name, "j1");
@@ -260,6 +261,17 @@ START_TEST(test_record_roundtrip)
 	ck_assert_uint_eq(r.nenv, 1);
 	ck_assert_str_eq(r.env[0], "K=v");
 	ck_assert_int_eq(r.start, 1796123702);
+	ck_assert_int_eq(r.restart_count, 2);
+	{
+		size_t n, i, found = 0;
+		char **env = jobs_worker_env(&r, "10.0.0.2", 1, 0, &n);
+
+		for (i = 0; i < n; i++)
+			if (strcmp(env[i], "TPUCTL_RESTART_COUNT=2") == 0)
+				found++;
+		ck_assert_uint_eq(found, 1);
+		jobs_env_free(env, n);
+	}
 	ck_assert_ptr_nonnull(got);
 	ck_assert_int_eq(got[0].kind, JOBS_EXITED);
 	ck_assert_int_eq(got[1].kind, JOBS_KILLED);
@@ -639,6 +651,112 @@ START_TEST(test_scripts_workdir)
 }
 END_TEST
 
+static enum jobs_restart
+decide(const char *node_state, const char *const *st, size_t n, int restarts,
+    int max, int on_failure, char *cause)
+{
+	struct jobs_state states[8];
+	struct jobs_restart_in in;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(jobs_state_parse(st[i], &states[i]), 0);
+	memset(&in, 0, sizeof in);
+	in.node = "n1";
+	in.node_state = node_state;
+	in.states = states;
+	in.n = n;
+	in.restarts = restarts;
+	in.max_restarts = max;
+	in.on_failure = on_failure;
+	cause[0] = '\0';
+	return jobs_restart_decide(&in, cause, 128);
+}
+
+START_TEST(test_restart_decide)
+{
+	static const char *const ok[] = { "exited 0", "exited 0" };
+	static const char *const lost[] = { "lost", "exited 0" };
+	static const char *const failed[] = { "exited 0", "exited 3" };
+	static const char *const skip[] = { "exited 0", "none" };
+	char cause[128];
+
+	/* success: final, whatever the node */
+	ck_assert_int_eq(
+	    decide("PREEMPTED", ok, 2, 0, 2, 1, cause), JOBS_RESTART_NONE);
+	ck_assert_int_eq(
+	    decide("READY", skip, 2, 0, 2, 0, cause), JOBS_RESTART_NONE);
+	/* slice lost: recreate, cause named */
+	ck_assert_int_eq(decide("PREEMPTED", lost, 2, 0, 2, 0, cause),
+	    JOBS_RESTART_RECREATE);
+	ck_assert_str_eq(cause, "node n1 is PREEMPTED");
+	ck_assert_int_eq(decide("TERMINATED", failed, 2, 1, 2, 0, cause),
+	    JOBS_RESTART_RECREATE);
+	ck_assert_str_eq(cause, "node n1 is TERMINATED");
+	ck_assert_int_eq(
+	    decide(NULL, lost, 2, 0, 1, 0, cause), JOBS_RESTART_RECREATE);
+	ck_assert_str_eq(cause, "node n1 is gone");
+	/* budget */
+	ck_assert_int_eq(decide("PREEMPTED", lost, 2, 2, 2, 0, cause),
+	    JOBS_RESTART_EXHAUSTED);
+	ck_assert_str_eq(cause, "node n1 is PREEMPTED");
+	ck_assert_int_eq(decide("PREEMPTED", lost, 2, 0, 0, 0, cause),
+	    JOBS_RESTART_EXHAUSTED);
+	/* the job failed by itself on a healthy slice */
+	ck_assert_int_eq(
+	    decide("READY", failed, 2, 0, 2, 0, cause), JOBS_RESTART_NONE);
+	ck_assert_int_eq(
+	    decide("READY", lost, 2, 0, 2, 0, cause), JOBS_RESTART_NONE);
+	ck_assert_int_eq(
+	    decide("READY", failed, 2, 0, 2, 1, cause), JOBS_RESTART_RERUN);
+	ck_assert_str_eq(cause, "worker 1 exited 3 (--restart-on-failure)");
+	ck_assert_int_eq(
+	    decide("READY", failed, 2, 2, 2, 1, cause), JOBS_RESTART_EXHAUSTED);
+	/* lost slice with --restart-on-failure: still recreated */
+	ck_assert_int_eq(decide("PREEMPTED", failed, 2, 0, 2, 1, cause),
+	    JOBS_RESTART_RECREATE);
+}
+END_TEST
+
+START_TEST(test_recreate_body)
+{
+	const char *desc =
+	    "{\"name\":\"projects/p/locations/z/nodes/n1\",\"id\":\"42\","
+	    "\"state\":\"PREEMPTED\",\"acceleratorType\":\"v4-8\","
+	    "\"acceleratorConfig\":{\"type\":\"V4\",\"topology\":\"2x2x1\"},"
+	    "\"runtimeVersion\":\"tpu-ubuntu2204-base\","
+	    "\"schedulingConfig\":{\"spot\":true},"
+	    "\"labels\":{\"team\":\"ml\",\"tpuctl-run-id\":\"abc\"},"
+	    "\"metadata\":{\"k\":\"v\"},\"tags\":[\"t\"],"
+	    "\"networkEndpoints\":[{\"ipAddress\":\"10.0.0.2\"}],"
+	    "\"health\":\"HEALTHY\",\"createTime\":\"x\"}";
+	cJSON *node = cJSON_Parse(desc), *b;
+	char *s;
+
+	ck_assert_ptr_nonnull(node);
+	b = jobs_recreate_body(node, "tpuctl-run-id");
+	s = cJSON_PrintUnformatted(b);
+	ck_assert_str_eq(s,
+	    "{\"acceleratorType\":\"v4-8\","
+	    "\"runtimeVersion\":\"tpu-ubuntu2204-base\","
+	    "\"schedulingConfig\":{\"spot\":true},\"metadata\":{\"k\":\"v\"},"
+	    "\"tags\":[\"t\"],\"labels\":{\"team\":\"ml\"}}");
+	free(s);
+	cJSON_Delete(b);
+	/* only the config, no labels left */
+	cJSON_DeleteItemFromObject(node, "acceleratorType");
+	cJSON_DeleteItemFromObject(node, "labels");
+	b = jobs_recreate_body(node, "tpuctl-run-id");
+	ck_assert_ptr_nonnull(cJSON_GetObjectItem(b, "acceleratorConfig"));
+	ck_assert_ptr_null(cJSON_GetObjectItem(b, "acceleratorType"));
+	ck_assert_ptr_null(cJSON_GetObjectItem(b, "labels"));
+	ck_assert_ptr_null(cJSON_GetObjectItem(b, "state"));
+	ck_assert_ptr_null(cJSON_GetObjectItem(b, "name"));
+	cJSON_Delete(b);
+	cJSON_Delete(node);
+}
+END_TEST
+
 static Suite *
 jobs_suite(void)
 {
@@ -654,6 +772,8 @@ jobs_suite(void)
 	tcase_add_test(tc, test_env_script);
 	tcase_add_test(tc, test_state_parse);
 	tcase_add_test(tc, test_record_roundtrip);
+	tcase_add_test(tc, test_restart_decide);
+	tcase_add_test(tc, test_recreate_body);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(ts, setup_home, teardown_home);
 	tcase_set_timeout(ts, 30);
