@@ -782,10 +782,11 @@ sshcmd_prepare(struct tpu_ctx *ctx, const char *name,
 
 	memset(sc, 0, sizeof *sc);
 	memset(&set, 0, sizeof set);
-	sc->name = name;
 	sc->o = *o;
-	if ((rc = catalog_node_name_validate(name, err)) != 0)
+	if ((rc = tpucmd_name(
+	         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &name, err)) != 0)
 		return rc;
+	sc->name = name;
 	/* The user and the key, before anything is sent. */
 	if ((rc = load_identity(ctx, sc, err)) != 0)
 		goto out;

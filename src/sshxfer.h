@@ -51,7 +51,10 @@ struct sshxfer_operand {
  * any '/', and the text before the ':' is a node name (a lowercase
  * letter, then lowercase letters, digits and '-', at most 63 bytes, not
  * ending with '-').  "./a:b" and "/x:y" are local; so is a name with no
- * ':'.  Returns 0, or TPU_E_USAGE with one line for an empty operand, an
+ * ':'.  A full resource name "projects/P/locations/Z/nodes/N:path"
+ * (or .../queuedResources/Q:path) is remote too, node set to the whole
+ * name, the rule applying to its last component (the command checks the
+ * rest).  Returns 0, or TPU_E_USAGE with one line for an empty operand, an
  * empty or invalid node name before ':' or a path holding a newline.
  */
 int sshxfer_parse_operand(

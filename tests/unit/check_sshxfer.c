@@ -25,6 +25,10 @@ START_TEST(operand_remote)
 		{ "n1:", "n1", "" },
 		{ "n:a:b", "n", "a:b" },
 		{ "node-2:dir/file", "node-2", "dir/file" },
+		{ "projects/p/locations/z/nodes/n1:/tmp/x",
+		    "projects/p/locations/z/nodes/n1", "/tmp/x" },
+		{ "projects/p/locations/z/queuedResources/q:",
+		    "projects/p/locations/z/queuedResources/q", "" },
 	};
 	struct sshxfer_operand op;
 	struct tpu_err err;
@@ -45,8 +49,8 @@ END_TEST
 
 START_TEST(operand_local)
 {
-	static const char *rows[] = { "file", "./a:b", "/x:y", "dir/f:g",
-		"a/b" };
+	static const char *rows[] = { "file", "./a:b", "/x:y", "dir/f:g", "a/b",
+		"projects/p/locations/z/nodes/n1/x:y", "projects/a:b" };
 	struct sshxfer_operand op;
 	struct tpu_err err;
 	size_t i;
