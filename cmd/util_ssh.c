@@ -729,13 +729,14 @@ commit(struct sshcmd *sc, struct sshcmd_set *set)
 
 /* The remote user, the key and the known_hosts path. */
 static int
-load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
+load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, const char *login,
+    struct tpu_err *err)
 {
 	const char *v;
 	char *keypath = NULL;
 	int rc;
 
-	v = config_get(ctx->cfg, "ssh/user");
+	v = login != NULL ? login : config_get(ctx->cfg, "ssh/user");
 	if (v == NULL || *v == '\0')
 		v = getenv("USER");
 	if (v == NULL || *v == '\0') {
@@ -777,18 +778,36 @@ sshcmd_prepare(struct tpu_ctx *ctx, const char *name,
     const struct sshcmd_opts *o, struct sshcmd *sc, struct tpu_err *err)
 {
 	struct sshcmd_set set;
-	const char *v, *errstr;
+	const char *v, *errstr, *at = strchr(name, '@');
+	char *login = NULL;
 	int rc;
 
 	memset(sc, 0, sizeof *sc);
 	memset(&set, 0, sizeof set);
 	sc->o = *o;
+	if (at != NULL) { /* USER@NODE, as ssh(1) and gcloud take it */
+		login = xstrndup(name, (size_t)(at - name));
+		if (sshkey_validate_user(login, err) != 0) {
+			free(login);
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid user in '%s': expected USER@NODE, USER 1 "
+			    "to 32 characters of [A-Za-z0-9_.-], not starting "
+			    "with '-'",
+			    name);
+		}
+		name = at + 1;
+	}
 	if ((rc = tpucmd_name(
-	         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &name, err)) != 0)
+	         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &name, err)) != 0) {
+		free(login);
 		return rc;
+	}
 	sc->name = name;
 	/* The user and the key, before anything is sent. */
-	if ((rc = load_identity(ctx, sc, err)) != 0)
+	rc = load_identity(ctx, sc, login, err);
+	free(login);
+	login = NULL;
+	if (rc != 0)
 		goto out;
 	if ((rc = tpucmd_open(ctx, &sc->tc, TPUCMD_ZONE, err)) != 0)
 		goto out;

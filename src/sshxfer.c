@@ -60,8 +60,16 @@ int
 sshxfer_parse_operand(
     const char *arg, struct sshxfer_operand *op, struct tpu_err *err)
 {
-	const char *id = full_name_id(arg), *base = id != NULL ? id : arg;
-	const char *colon = strchr(base, ':'), *slash = strchr(base, '/');
+	const char *at = strchr(arg, '@'), *rest = arg, *id, *base, *colon,
+	           *slash;
+
+	/* USER@NODE:path: the user goes with the node to the command */
+	if (at != NULL && strcspn(arg, ":/") > (size_t)(at - arg))
+		rest = at + 1;
+	id = full_name_id(rest);
+	base = id != NULL ? id : rest;
+	colon = strchr(base, ':');
+	slash = strchr(base, '/');
 
 	memset(op, 0, sizeof *op);
 	if (arg[0] == '\0')
@@ -73,6 +81,9 @@ sshxfer_parse_operand(
 		op->path = xstrdup(arg);
 		return 0;
 	}
+	if (rest != arg && at == arg)
+		return tpu_error(err, TPU_E_USAGE,
+		    "'%s': empty user before '@' (USER@NODE:path)", arg);
 	if (!node_name_ok(base, (size_t)(colon - base)))
 		return tpu_error(err, TPU_E_USAGE,
 		    "'%.*s' in '%s' is not a node name: NODE:path needs a "
