@@ -26,7 +26,8 @@ assert_grep "^\[w0\] $U\$" "$T/out"
 assert_grep "^\[w1\] $U\$" "$T/out"
 expect_rc 0 "$TPUCTL" describe n1 --format json
 jq -r '.metadata["ssh-keys"]' "$T/out" >"$T/md"
-assert_grep "^$U:$(cut -d' ' -f1,2 "$KEY.pub") $U\$" "$T/md"
+grep -Fxq "$U:$(cut -d' ' -f1,2 "$KEY.pub") $U" "$T/md" ||
+    fail "no key line for $U: $(cat "$T/md")"
 assert_grep "^bob:" "$T/md"
 assert_no_grep "^nobody-here:" "$T/md"
 
