@@ -99,11 +99,10 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		buf_puts(&b, upload ? "would upload" : "would download");
 		for (i = 0; i < nops - 1; i++)
 			buf_printf(&b, " %s", paths[i]);
-		if (!upload && sc.ntargets > 1)
-			buf_printf(&b, " to %s/w%%W", paths[nops - 1]);
-		else
+		if (upload || sc.ntargets == 1)
 			buf_printf(&b, " to %s", paths[nops - 1]);
-		sshcmd_print_dry_run(&sc, b.data);
+		sshcmd_print_dry_run(&sc, b.data,
+		    upload || sc.ntargets == 1 ? NULL : paths[nops - 1]);
 		buf_release(&b);
 		goto out;
 	}

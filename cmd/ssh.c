@@ -180,7 +180,7 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		                 ? xasprintf("would run: %s", command)
 		                 : xstrdup("would open an interactive shell");
 
-		sshcmd_print_dry_run(&sc, what);
+		sshcmd_print_dry_run(&sc, what, NULL);
 		free(what);
 		rc = 0;
 		goto out;

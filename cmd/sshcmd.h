@@ -197,10 +197,12 @@ int sshcmd_refresh(struct tpu_ctx *, struct sshcmd *, struct tpu_err *);
 
 /*
  * --dry-run: print on stdout, one line per selected worker, what would
- * run there and where: "[w0] USER@ADDRESS:PORT: what" (what may hold
- * "%W", replaced by the worker number).  Nothing is sent.
+ * run there and where: "[w0] USER@ADDRESS:PORT: what", then, when wdir
+ * is not NULL, " to WDIR/w0" (a download's directory per worker).
+ * Nothing is sent.
  */
-void sshcmd_print_dry_run(const struct sshcmd *, const char *what);
+void sshcmd_print_dry_run(
+    const struct sshcmd *, const char *what, const char *wdir);
 
 void sshcmd_release(struct sshcmd *);
 

@@ -1011,23 +1011,21 @@ out:
 }
 
 void
-sshcmd_print_dry_run(const struct sshcmd *sc, const char *what)
+sshcmd_print_dry_run(
+    const struct sshcmd *sc, const char *what, const char *wdir)
 {
 	size_t i;
 
 	for (i = 0; i < sc->ntargets; i++) {
 		const struct sshpool_target *t = &sc->targets[i];
-		const char *p = what, *w;
 		char pre[32];
 
 		sshsel_prefix(pre, sizeof pre,
 		    sc->qr ? sshcmd_slice_of(sc, i)->index : -1, t->worker);
-		printf("%s%s@%s:%d: ", pre, t->user, t->host, t->port);
-		while ((w = strstr(p, "%W")) != NULL) {
-			printf("%.*s%d", (int)(w - p), p, t->worker);
-			p = w + 2;
-		}
-		printf("%s\n", p);
+		printf("%s%s@%s:%d: %s", pre, t->user, t->host, t->port, what);
+		if (wdir != NULL)
+			printf(" to %s/w%d", wdir, t->worker);
+		putchar('\n');
 	}
 	fflush(stdout);
 }
