@@ -140,6 +140,15 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return tpu_error(err, TPU_E_USAGE,
 			    "give the remote command either with --command or "
 			    "after --, not both");
+		/* gcloud passes what follows -- to ssh(1): its -L, -R, -D
+		 * forwarding flags would run as a remote command here */
+		if (i < argc && argv[i][0] == '-' &&
+		    strchr("LRD", argv[i][1]) != NULL && argv[i][1] != '\0')
+			return tpu_error(err, TPU_E_USAGE,
+			    "'%s' after the node: tpuctl runs what follows on "
+			    "the workers; for port forwarding use 'tpuctl "
+			    "forward NODE PORT' (tpuctl-forward(1))",
+			    argv[i]);
 		/* As ssh(1): one operand is a command line for the remote
 		 * shell; several are each quoted, so they arrive as given. */
 		if (argc - i == 1) {

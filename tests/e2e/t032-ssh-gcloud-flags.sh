@@ -90,6 +90,10 @@ assert_grep "not both" "$T/err"
 expect_rc 2 "$TPUCTL" ssh pod --ssh-key-expire-after soon -- true
 expect_rc 2 "$TPUCTL" ssh pod --ssh-flag=-L8080:localhost:8080
 assert_grep "^tpuctl: --ssh-flag=-L8080:localhost:8080: for port forwarding use 'tpuctl forward NODE PORT'" "$T/err"
+expect_rc 2 "$TPUCTL" ssh pod -- -L 6006:localhost:6006
+assert_grep "^tpuctl: '-L' after the node: .*use 'tpuctl forward NODE PORT'" "$T/err"
+expect_rc 2 "$TPUCTL" ssh pod -- -D1080
+assert_grep "^tpuctl: '-D1080' after the node" "$T/err"
 expect_rc 2 "$TPUCTL" ssh pod --ssh-flag=-vvv -- true
 assert_grep "^tpuctl: --ssh-flag=-vvv: tpuctl runs no ssh\(1\)" "$T/err"
 expect_rc 2 "$TPUCTL" scp --scp-flag=-C "$T/f" pod:x
