@@ -31,8 +31,13 @@ describe_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = cmd_check_operands(&cmd_describe_entry, argc, argv, err)) !=
 	    0)
 		return rc;
-	if ((rc = catalog_node_name_validate(argv[0], err)) != 0)
-		return rc;
+	{
+		const char *n = argv[0];
+
+		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
+			return rc;
+		argv[0] += n - argv[0];
+	}
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
 		return rc;
 	path = tpuapi_node_path(&tc.api, tc.zone, argv[0]);

@@ -196,8 +196,13 @@ doctor_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	argv += optind;
 	if ((rc = cmd_check_operands(&cmd_doctor_entry, argc, argv, err)) != 0)
 		return rc;
-	if (argc == 1 && (rc = catalog_node_name_validate(argv[0], err)) != 0)
-		return rc;
+	if (argc == 1) {
+		const char *n = argv[0];
+
+		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
+			return rc;
+		argv[0] += n - argv[0];
+	}
 	nfindings = 0;
 	tpu_err_init(&merr);
 	have_matrix = compat_load(&c, NULL, &merr) == 0;

@@ -213,8 +213,13 @@ install_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (no_index && nlinks == 0)
 		return tpu_error(err, TPU_E_USAGE,
 		    "--no-index needs --find-links (where the wheels are)");
-	if ((rc = catalog_node_name_validate(argv[0], err)) != 0)
-		return rc;
+	{
+		const char *n = argv[0];
+
+		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
+			return rc;
+		argv[0] += n - argv[0];
+	}
 	/* 1. the matrix alone: no request yet */
 	if ((rc = compat_load(&c, NULL, err)) != 0)
 		return rc;

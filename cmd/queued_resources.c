@@ -951,8 +951,8 @@ qr_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 
 /* getopt for the small verbs: 'a' --async, 'f' --force, 't' --timeout. */
 static int
-verb_opts(const struct cmd_entry *e, int argc, char **argv, int *async,
-    int *force, const char **timeout, struct tpu_err *err)
+verb_opts(struct tpu_ctx *ctx, const struct cmd_entry *e, int argc, char **argv,
+    int *async, int *force, const char **timeout, struct tpu_err *err)
 {
 	static const struct option all[] = {
 		{ "async", no_argument, NULL, 'a' },
@@ -980,9 +980,16 @@ verb_opts(const struct cmd_entry *e, int argc, char **argv, int *async,
 	if ((rc = cmd_check_operands(e, argc - optind, argv + optind, err)) !=
 	    0)
 		return rc;
-	for (i = optind; i < argc; i++)
-		if ((rc = catalog_node_name_validate(argv[i], err)) != 0)
-			return tpu_error_prefix(err, "queued resource id");
+	for (i = optind; i < argc; i++) {
+		const char *n = argv[i];
+
+		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_QR, &n, err)) != 0)
+			return rc == TPU_E_USAGE && strchr(argv[i], '/') != NULL
+			           ? rc
+			           : tpu_error_prefix(
+			                 err, "queued resource id");
+		argv[i] += n - argv[i];
+	}
 	return 0;
 }
 
@@ -1004,7 +1011,7 @@ qr_describe(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	int rc;
 
 	if ((rc = verb_opts(
-	         &qr_children[2], argc, argv, NULL, NULL, NULL, err)) != 0)
+	         ctx, &qr_children[2], argc, argv, NULL, NULL, NULL, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
 		return rc;
@@ -1078,7 +1085,7 @@ qr_delete(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	int64_t deadline;
 	int rc, async = 0, force = 0;
 
-	if ((rc = verb_opts(&qr_children[3], argc, argv, &async, &force,
+	if ((rc = verb_opts(ctx, &qr_children[3], argc, argv, &async, &force,
 	         &timeout, err)) != 0)
 		return rc;
 	argc -= optind;
@@ -1109,8 +1116,8 @@ qr_reset(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	int64_t deadline;
 	int rc, async = 0;
 
-	if ((rc = verb_opts(&qr_children[4], argc, argv, &async, NULL, &timeout,
-	         err)) != 0)
+	if ((rc = verb_opts(ctx, &qr_children[4], argc, argv, &async, NULL,
+	         &timeout, err)) != 0)
 		return rc;
 	id = argv[optind];
 	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)

@@ -61,8 +61,13 @@ reset_workers_exec(
 	if ((rc = cmd_check_operands(
 	         &cmd_reset_workers_entry, argc, argv, err)) != 0)
 		return rc;
-	if ((rc = catalog_node_name_validate(argv[0], err)) != 0)
-		return rc;
+	{
+		const char *n = argv[0];
+
+		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
+			return rc;
+		argv[0] += n - argv[0];
+	}
 	if ((rc = compat_load(&c, NULL, err)) != 0)
 		return rc;
 	/* the node must exist (and is cached for the SSH side) */

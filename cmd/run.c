@@ -849,7 +849,14 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    hash);
 		jc.spec.workdir_hash = xstrdup(hash);
 	}
-	jc.spec.slice = xstrdup(argv[0]);
+	{
+		const char *n = argv[0];
+
+		if ((rc = tpucmd_name(
+		         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &n, err)) != 0)
+			goto out;
+		jc.spec.slice = xstrdup(n);
+	}
 	{
 		const char *z = config_get(ctx->cfg, "compute/zone");
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "retry.h"
 #include "sshcmd.h"
@@ -25,6 +26,7 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		SSHCMD_LONG_OPTIONS,
+		SSHCMD_GCLOUD_OPTIONS,
 		{ "recurse", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -84,9 +86,26 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	paths = xcalloc((size_t)nops, sizeof *paths);
 	for (i = 0; i < nops; i++)
 		paths[i] = ops[i].path;
+	/* tpuctl's global --dry-run (taken anywhere on the line) is
+	 * gcloud's --dry-run here: reads only, nothing sent */
+	so.dry_run |= ctx->dry_run;
 	if ((rc = sshcmd_prepare(ctx, node, &so, &sc, err)) != 0)
 		goto out;
 	prepared = 1;
+	if (so.dry_run) {
+		struct buf b;
+
+		buf_init(&b, BUF_NOCAP);
+		buf_puts(&b, upload ? "would upload" : "would download");
+		for (i = 0; i < nops - 1; i++)
+			buf_printf(&b, " %s", paths[i]);
+		if (upload || sc.ntargets == 1)
+			buf_printf(&b, " to %s", paths[nops - 1]);
+		sshcmd_print_dry_run(&sc, b.data,
+		    upload || sc.ntargets == 1 ? NULL : paths[nops - 1]);
+		buf_release(&b);
+		goto out;
+	}
 	memset(&spec, 0, sizeof spec);
 	spec.upload = upload;
 	spec.recurse = recurse;
@@ -137,7 +156,8 @@ out:
 const struct cmd_entry cmd_scp_entry = {
 	.name = "scp",
 	.alias = NULL,
-	.usage = "scp [--recurse] " SSHCMD_USAGE_MANY " source ... destination",
+	.usage = "scp [--recurse] " SSHCMD_USAGE_MANY SSHCMD_USAGE_GCLOUD
+	         " source ... destination",
 	.summary = "copy files to or from TPU workers over SFTP",
 	.min_args = 2,
 	.max_args = -1,

@@ -19,6 +19,7 @@
 #include "shquote.h"
 #include "sshcmd.h"
 #include "util.h"
+#include "xmalloc.h"
 
 enum {
 	OPT_COMMAND = 0x300,
@@ -73,10 +74,13 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		SSHCMD_LONG_OPTIONS,
+		SSHCMD_GCLOUD_OPTIONS,
 		{ "command", required_argument, NULL, OPT_COMMAND },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+		/* gcloud's name */
+		{ "output-directory", required_argument, NULL, OPT_OUTPUT_DIR },
 		{ "fail-fast", no_argument, NULL, OPT_FAIL_FAST },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -136,6 +140,15 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return tpu_error(err, TPU_E_USAGE,
 			    "give the remote command either with --command or "
 			    "after --, not both");
+		/* gcloud passes what follows -- to ssh(1): its -L, -R, -D
+		 * forwarding flags would run as a remote command here */
+		if (i < argc && argv[i][0] == '-' &&
+		    strchr("LRD", argv[i][1]) != NULL && argv[i][1] != '\0')
+			return tpu_error(err, TPU_E_USAGE,
+			    "'%s' after the node: tpuctl runs what follows on "
+			    "the workers; for port forwarding use 'tpuctl "
+			    "forward NODE PORT' (tpuctl-forward(1))",
+			    argv[i]);
 		/* As ssh(1): one operand is a command line for the remote
 		 * shell; several are each quoted, so they arrive as given. */
 		if (argc - i == 1) {
@@ -157,6 +170,9 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	if (command != NULL) /* a queued resource's name: every slice */
 		so.default_nodes = "all";
+	/* tpuctl's global --dry-run (taken anywhere on the line) is
+	 * gcloud's --dry-run here: reads only, nothing sent */
+	so.dry_run |= ctx->dry_run;
 	if ((rc = sshcmd_prepare(ctx, argv[0], &so, &sc, err)) != 0) {
 		free(built);
 		return rc;
@@ -166,6 +182,16 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    "an interactive shell needs exactly one worker (%zu "
 		    "selected): give a command after --",
 		    sc.ntargets);
+		goto out;
+	}
+	if (so.dry_run) {
+		char *what = command != NULL
+		                 ? xasprintf("would run: %s", command)
+		                 : xstrdup("would open an interactive shell");
+
+		sshcmd_print_dry_run(&sc, what, NULL);
+		free(what);
+		rc = 0;
 		goto out;
 	}
 	if (command != NULL) {
@@ -192,7 +218,7 @@ out:
 const struct cmd_entry cmd_ssh_entry = {
 	.name = "ssh",
 	.alias = NULL,
-	.usage = "ssh [--fail-fast] " SSHCMD_USAGE_MANY
+	.usage = "ssh [--fail-fast] " SSHCMD_USAGE_MANY SSHCMD_USAGE_GCLOUD
 	         " [--timeout duration] [--output prefix|raw|jsonl] "
 	         "[--output-dir dir] [--command string] name [-- command ...]",
 	.summary = "run a command or a shell on a node's workers over SSH",

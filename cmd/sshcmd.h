@@ -36,6 +36,11 @@ struct sshcmd_opts {
 	const char *default_nodes;
 	/* Set by the command: why it takes one slice only (NULL: any). */
 	const char *one_slice;
+	/* gcloud's flags (SSHCMD_GCLOUD_OPTIONS) */
+	int dry_run;      /* --dry-run: resolve, print, send nothing */
+	long long expire; /* --ssh-key-expire-after/-expiration: the key
+	                     line's expireOn (Unix time); 0: none */
+	int expire_given; /* which of the two set it (1, 2) */
 };
 
 enum {
@@ -47,6 +52,15 @@ enum {
 	SSHCMD_OPT_CONNECT_TIMEOUT,
 	SSHCMD_OPT_FANOUT,
 	SSHCMD_OPT_NODE,
+	SSHCMD_OPT_BATCH_SIZE,
+	SSHCMD_OPT_DRY_RUN,
+	SSHCMD_OPT_EXPIRE_AFTER,
+	SSHCMD_OPT_EXPIRATION,
+	SSHCMD_OPT_PLAIN,
+	SSHCMD_OPT_SSH_FLAG,
+	SSHCMD_OPT_SCP_FLAG,
+	SSHCMD_OPT_FORCE_KEY,
+	SSHCMD_OPT_COMPRESS,
 };
 
 /* getopt_long entries of the shared options. */
@@ -62,6 +76,33 @@ enum {
 	{                                                                      \
 		"fanout", required_argument, NULL, SSHCMD_OPT_FANOUT           \
 	}
+
+/*
+ * gcloud's flags of "tpu-vm ssh" and "tpu-vm scp", for ssh and scp:
+ * --batch-size (= --fanout; "all": every worker at once), --dry-run,
+ * --ssh-key-expire-after, --ssh-key-expiration; --plain, --ssh-flag,
+ * --scp-flag, --force-key-file-overwrite and --compress are refused with
+ * one line saying why (sshcmd_opt).
+ */
+#define SSHCMD_GCLOUD_OPTIONS                                                  \
+	{ "batch-size", required_argument, NULL, SSHCMD_OPT_BATCH_SIZE },      \
+	    { "dry-run", no_argument, NULL, SSHCMD_OPT_DRY_RUN },              \
+	    { "ssh-key-expire-after", required_argument, NULL,                 \
+		    SSHCMD_OPT_EXPIRE_AFTER },                                 \
+	    { "ssh-key-expiration", required_argument, NULL,                   \
+		    SSHCMD_OPT_EXPIRATION },                                   \
+	    { "plain", no_argument, NULL, SSHCMD_OPT_PLAIN },                  \
+	    { "ssh-flag", required_argument, NULL, SSHCMD_OPT_SSH_FLAG },      \
+	    { "scp-flag", required_argument, NULL, SSHCMD_OPT_SCP_FLAG },      \
+	    { "force-key-file-overwrite", no_argument, NULL,                   \
+		    SSHCMD_OPT_FORCE_KEY },                                    \
+	{                                                                      \
+		"compress", no_argument, NULL, SSHCMD_OPT_COMPRESS             \
+	}
+/* Their usage, after SSHCMD_USAGE_MANY in ssh's and scp's. */
+#define SSHCMD_USAGE_GCLOUD                                                    \
+	" [--dry-run] [--ssh-key-expire-after duration] "                      \
+	"[--ssh-key-expiration time]"
 
 /*
  * The usage of the shared options, in the one order every command (and
@@ -153,6 +194,15 @@ int sshcmd_prepare(struct tpu_ctx *, const char *name,
  * command, env and nenv the caller set on each target are kept.
  */
 int sshcmd_refresh(struct tpu_ctx *, struct sshcmd *, struct tpu_err *);
+
+/*
+ * --dry-run: print on stdout, one line per selected worker, what would
+ * run there and where: "[w0] USER@ADDRESS:PORT: what", then, when wdir
+ * is not NULL, " to WDIR/w0" (a download's directory per worker).
+ * Nothing is sent.
+ */
+void sshcmd_print_dry_run(
+    const struct sshcmd *, const char *what, const char *wdir);
 
 void sshcmd_release(struct sshcmd *);
 

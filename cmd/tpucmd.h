@@ -72,6 +72,23 @@ int tpucmd_emit_result(struct tpu_ctx *, const cJSON *, struct tpu_err *);
  * warning says the form is gone). */
 int tpucmd_old_filter(const char *);
 
+/* What a full resource name given for a node or queued resource may be. */
+enum tpucmd_name_kinds {
+	TPUCMD_NAME_NODE = (1 << 0), /* projects/P/locations/Z/nodes/N */
+	TPUCMD_NAME_QR = (1 << 1),   /* .../queuedResources/Q */
+};
+
+/*
+ * The one place a node or queued-resource operand is resolved and
+ * checked: a short name, or a full resource name (what --format
+ * 'value(name)' prints) of one of kinds, which sets core/project and
+ * compute/zone for the command (a --project or --zone that names another
+ * is a usage error naming both) and *name is moved to its last
+ * component.  Then the id is checked (catalog_node_name_validate).
+ */
+int tpucmd_name(
+    struct tpu_ctx *, int kinds, const char **name, struct tpu_err *);
+
 /* 1 when rc ended a wait: --timeout, Ctrl-C or SIGTERM. */
 int tpucmd_is_stop(int);
 

@@ -332,7 +332,7 @@ update_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = cmd_check_operands(&cmd_update_entry, argc, argv, err)) != 0)
 		goto out;
 	name = argv[0];
-	if ((rc = catalog_node_name_validate(name, err)) != 0 ||
+	if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &name, err)) != 0 ||
 	    (rc = opts_check(&o, err)) != 0 ||
 	    (rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)
 		goto out;

@@ -2,6 +2,7 @@
  * The shared plumbing of ssh, scp and forward (cmd/sshcmd.h).
  */
 #include <pwd.h>
+#include <time.h>
 #include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,44 @@ sshcmd_opts_init(struct sshcmd_opts *o)
 	memset(o, 0, sizeof *o);
 	o->workers = "0";
 	o->strict_host_keys = 1;
+}
+
+/* --ssh-key-expire-after DURATION, --ssh-key-expiration TIME: one only. */
+static int
+expire_opt(struct sshcmd_opts *o, int ch, const char *arg, struct tpu_err *err)
+{
+	const char *flag = ch == SSHCMD_OPT_EXPIRE_AFTER
+	                       ? "--ssh-key-expire-after"
+	                       : "--ssh-key-expiration";
+	int which = ch == SSHCMD_OPT_EXPIRE_AFTER ? 1 : 2;
+	long long secs;
+	time_t t;
+	int rc;
+
+	if (o->expire_given != 0 && o->expire_given != which)
+		return tpu_error(err, TPU_E_USAGE,
+		    "give --ssh-key-expire-after or --ssh-key-expiration, not "
+		    "both");
+	o->expire_given = which;
+	if (which == 1) {
+		if ((rc = tpu_parse_duration(flag, arg, &secs, err)) != 0)
+			return rc;
+		if (secs <= 0)
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid %s '%s': must be more than 0", flag, arg);
+		o->expire = (long long)time(NULL) + secs;
+		return 1;
+	}
+	if (tpu_parse_rfc3339(arg, &t) != 0)
+		return tpu_error(err, TPU_E_USAGE,
+		    "invalid %s '%s': expected an RFC 3339 time such as "
+		    "2026-08-29T18:52:51Z",
+		    flag, arg);
+	if ((long long)t <= (long long)time(NULL))
+		return tpu_error(err, TPU_E_USAGE,
+		    "invalid %s '%s': the time is past", flag, arg);
+	o->expire = (long long)t;
+	return 1;
 }
 
 int
@@ -81,6 +120,50 @@ sshcmd_opt(struct sshcmd_opts *o, int ch, const char *arg, struct tpu_err *err)
 			    "--fanout '%s': %s (1-1024)", arg, es);
 		o->fanout = (int)v;
 		return 1;
+	case SSHCMD_OPT_BATCH_SIZE: /* gcloud's name of --fanout */
+		if (strcmp(arg, "all") == 0) {
+			o->fanout = SSHSEL_MAX;
+			return 1;
+		}
+		v = tpu_strtonum(arg, 1, SSHSEL_MAX, &es);
+		if (es != NULL)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--batch-size '%s': %s (1-%d, or all)", arg, es,
+			    SSHSEL_MAX);
+		o->fanout = (int)v;
+		return 1;
+	case SSHCMD_OPT_DRY_RUN:
+		o->dry_run = 1;
+		return 1;
+	case SSHCMD_OPT_EXPIRE_AFTER:
+	case SSHCMD_OPT_EXPIRATION:
+		return expire_opt(o, ch, arg, err);
+	case SSHCMD_OPT_PLAIN:
+		return tpu_error(err, TPU_E_USAGE,
+		    "--plain: tpuctl speaks SSH itself (no ssh(1) or scp(1) "
+		    "run), so there are no added flags to suppress");
+	case SSHCMD_OPT_SSH_FLAG:
+	case SSHCMD_OPT_SCP_FLAG:
+		if (strncmp(arg, "-L", 2) == 0 || strncmp(arg, "-R", 2) == 0 ||
+		    strncmp(arg, "-D", 2) == 0)
+			return tpu_error(err, TPU_E_USAGE,
+			    "%s=%s: for port forwarding use 'tpuctl forward "
+			    "NODE PORT' (tpuctl-forward(1))",
+			    ch == SSHCMD_OPT_SSH_FLAG ? "--ssh-flag"
+			                              : "--scp-flag",
+			    arg);
+		return tpu_error(err, TPU_E_USAGE,
+		    "%s=%s: tpuctl runs no ssh(1) or scp(1) to pass flags to; "
+		    "its own options are in tpuctl-ssh(1)",
+		    ch == SSHCMD_OPT_SSH_FLAG ? "--ssh-flag" : "--scp-flag",
+		    arg);
+	case SSHCMD_OPT_FORCE_KEY:
+		return tpu_error(err, TPU_E_USAGE,
+		    "--force-key-file-overwrite: tpuctl never overwrites a key "
+		    "file; remove the broken one (or give --ssh-key-file)");
+	case SSHCMD_OPT_COMPRESS:
+		return tpu_error(err, TPU_E_USAGE,
+		    "--compress: tpuctl's SFTP transfers are not compressed");
 	}
 	return 0;
 }
@@ -204,11 +287,22 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 		    "managed by the OS Login API, which tpuctl does not "
 		    "support; use gcloud compute tpus tpu-vm ssh",
 		    sl->name);
-	if ((rc = sshkey_metadata_entry(&sc->key, sc->user, &entry, err)) != 0)
+	if ((rc = sshkey_metadata_entry_expiring(
+	         &sc->key, sc->user, sc->o.expire, &entry, err)) != 0)
 		return rc;
 	for (attempt = 0; attempt < 3; attempt++) {
 		free(val);
-		val = sshsel_keys_add(md_get(sl->node, "ssh-keys"), entry);
+		if (sc->o.expire > 0) {
+			/* the key's other lines (one without expiry, an
+			 * older expiry) go: this line alone says how long */
+			char *rest = sshsel_keys_drop(
+			    md_get(sl->node, "ssh-keys"), entry);
+
+			val = sshsel_keys_add(rest, entry);
+			free(rest);
+		} else
+			val = sshsel_keys_add(
+			    md_get(sl->node, "ssh-keys"), entry);
 		if (val == NULL) {
 			rc = 0;
 			goto out;
@@ -544,13 +638,16 @@ resolve_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_set *set,
 
 	if (sl->node == NULL && (rc = get_node(sc, sl, use_cache, err)) != 0)
 		return rc;
-	if ((rc = propagate_key(ctx, sc, sl, &patched, err)) != 0)
+	/* --dry-run: no metadata patch, no host keys read */
+	if (!sc->o.dry_run &&
+	    (rc = propagate_key(ctx, sc, sl, &patched, err)) != 0)
 		return rc;
 	set->patched |= patched;
 	set->from_cache |= sl->from_cache;
 	if ((rc = add_targets(sc, set, k, &sel, err)) != 0)
 		return rc;
-	rc = pin_hostkeys(sc, set, sl, sel, first, err);
+	if (!sc->o.dry_run)
+		rc = pin_hostkeys(sc, set, sl, sel, first, err);
 	free(sel);
 	return rc;
 }
@@ -733,13 +830,14 @@ commit(struct sshcmd *sc, struct sshcmd_set *set)
 
 /* The remote user, the key and the known_hosts path. */
 static int
-load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
+load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, const char *login,
+    struct tpu_err *err)
 {
 	const char *v;
 	char *keypath = NULL;
 	int rc;
 
-	v = config_get(ctx->cfg, "ssh/user");
+	v = login != NULL ? login : config_get(ctx->cfg, "ssh/user");
 	if (v == NULL || *v == '\0')
 		v = getenv("USER");
 	if (v == NULL || *v == '\0') {
@@ -781,17 +879,36 @@ sshcmd_prepare(struct tpu_ctx *ctx, const char *name,
     const struct sshcmd_opts *o, struct sshcmd *sc, struct tpu_err *err)
 {
 	struct sshcmd_set set;
-	const char *v, *errstr;
+	const char *v, *errstr, *at = strchr(name, '@');
+	char *login = NULL;
 	int rc;
 
 	memset(sc, 0, sizeof *sc);
 	memset(&set, 0, sizeof set);
-	sc->name = name;
 	sc->o = *o;
-	if ((rc = catalog_node_name_validate(name, err)) != 0)
+	if (at != NULL) { /* USER@NODE, as ssh(1) and gcloud take it */
+		login = xstrndup(name, (size_t)(at - name));
+		if (sshkey_validate_user(login, err) != 0) {
+			free(login);
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid user in '%s': expected USER@NODE, USER 1 "
+			    "to 32 characters of [A-Za-z0-9_.-], not starting "
+			    "with '-'",
+			    name);
+		}
+		name = at + 1;
+	}
+	if ((rc = tpucmd_name(
+	         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &name, err)) != 0) {
+		free(login);
 		return rc;
+	}
+	sc->name = name;
 	/* The user and the key, before anything is sent. */
-	if ((rc = load_identity(ctx, sc, err)) != 0)
+	rc = load_identity(ctx, sc, login, err);
+	free(login);
+	login = NULL;
+	if (rc != 0)
 		goto out;
 	if ((rc = tpucmd_open(ctx, &sc->tc, TPUCMD_ZONE, err)) != 0)
 		goto out;
@@ -895,6 +1012,26 @@ sshcmd_refresh(struct tpu_ctx *ctx, struct sshcmd *sc, struct tpu_err *err)
 out:
 	set_free(&set);
 	return rc;
+}
+
+void
+sshcmd_print_dry_run(
+    const struct sshcmd *sc, const char *what, const char *wdir)
+{
+	size_t i;
+
+	for (i = 0; i < sc->ntargets; i++) {
+		const struct sshpool_target *t = &sc->targets[i];
+		char pre[32];
+
+		sshsel_prefix(pre, sizeof pre,
+		    sc->qr ? sshcmd_slice_of(sc, i)->index : -1, t->worker);
+		printf("%s%s@%s:%d: %s", pre, t->user, t->host, t->port, what);
+		if (wdir != NULL)
+			printf(" to %s/w%d", wdir, t->worker);
+		putchar('\n');
+	}
+	fflush(stdout);
 }
 
 void

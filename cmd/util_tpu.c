@@ -123,6 +123,77 @@ tpucmd_wait_opts(struct tpu_ctx *ctx, struct tpucmd *tc, struct tpuapi_wait *w,
 	w->what = what;
 }
 
+/* Set key from a full name: an explicit flag naming another is an error. */
+static int
+name_sets(struct tpu_ctx *ctx, const char *key, const char *flag,
+    const char *full, const char *v, size_t len, struct tpu_err *err)
+{
+	const char *cur = config_get(ctx->cfg, key);
+	char *val = xstrndup(v, len);
+
+	if (config_layer_of(ctx->cfg, key) == CONFIG_FLAG && cur != NULL &&
+	    strcmp(cur, val) != 0) {
+		tpu_error(err, TPU_E_USAGE,
+		    "'%s' is in %s %s, but %s is %s: give one or make them "
+		    "agree",
+		    full, flag + 2, val, flag, cur);
+		free(val);
+		return TPU_E_USAGE;
+	}
+	config_set_flag(ctx->cfg, key, val);
+	free(val);
+	return 0;
+}
+
+int
+tpucmd_name(
+    struct tpu_ctx *ctx, int kinds, const char **name, struct tpu_err *err)
+{
+	const char *s = *name, *p, *z, *c, *id;
+	size_t plen, zlen, clen;
+	int rc;
+
+	if (strncmp(s, "projects/", 9) == 0) {
+		p = s + 9;
+		plen = strcspn(p, "/");
+		z = p + plen;
+		if (strncmp(z, "/locations/", 11) != 0)
+			goto bad;
+		z += 11;
+		zlen = strcspn(z, "/");
+		c = z + zlen;
+		if (*c != '/')
+			goto bad;
+		c++;
+		clen = strcspn(c, "/");
+		id = c + clen;
+		if (*id != '/' || strchr(id + 1, '/') != NULL || plen == 0 ||
+		    zlen == 0)
+			goto bad;
+		id++;
+		if (!((kinds & TPUCMD_NAME_NODE) && clen == 5 &&
+		        strncmp(c, "nodes", 5) == 0) &&
+		    !((kinds & TPUCMD_NAME_QR) && clen == 15 &&
+		        strncmp(c, "queuedResources", 15) == 0))
+			goto bad;
+		if ((rc = name_sets(ctx, "core/project", "--project", s, p,
+		         plen, err)) != 0 ||
+		    (rc = name_sets(
+		         ctx, "compute/zone", "--zone", s, z, zlen, err)) != 0)
+			return rc;
+		*name = id;
+	}
+	return catalog_node_name_validate(*name, err);
+bad:
+	return tpu_error(err, TPU_E_USAGE,
+	    "invalid name '%s': expected an id or projects/PROJECT/locations/"
+	    "ZONE/%s/ID",
+	    s,
+	    kinds == TPUCMD_NAME_QR     ? "queuedResources"
+	    : kinds == TPUCMD_NAME_NODE ? "nodes"
+	                                : "nodes|queuedResources");
+}
+
 const char *
 tpucmd_zone_of(const char *name, char *buf, size_t len)
 {
@@ -207,9 +278,13 @@ tpucmd_node_verb_open(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	*argvp = argv;
 	if ((rc = cmd_check_operands(e, argc, argv, err)) != 0)
 		return rc;
-	for (i = 0; i < argc; i++)
-		if ((rc = catalog_node_name_validate(argv[i], err)) != 0)
+	for (i = 0; i < argc; i++) {
+		const char *n = argv[i];
+
+		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
 			return rc;
+		argv[i] += n - argv[i];
+	}
 	if ((rc = tpucmd_deadline(timeout, deadline, err)) != 0)
 		return rc;
 	return tpucmd_open(ctx, tc, TPUCMD_ZONE, err);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -468,5 +469,33 @@ sshkey_metadata_entry(
 		return tpu_error(
 		    err, TPU_E_INVALID, "public key contains CR or LF");
 	*out = xasprintf("%s:%s %s", user, key->publine, user);
+	return 0;
+}
+
+int
+sshkey_metadata_entry_expiring(const struct sshkey *key, const char *user,
+    long long expire, char **out, struct tpu_err *err)
+{
+	time_t t = (time_t)expire;
+	struct tm tm;
+	char when[32];
+	int rc;
+
+	if (expire <= 0)
+		return sshkey_metadata_entry(key, user, out, err);
+	*out = NULL;
+	if ((rc = sshkey_validate_user(user, err)) != 0)
+		return rc;
+	if (key->publine == NULL || strpbrk(key->publine, "\r\n") != NULL)
+		return tpu_error(
+		    err, TPU_E_INVALID, "public key contains CR or LF");
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S+0000", &tm) == 0)
+		return tpu_error(err, TPU_E_INVALID,
+		    "key expiration %lld is out of range", expire);
+	/* gcloud's form (ssh_utils.py), the JSON without spaces */
+	*out = xasprintf("%s:%s google-ssh "
+	                 "{\"userName\":\"%s\",\"expireOn\":\"%s\"}",
+	    user, key->publine, user, when);
 	return 0;
 }

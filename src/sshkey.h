@@ -65,6 +65,15 @@ int sshkey_validate_user(const char *user, struct tpu_err *);
 int sshkey_metadata_entry(
     const struct sshkey *, const char *user, char **out, struct tpu_err *);
 
+/*
+ * With expire > 0 (Unix time), gcloud's entry of a key that expires (as
+ * --ssh-key-expire-after writes it): "USER:keytype base64 google-ssh
+ * {"userName":"USER","expireOn":"2026-08-29T18:52:51+0000"}"; with 0,
+ * sshkey_metadata_entry().  0 or TPU_E_INVALID.
+ */
+int sshkey_metadata_entry_expiring(const struct sshkey *, const char *user,
+    long long expire, char **out, struct tpu_err *);
+
 /* Wipe n bytes at p in a way the compiler cannot drop (explicit_bzero). */
 void sshkey_wipe(void *p, size_t n);
 

@@ -265,6 +265,33 @@ sshsel_keys_has(const char *keys, const char *entry)
 }
 
 char *
+sshsel_keys_drop(const char *keys, const char *entry)
+{
+	size_t n = key_len(entry, strlen(entry));
+	const char *p = keys;
+	struct buf b;
+	char *out;
+
+	buf_init(&b, 1 << 20);
+	while (p != NULL && *p != '\0') {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol != NULL ? (size_t)(eol - p) : strlen(p);
+		size_t klen = len;
+
+		if (klen > 0 && p[klen - 1] == '\r')
+			klen--;
+		if (!(n > 0 && key_len(p, klen) == n &&
+		        strncmp(p, entry, n) == 0))
+			buf_printf(
+			    &b, "%s%.*s", b.len > 0 ? "\n" : "", (int)klen, p);
+		p = eol != NULL ? eol + 1 : NULL;
+	}
+	out = xstrdup(b.data != NULL ? b.data : "");
+	buf_release(&b);
+	return out;
+}
+
+char *
 sshsel_keys_add(const char *keys, const char *entry)
 {
 	size_t len;

@@ -58,6 +58,14 @@ void sshsel_ids_free(char **ids, int n);
 int sshsel_keys_has(const char *keys, const char *entry);
 
 /*
+ * The "ssh-keys" value without the lines holding entry's key
+ * ("user:type base64" compared, as sshsel_keys_has does), the other
+ * lines kept in order (CR dropped); "" when none is left.  keys may be
+ * NULL.  The caller frees the result.
+ */
+char *sshsel_keys_drop(const char *keys, const char *entry);
+
+/*
  * The "ssh-keys" value with entry ("user:type base64 comment") appended
  * on a line of its own, every existing line kept; NULL when keys already
  * holds the key (sshsel_keys_has).  The caller frees the result.

@@ -38,11 +38,38 @@ node_name_ok(const char *s, size_t len)
 	return 1;
 }
 
+/* The id of a full resource name "projects/P/locations/Z/nodes/ID..."
+ * (five '/' in), or NULL when arg does not start like one. */
+static const char *
+full_name_id(const char *arg)
+{
+	const char *p = arg;
+	int i;
+
+	if (strncmp(arg, "projects/", 9) != 0)
+		return NULL;
+	for (i = 0; i < 5; i++) {
+		if ((p = strchr(p, '/')) == NULL)
+			return NULL;
+		p++;
+	}
+	return p;
+}
+
 int
 sshxfer_parse_operand(
     const char *arg, struct sshxfer_operand *op, struct tpu_err *err)
 {
-	const char *colon = strchr(arg, ':'), *slash = strchr(arg, '/');
+	const char *at = strchr(arg, '@'), *rest = arg, *id, *base, *colon,
+	           *slash;
+
+	/* USER@NODE:path: the user goes with the node to the command */
+	if (at != NULL && strcspn(arg, ":/") > (size_t)(at - arg))
+		rest = at + 1;
+	id = full_name_id(rest);
+	base = id != NULL ? id : rest;
+	colon = strchr(base, ':');
+	slash = strchr(base, '/');
 
 	memset(op, 0, sizeof *op);
 	if (arg[0] == '\0')
@@ -54,12 +81,15 @@ sshxfer_parse_operand(
 		op->path = xstrdup(arg);
 		return 0;
 	}
-	if (!node_name_ok(arg, (size_t)(colon - arg)))
+	if (rest != arg && at == arg)
+		return tpu_error(err, TPU_E_USAGE,
+		    "'%s': empty user before '@' (USER@NODE:path)", arg);
+	if (!node_name_ok(base, (size_t)(colon - base)))
 		return tpu_error(err, TPU_E_USAGE,
 		    "'%.*s' in '%s' is not a node name: NODE:path needs a "
 		    "lowercase letter, then letters, digits or '-' (at most "
 		    "63), before the ':' (write ./%s for a local file)",
-		    (int)(colon - arg), arg, arg, arg);
+		    (int)(colon - base), base, arg, arg);
 	op->node = xstrndup(arg, (size_t)(colon - arg));
 	op->path = xstrdup(colon + 1);
 	return 0;

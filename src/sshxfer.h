@@ -42,7 +42,7 @@
 
 /* One command-line operand: NODE:path (node set) or a local path. */
 struct sshxfer_operand {
-	char *node; /* NULL for a local path */
+	char *node; /* [USER@]NODE; NULL for a local path */
 	char *path; /* the path; "" for "NODE:" (the remote HOME) */
 };
 
@@ -51,8 +51,13 @@ struct sshxfer_operand {
  * any '/', and the text before the ':' is a node name (a lowercase
  * letter, then lowercase letters, digits and '-', at most 63 bytes, not
  * ending with '-').  "./a:b" and "/x:y" are local; so is a name with no
- * ':'.  Returns 0, or TPU_E_USAGE with one line for an empty operand, an
- * empty or invalid node name before ':' or a path holding a newline.
+ * ':'.  A full resource name "projects/P/locations/Z/nodes/N:path"
+ * (or .../queuedResources/Q:path) is remote too, node set to the whole
+ * name, the rule applying to its last component (the command checks the
+ * rest).  "USER@NODE:path" names the login user too: node is then
+ * "USER@NODE" (the command checks USER).  Returns 0, or TPU_E_USAGE with one
+ * line for an empty operand, an empty or invalid node name before ':' or a path
+ * holding a newline.
  */
 int sshxfer_parse_operand(
     const char *arg, struct sshxfer_operand *, struct tpu_err *);

@@ -9,11 +9,12 @@ emu_start
 
 tail='[--ssh-key-file file] [--strict-host-key-checking yes|no] [--connect-timeout seconds]'
 many="[--internal-ip] [--zone zone] [--node all|0|0,2|0-3|node-id] [--worker 0|all|1,3|0-7] [--fanout n] $tail"
+gcloud='[--dry-run] [--ssh-key-expire-after duration] [--ssh-key-expiration time]'
 one="[--internal-ip] [--zone zone] [--node n|node-id] [--worker n] $tail"
 expect_rc 0 "$TPUCTL" ssh -h
-assert_grep "^usage: tpuctl ssh \[--fail-fast\] $(printf '%s' "$many" | sed 's/[][|.]/\\&/g') \[--timeout" "$T/out"
+assert_grep "^usage: tpuctl ssh \[--fail-fast\] $(printf '%s' "$many $gcloud" | sed 's/[][|.]/\\&/g') \[--timeout" "$T/out"
 expect_rc 0 "$TPUCTL" scp -h
-assert_grep "^usage: tpuctl scp \[--recurse\] $(printf '%s' "$many" | sed 's/[][|.]/\\&/g') source \.\.\. destination\$" "$T/out"
+assert_grep "^usage: tpuctl scp \[--recurse\] $(printf '%s' "$many $gcloud" | sed 's/[][|.]/\\&/g') source \.\.\. destination\$" "$T/out"
 expect_rc 0 "$TPUCTL" forward -h
 assert_grep "^usage: tpuctl forward $(printf '%s' "$one" | sed 's/[][|.]/\\&/g') name " "$T/out"
 

@@ -299,6 +299,21 @@ START_TEST(test_users)
 	ck_assert_ptr_null(out);
 	ck_assert_int_eq(
 	    sshkey_metadata_entry(&key, "bob\r", &out, &err), TPU_E_INVALID);
+	/* gcloud's expiring form: 2017-08-29T18:52:51Z = 1504032771 */
+	ck_assert_int_eq(
+	    sshkey_metadata_entry_expiring(&key, "bob", 1504032771, &out, &err),
+	    0);
+	ck_assert_str_eq(out, "bob:ssh-ed25519 AAAAC3Nz google-ssh "
+	                      "{\"userName\":\"bob\",\"expireOn\":"
+	                      "\"2017-08-29T18:52:51+0000\"}");
+	free(out);
+	ck_assert_int_eq(
+	    sshkey_metadata_entry_expiring(&key, "bob", 0, &out, &err), 0);
+	ck_assert_str_eq(out, "bob:ssh-ed25519 AAAAC3Nz bob");
+	free(out);
+	ck_assert_int_eq(
+	    sshkey_metadata_entry_expiring(&key, "b b", 1504032771, &out, &err),
+	    TPU_E_INVALID);
 	free(key.publine);
 	key.publine = xstrdup("ssh-ed25519 AAAA\nroot:ssh-ed25519 BBBB");
 	ck_assert_int_eq(

@@ -301,6 +301,20 @@ START_TEST(keys_merge)
 	v = sshsel_keys_add("bob:ssh-rsa AAAB bob\n", KEY);
 	ck_assert_str_eq(v, "bob:ssh-rsa AAAB bob\n" KEY);
 	free(v);
+	/* drop: every line of the key (any comment, CRLF), others kept */
+	v = sshsel_keys_drop(
+	    "bob:ssh-rsa AAAB bob\r\n" KEY "\r\nalice:ssh-ed25519 "
+	    "AAAAC3NzaC1lZDI1NTE5AAAAIK google-ssh "
+	    "{\"userName\":\"alice\"}\nz:ssh-ed25519 AAAAz z\n",
+	    KEY);
+	ck_assert_str_eq(v, "bob:ssh-rsa AAAB bob\nz:ssh-ed25519 AAAAz z");
+	free(v);
+	v = sshsel_keys_drop(KEY, KEY);
+	ck_assert_str_eq(v, "");
+	free(v);
+	v = sshsel_keys_drop(NULL, KEY);
+	ck_assert_str_eq(v, "");
+	free(v);
 }
 END_TEST
 

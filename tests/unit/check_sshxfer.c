@@ -25,6 +25,13 @@ START_TEST(operand_remote)
 		{ "n1:", "n1", "" },
 		{ "n:a:b", "n", "a:b" },
 		{ "node-2:dir/file", "node-2", "dir/file" },
+		{ "projects/p/locations/z/nodes/n1:/tmp/x",
+		    "projects/p/locations/z/nodes/n1", "/tmp/x" },
+		{ "bob@n1:/tmp/x", "bob@n1", "/tmp/x" },
+		{ "a.b_c@projects/p/locations/z/nodes/n1:x",
+		    "a.b_c@projects/p/locations/z/nodes/n1", "x" },
+		{ "projects/p/locations/z/queuedResources/q:",
+		    "projects/p/locations/z/queuedResources/q", "" },
 	};
 	struct sshxfer_operand op;
 	struct tpu_err err;
@@ -45,8 +52,9 @@ END_TEST
 
 START_TEST(operand_local)
 {
-	static const char *rows[] = { "file", "./a:b", "/x:y", "dir/f:g",
-		"a/b" };
+	static const char *rows[] = { "file", "./a:b", "/x:y", "dir/f:g", "a/b",
+		"projects/p/locations/z/nodes/n1/x:y", "projects/a:b", "a@b",
+		"a@b/c:d" };
 	struct sshxfer_operand op;
 	struct tpu_err err;
 	size_t i;
@@ -64,7 +72,7 @@ END_TEST
 START_TEST(operand_reject)
 {
 	static const char *rows[] = { "", ":x", "Node:x", "1node:x", "node-:x",
-		"no_de:x", "a b:x", "n:a\nb",
+		"no_de:x", "a b:x", "n:a\nb", "@n:x", "u@Node:x",
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		"aa:x" };
 	struct sshxfer_operand op;
