@@ -137,7 +137,7 @@ check "v5litepod-1 v5litepod-128 v5litepod-16" tpuctl --zone us-west4-a create x
 check "" tpuctl --zone us-west4-a create x --accelerator-type v4-
 expect_rc 2 "$TPUCTL" completion --list bogus bash
 assert_grep "invalid --list 'bogus'" "$T/err"
-if command -v zsh >/dev/null 2>&1; then
+if have_tool zsh zsh "dynamic zsh completion"; then
 	zcheck "all 0 1 2 3" tpuctl ssh pod --worker ''
 	zcomplete tpuctl describe '' | grep -q pod || fail "zsh: no node names"
 	zcomplete tpuctl --zone '' | grep -q us-central2-b || fail "zsh: no zones"

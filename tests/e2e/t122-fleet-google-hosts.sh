@@ -13,8 +13,7 @@
 . "$(dirname "$0")/lib_fleet.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $TEST_NAME: Google's API hosts on port 443 and the workers' /etc/hosts need root"
-	exit 0
+	skip "Google's API hosts on port 443 and the workers' /etc/hosts need root"
 fi
 emu_start --set fleet.key_delay_ms=200
 fleet_api_setup

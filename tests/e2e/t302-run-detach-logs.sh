@@ -87,11 +87,11 @@ until "$TPUCTL" logs c1 2>/dev/null | grep -q '^\[w1\] started'; do
 	[ $i -lt 100 ] || fail "c1 never started"
 	sleep 0.1
 done
-pgrep -f "sleep $mark" >/dev/null || fail "the job is not running"
+pgrep -f "^sleep $mark\$" >/dev/null || fail "the job is not running"
 expect_rc 0 "$TPUCTL" cancel --grace 5 c1
 assert_grep '^worker 0: killed by TERM$' "$T/err"
 assert_grep '^worker 1: killed by TERM$' "$T/err"
-if pgrep -f "sleep $mark" >/dev/null; then
+if pgrep -f "^sleep $mark\$" >/dev/null; then
 	fail "processes left after cancel: $(pgrep -af "sleep $mark")"
 fi
 expect_rc 8 "$TPUCTL" logs c1

@@ -15,7 +15,7 @@ emu_start --set fleet.key_delay_ms=200
 fleet_api_setup
 fleet_create_node t303 v4-32 90
 
-left() { pgrep -f "sleep $1" >/dev/null; }
+left() { pgrep -f "^sleep $1\$" >/dev/null; }
 
 # --timeout: 124, cancelled everywhere
 m=418.$$
