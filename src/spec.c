@@ -25,6 +25,7 @@
 #include "gcsurl.h"
 #include "json.h"
 #include "spec.h"
+#include "suggest.h"
 #include "tpuvalid.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -270,34 +271,6 @@ struct vctx {
 	const char *dir;
 };
 
-int
-spec_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	int d[33][33];
-
-	if (la > 32 || lb > 32)
-		return 99;
-	for (i = 0; i <= la; i++)
-		d[i][0] = (int)i;
-	for (j = 0; j <= lb; j++)
-		d[0][j] = (int)j;
-	for (i = 1; i <= la; i++)
-		for (j = 1; j <= lb; j++) {
-			int c = a[i - 1] != b[j - 1], v = d[i - 1][j] + 1;
-
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + c < v)
-				v = d[i - 1][j - 1] + c;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[la][lb];
-}
-
 /* "prefix.key" for messages. */
 static void
 path_of(char *buf, size_t len, const char *prefix, const char *key)
@@ -342,23 +315,15 @@ check_keys(struct vctx *v, const cJSON *obj, const char *prefix,
 
 	cJSON_ArrayForEach(it, obj)
 	{
-		const char *best = NULL;
-		int bestd = 3;
+		const char *best;
 		char p[160], q[160];
 
-		for (i = 0; keys[i] != NULL; i++) {
-			int d;
-
+		for (i = 0; keys[i] != NULL; i++)
 			if (strcmp(it->string, keys[i]) == 0)
 				break;
-			d = spec_distance(it->string, keys[i]);
-			if (d < bestd) {
-				bestd = d;
-				best = keys[i];
-			}
-		}
 		if (keys[i] != NULL)
 			continue;
+		best = suggest_best(it->string, keys, i);
 		path_of(p, sizeof p, prefix, it->string);
 		if (best != NULL) {
 			path_of(q, sizeof q, prefix, best);

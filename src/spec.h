@@ -106,7 +106,4 @@ int spec_diff(const struct spec *, const cJSON *node, const char *node_id,
     cJSON *changes);
 int spec_diff_qr(const struct spec *, const cJSON *qr, cJSON *changes);
 
-/* Damerau-Levenshtein (optimal string alignment) distance, capped. */
-int spec_distance(const char *, const char *);
-
 #endif

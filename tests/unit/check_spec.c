@@ -362,17 +362,6 @@ START_TEST(load_file)
 }
 END_TEST
 
-START_TEST(distance)
-{
-	ck_assert_int_eq(spec_distance("slice", "slice"), 0);
-	ck_assert_int_eq(spec_distance("slcie", "slice"), 1);
-	ck_assert_int_eq(spec_distance("zoens", "zones"), 1);
-	ck_assert_int_eq(spec_distance("lables", "labels"), 1);
-	ck_assert_int_eq(spec_distance("abc", ""), 3);
-	ck_assert_int_gt(spec_distance("wibble", "slice"), 2);
-}
-END_TEST
-
 static const char *
 field_op(const cJSON *changes, const char *field)
 {
@@ -479,7 +468,6 @@ spec_suite(void)
 	tcase_add_test(tc, json_spec);
 	tcase_add_test(tc, workdir_relative);
 	tcase_add_test(tc, load_file);
-	tcase_add_test(tc, distance);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("diff");
 	tcase_add_test(tc, diff_node);
