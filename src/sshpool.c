@@ -1940,15 +1940,16 @@ out:
 	return rc;
 }
 
-int
-sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
-    struct tpu_err *err)
+static int
+sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
+    int replace_links, struct tpu_err *err)
 {
 	LIBSSH2_SFTP *sftp;
 	LIBSSH2_SFTP_HANDLE *h = NULL;
 	LIBSSH2_SFTP_ATTRIBUTES attrs;
 	char *chunk = NULL, *tmp = NULL;
 	int fd = -1, rc = 0, in_place = 0;
+	struct stat lst;
 	int64_t deadline;
 	ssize_t n;
 
@@ -1970,7 +1971,9 @@ sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 		rc = sftp_fail(c->session, sftp, "stat", remote, err);
 		goto out;
 	}
-	if (fsutil_dest_kind(local) == FSUTIL_DEST_IN_PLACE) {
+	if (fsutil_dest_kind(local) == FSUTIL_DEST_IN_PLACE &&
+	    !(replace_links && lstat(local, &lst) == 0 &&
+	        S_ISLNK(lst.st_mode))) {
 		/* /dev/stdout, a FIFO, a device: one stream, never replaced */
 		if ((fd = open(local,
 		         O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC)) == -1) {
@@ -2052,4 +2055,18 @@ out:
 	free(tmp);
 	free(chunk);
 	return rc;
+}
+
+int
+sshpool_sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
+    struct tpu_err *err)
+{
+	return sftp_get(c, remote, local, 0, err);
+}
+
+int
+sshpool_sftp_get_tree(struct sshpool_conn *c, const char *remote,
+    const char *local, struct tpu_err *err)
+{
+	return sftp_get(c, remote, local, 1, err);
 }

@@ -271,5 +271,12 @@ int sshpool_sftp_put(struct sshpool_conn *, const char *local,
     const char *remote, struct tpu_err *);
 int sshpool_sftp_get(struct sshpool_conn *, const char *remote,
     const char *local, struct tpu_err *);
+/*
+ * sshpool_sftp_get for a file of a tree copy (scp --recurse): a symbolic
+ * link already at local is replaced like a regular file, never written
+ * through, so a tree cannot write outside its destination.
+ */
+int sshpool_sftp_get_tree(struct sshpool_conn *, const char *remote,
+    const char *local, struct tpu_err *);
 
 #endif

@@ -680,6 +680,7 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 		const char *src = sp->srcs[i];
 		char *top = sshxfer_basename(src);
 		size_t first = l.n;
+		int tree = 0;
 
 		if (!sshxfer_relpath_safe(top))
 			rc = tpu_error(&r->err, TPU_E_USAGE,
@@ -695,6 +696,7 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 				    "--recurse",
 				    src);
 			else {
+				tree = 1;
 				sshxfer_list_add(
 				    &l, top, src, 1, a.permissions);
 				rc = remote_tree(c, src, top, 0, &l, &r->err);
@@ -718,7 +720,11 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 				rc = local_dir(dst, &r->err);
 				r->dirs += rc == 0;
 			} else {
-				rc = sshpool_sftp_get(c, it->src, dst, &r->err);
+				/* inside a tree: links are replaced */
+				rc = tree ? sshpool_sftp_get_tree(
+				                c, it->src, dst, &r->err)
+				          : sshpool_sftp_get(
+				                c, it->src, dst, &r->err);
 				r->files += rc == 0;
 			}
 			free(dst);
