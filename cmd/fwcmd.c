@@ -12,18 +12,10 @@
 #include "fwcmd.h"
 #include "json.h"
 #include "nodecache.h"
+#include "retry.h"
 #include "sshsel.h"
 #include "tpucmd.h"
 #include "xmalloc.h"
-
-static volatile sig_atomic_t fw_abort;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	fw_abort = 1;
-}
 
 int
 fwcmd_read_node(struct tpu_ctx *ctx, const char *name, char *gen, size_t genlen,
@@ -111,7 +103,6 @@ fwcmd_run(struct sshcmd *sc, const char *command, int timeout_s,
     const char *what, const char *failed, struct tpu_err *err)
 {
 	struct sshpool_result *res = xcalloc(sc->ntargets, sizeof *res);
-	struct sigaction sa, old_int, old_term;
 	size_t i, nok = 0;
 	int rc;
 
@@ -120,16 +111,9 @@ fwcmd_run(struct sshcmd *sc, const char *command, int timeout_s,
 	sc->popts.command_timeout_ms = timeout_s * 1000;
 	sc->popts.on_output = on_output;
 	sc->popts.arg = sc;
-	fw_abort = 0;
-	sc->popts.abort = &fw_abort;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	retry_install_signals();
+	sc->popts.abort = &retry_interrupted;
 	rc = sshpool_run(sc->targets, sc->ntargets, &sc->popts, res, err);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	for (i = 0; i < sc->ntargets; i++) {
 		const struct sshpool_result *x = &res[i];
 		const struct sshcmd_slice *sl = sshcmd_slice_of(sc, i);
@@ -161,8 +145,11 @@ fwcmd_run(struct sshcmd *sc, const char *command, int timeout_s,
 			tpu_error(err, rc,
 			    "%s: no worker could be reached (%zu of %zu)", what,
 			    sc->ntargets - nok, sc->ntargets);
-	} else if (rc == TPU_E_INTERRUPTED && err->msg[0] == '\0')
-		tpu_error(err, rc, "interrupted");
+	} else if ((rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED) &&
+	           err->msg[0] == '\0')
+		tpu_error(err, rc, "%s",
+		    retry_interrupt_name(
+		        rc == TPU_E_TERMINATED ? SIGTERM : SIGINT));
 	for (i = 0; i < sc->ntargets; i++)
 		sshpool_result_release(&res[i]);
 	free(res);

@@ -31,10 +31,11 @@ int fwcmd_read_script(
     const char *dir, const char *rel, char **out, struct tpu_err *);
 
 /*
- * Run command on sc's targets (SIGINT/SIGTERM stop it).  what names the
- * run in the total ("jax 0.6.1: 3 of 4 workers succeeded"), failed says
- * what a nonzero exit means ("failed", "have findings").  Returns 0,
- * TPU_E_PARTIAL, TPU_E_UNREACHABLE or TPU_E_INTERRUPTED with err set.
+ * Run command on sc's targets (SIGINT/SIGTERM stop it: retry.h's
+ * retry_interrupted, installed here).  what names the run in the total
+ * ("jax 0.6.1: 3 of 4 workers succeeded"), failed says what a nonzero
+ * exit means ("failed", "have findings").  Returns 0, TPU_E_PARTIAL,
+ * TPU_E_UNREACHABLE, TPU_E_INTERRUPTED or TPU_E_TERMINATED with err set.
  */
 int fwcmd_run(struct sshcmd *, const char *command, int timeout_s,
     const char *what, const char *failed, struct tpu_err *);

@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "cmd.h"
 #include "compat.h"
 #include "fwcmd.h"
+#include "retry.h"
 #include "shquote.h"
 #include "sshcmd.h"
 #include "util.h"
@@ -32,15 +32,6 @@ enum {
 	OPT_LOCAL_PORT,
 	OPT_PYTHON,
 };
-
-static volatile sig_atomic_t nb_abort;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	nb_abort = 1;
-}
 
 static int
 port_opt(const char *flag, const char *arg, int *out, struct tpu_err *err)
@@ -112,7 +103,6 @@ notebook_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct sshpool_result pr;
 	struct sshpool_forward_opts fo;
 	struct sockaddr_in sin;
-	struct sigaction sa, oint, oterm;
 	struct tpu_err serr;
 	const char *python = "python3";
 	char token[49], *script = NULL, *start = NULL, *stop = NULL;
@@ -201,21 +191,17 @@ notebook_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    "tpuctl: Jupyter on worker %d (port %d) at 127.0.0.1:%d; Ctrl-C "
 	    "stops it\n",
 	    sc.targets[0].worker, port, lport);
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &oint);
-	sigaction(SIGTERM, &sa, &oterm);
+	retry_install_signals();
 	memset(&fo, 0, sizeof fo);
 	fo.listen_fd = fd;
 	fo.host = "127.0.0.1";
 	fo.port = port;
-	nb_abort = 0;
-	fo.abort = &nb_abort;
+	fo.abort = &retry_interrupted;
 	rc = sshpool_forward(&conn, &fo, err);
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGTERM, &oterm, NULL);
 	sshpool_conn_close(&conn);
-	if (rc == TPU_E_INTERRUPTED) { /* Ctrl-C: the normal end */
+	/* Ctrl-C or SIGTERM: the normal end; the stop below must still run */
+	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED) {
+		retry_interrupted = 0;
 		tpu_err_init(err);
 		rc = 0;
 	}

@@ -78,21 +78,34 @@ def lock_is_held(path):
 
 
 def device_holders():
-    """{pid: [device, ...]} for /dev/accel* and /dev/vfio/* opened."""
-    devs = set(glob.glob("/dev/accel*")) | set(glob.glob("/dev/vfio/*"))
+    """{pid: [device, ...]} for /dev/accel* and /dev/vfio/* opened.
+
+    Matched by device and inode, never by path name: emulated workers (and
+    containers) share one /proc but each has its own /dev, so another
+    worker's process holding its /dev/accel0 reads back as "/dev/accel0"
+    here too while it is another file.  stat() through /proc/PID/fd/N
+    gives the file the process really holds."""
+    devs = {}
+    for d in glob.glob("/dev/accel*") + glob.glob("/dev/vfio/*"):
+        try:
+            st = os.stat(d)
+        except OSError:
+            continue
+        devs[(st.st_dev, st.st_ino)] = d
     out = {}
     if not devs:
         return out
     me = os.getpid()
     for d in glob.glob("/proc/[0-9]*/fd/*"):
         try:
-            target = os.readlink(d)
+            st = os.stat(d)
         except OSError:
             continue
-        if target in devs:
+        dev = devs.get((st.st_dev, st.st_ino))
+        if dev:
             pid = int(d.split("/")[2])
             if pid != me:
-                out.setdefault(pid, set()).add(target)
+                out.setdefault(pid, set()).add(dev)
     return {p: sorted(v) for p, v in out.items()}
 
 

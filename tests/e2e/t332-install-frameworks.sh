@@ -47,8 +47,11 @@ jq -e -s 'length >= 3 and all(.method == "GET" or .path == "/token") and
 [ ! -e "$HOME/.ssh/google_compute_engine" ] || fail "a refusal generated an SSH key"
 
 # --- the offline index
-"$SRCDIR/tests/frameworks/build_index.sh" "$T/idx" >/dev/null
-I="--no-index --find-links $T/idx --python $PY"
+# (outside /tmp: as root each worker has its own /tmp, not the test's)
+IDX=$(mktemp -d /var/tmp/tpuctl-e2e-idx.XXXXXX)
+trap 'rc=$?; rm -rf "$IDX"; (exit $rc); cleanup' EXIT
+"$SRCDIR/tests/frameworks/build_index.sh" "$IDX" >/dev/null
+I="--no-index --find-links $IDX --python $PY"
 
 # shellcheck disable=SC2086 # $I is words on purpose
 installed() { # FRAMEWORK VERSION STATE-REGEX ARGS...

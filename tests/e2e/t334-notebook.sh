@@ -2,7 +2,8 @@
 # tpuctl notebook: Jupyter (Debian's python3-notebook) started on worker
 # 1 of a v4-32, its port forwarded here; the printed URL's token opens
 # /api/status through the forward (and a wrong token does not); Ctrl-C
-# ends tpuctl with exit 0 and stops the server on the worker.  The
+# ends tpuctl with exit 0 and stops the server on the worker, and so
+# does SIGTERM.  The
 # emulated workers share this host's loopback, so worker and local
 # ports differ.
 # shellcheck source=tests/e2e/lib.sh
@@ -51,6 +52,26 @@ wait $NB || rc=$?
 assert_grep '^\[w1\] notebook: Jupyter \(pid [0-9]+\) stopped$' "$T/nb.out"
 if python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$RPORT" 2>/dev/null; then
 	fail "Jupyter still listens on the worker after Ctrl-C"
+fi
+
+# SIGTERM is the same normal end (the stop still runs after it)
+"$TPUCTL" notebook pod --worker 1 --port "$RPORT" --local-port "$LPORT" \
+    --python /usr/bin/python3 >"$T/nb.out" 2>"$T/nb.err" &
+NB=$!
+n=0
+until grep -q '^http://' "$T/nb.out"; do
+	n=$((n + 1))
+	[ $n -lt 300 ] || fail "no URL in 60 s: $(cat "$T/nb.out" "$T/nb.err")"
+	kill -0 $NB 2>/dev/null || fail "notebook exited: $(cat "$T/nb.out" "$T/nb.err")"
+	sleep 0.2
+done
+kill -TERM $NB
+rc=0
+wait $NB || rc=$?
+[ $rc -eq 0 ] || fail "SIGTERM should end notebook with 0, got $rc: $(cat "$T/nb.err")"
+assert_grep '^\[w1\] notebook: Jupyter \(pid [0-9]+\) stopped$' "$T/nb.out"
+if python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$RPORT" 2>/dev/null; then
+	fail "Jupyter still listens on the worker after SIGTERM"
 fi
 
 expect_rc 2 "$TPUCTL" notebook pod --worker all
