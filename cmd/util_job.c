@@ -600,6 +600,9 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	size_t n = jc->sc.ntargets, i;
 	struct sshpool_result *res = xcalloc(n > 0 ? n : 1, sizeof *res);
 	unsigned char *ask = xcalloc(n > 0 ? n : 1, 1);
+	/* the stream dropped: its rest is still to be read, even once the
+	   job has ended there */
+	unsigned char *rest = xcalloc(n > 0 ? n : 1, 1);
 	char **cmds = xcalloc(n > 0 ? n : 1, sizeof *cmds);
 	int64_t deadline =
 	    timeout_s > 0 ? tpu_now_ms() + timeout_s * 1000LL : 0;
@@ -622,7 +625,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		}
 		for (i = 0; i < n; i++) {
 			cmds[i] = NULL;
-			if (jobs_state_final(jobcmd_state(jc, i)))
+			if (jobs_state_final(jobcmd_state(jc, i)) && !rest[i])
 				continue;
 			if (attempt == 0 && first != NULL)
 				cmds[i] = xstrdup(first[i]);
@@ -646,10 +649,12 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				continue;
 			switch (res[i].status) {
 			case SSHPOOL_S_OK: /* the job exited 0 */
+				rest[i] = 0;
 				st->kind = JOBS_EXITED;
 				st->code = 0;
 				break;
 			case SSHPOOL_S_REMOTE_NONZERO:
+				rest[i] = 0;
 				if (res[i].exit_status >= 96 &&
 				    res[i].exit_status <= 98) {
 					/* no such job, or it could not start */
@@ -665,8 +670,11 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			case SSHPOOL_S_NOT_STARTED:
 				break;
 			default:
-				/* unreachable or dropped: ask, then resume */
+				/* unreachable or dropped: ask, then resume
+				   from the offsets (the job may have ended
+				   meanwhile: its rest is read all the same) */
 				ask[i] = 1;
+				rest[i] = wait;
 			}
 			nask += ask[i];
 		}
@@ -730,6 +738,9 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			free(cmds[i]);
 		if (nask > 0)
 			jobcmd_status(jc, ask);
+		for (i = 0; i < n; i++)
+			if (jobcmd_state(jc, i)->kind == JOBS_LOST)
+				rest[i] = 0; /* not there: nothing to read */
 		release_results(res, n);
 		if (rc == TPU_E_TIMEOUT)
 			break;
@@ -746,19 +757,23 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		if (!wait)
 			break;
 	}
-	if (rc == 0 && wait)
-		for (i = 0; i < n; i++)
-			if (!jobs_state_final(jobcmd_state(jc, i))) {
-				log_warn("%s: the log stream kept dropping; "
-				         "reported lost",
-				    jc->who[i].node);
-				jobcmd_state(jc, i)->kind = JOBS_LOST;
-			}
+	for (i = 0; rc == 0 && wait && i < n; i++)
+		if (!jobs_state_final(jobcmd_state(jc, i))) {
+			log_warn("%s: the log stream kept dropping; "
+			         "reported lost",
+			    jc->who[i].node);
+			jobcmd_state(jc, i)->kind = JOBS_LOST;
+		} else if (rest[i])
+			log_warn("%s worker %d: the log stream kept "
+			         "dropping; its end is missing here "
+			         "(tpuctl logs %s shows it)",
+			    jc->who[i].node, jc->who[i].worker, jc->spec.name);
 	for (i = 0; relaunch != NULL && i < n; i++)
 		free(relaunch[i]);
 	free(relaunch);
 	free(res);
 	free(ask);
+	free(rest);
 	free(cmds);
 	(void)err;
 	return rc;

@@ -198,7 +198,8 @@ struct fleet_proc {
 	pid_t pid;
 	pid_t ppid;
 	pid_t sid;
-	char state; /* R, S, Z, ... from /proc/PID/stat */
+	char state;    /* R, S, Z, ... from /proc/PID/stat */
+	char comm[16]; /* its command name, as in /proc/PID/stat */
 };
 
 static struct fleet *
@@ -873,7 +874,8 @@ fleet_proc_scan(struct fleet_proc **out)
 		return 0;
 	while ((de = readdir(d)) != NULL) {
 		char path[64], buf[512], state;
-		const char *rp;
+		const char *rp, *lp;
+		size_t cl;
 		ssize_t len;
 		long ppid, sid;
 		int fd;
@@ -896,7 +898,8 @@ fleet_proc_scan(struct fleet_proc **out)
 			continue;
 		buf[len] = '\0';
 		rp = strrchr(buf, ')');
-		if (rp == NULL ||
+		lp = strchr(buf, '(');
+		if (rp == NULL || lp == NULL || lp > rp ||
 		    sscanf(rp + 1, " %c %ld %*d %ld", &state, &ppid, &sid) != 3)
 			continue;
 		if (n == cap) {
@@ -907,6 +910,11 @@ fleet_proc_scan(struct fleet_proc **out)
 		v[n].ppid = (pid_t)ppid;
 		v[n].sid = (pid_t)sid;
 		v[n].state = state;
+		cl = (size_t)(rp - lp - 1);
+		if (cl >= sizeof(v[n].comm))
+			cl = sizeof(v[n].comm) - 1;
+		memcpy(v[n].comm, lp + 1, cl);
+		v[n].comm[cl] = '\0';
 		n++;
 	}
 	closedir(d);
@@ -3522,6 +3530,77 @@ fleet_worker_rekey(struct emu *e, const char *node_key, int worker)
 	n->w[worker].fails = 0;
 	n->w[worker].not_before_ms = 0;
 	pthread_cond_broadcast(&f->cv);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+/*
+ * SIGKILL the sshd processes of the connection whose per-connection sshd
+ * is root: root and its descendants that are sshd too (the privilege
+ * separated child), not the shells and commands they started, nor what
+ * those started.
+ */
+static int
+fleet_cut_session(const struct fleet_proc *p, size_t np, size_t root)
+{
+	pid_t *queue;
+	size_t head = 0, tail = 0, i;
+	int nk = 0;
+
+	queue = xreallocarray(NULL, np + 1, sizeof(*queue));
+	queue[tail++] = p[root].pid;
+	while (head < tail) {
+		pid_t cur = queue[head++];
+
+		if (kill(cur, SIGKILL) == 0)
+			nk++;
+		for (i = 0; i < np; i++)
+			if (p[i].ppid == cur && tail < np + 1 &&
+			    strncmp(p[i].comm, "sshd", 4) == 0)
+				queue[tail++] = p[i].pid;
+	}
+	free(queue);
+	return nk;
+}
+
+int
+fleet_worker_sshcut(struct emu *e, const char *node_key, int worker,
+    char *errbuf, size_t errlen)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	struct fleet_proc *procs = NULL;
+	size_t np, i;
+	int rc = -1, ncut = 0;
+	pid_t lpid;
+
+	if (f == NULL) {
+		fleet_seterr(errbuf, errlen, "the sshd fleet is not running");
+		return -1;
+	}
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n == NULL || worker < 0 || worker >= n->nworkers) {
+		fleet_seterr(errbuf, errlen, "node '%s' has no worker %d",
+		    node_key, worker);
+		goto out;
+	}
+	lpid = n->w[worker].pid;
+	if (lpid > 0) {
+		np = fleet_proc_scan(&procs);
+		/* The listener's children are its connections (a child
+		   not yet renamed is one too: it is about to serve one). */
+		for (i = 0; i < np; i++)
+			if (procs[i].ppid == lpid &&
+			    strncmp(procs[i].comm, "sshd", 4) == 0 &&
+			    fleet_cut_session(procs, np, i) > 0)
+				ncut++;
+		free(procs);
+	}
+	log_info("fleet: ssh-cut of %s worker %d: %d connection%s cut", n->name,
+	    worker, ncut, ncut == 1 ? "" : "s");
 	rc = 0;
 out:
 	pthread_mutex_unlock(&f->mu);

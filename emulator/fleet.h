@@ -112,4 +112,15 @@ int fleet_worker_rekey(struct emu *, const char *node_key, int worker);
 int fleet_worker_blackhole(struct emu *, const char *node_key, int worker,
     int mode, char *errbuf, size_t errlen);
 
+/*
+ * Fault: cut the worker's SSH connections.  Every per-connection sshd
+ * (a child of the worker's listening sshd) and its sshd children get
+ * SIGKILL, so clients see the connection drop; the listener keeps
+ * accepting, and the shells and commands the sessions started are not
+ * signalled (a job in its own session runs on).  0, or -1 with errbuf
+ * set.
+ */
+int fleet_worker_sshcut(struct emu *, const char *node_key, int worker,
+    char *errbuf, size_t errlen);
+
 #endif

@@ -909,7 +909,7 @@ cmd_event(int argc, char **argv)
 {
 	static const char *const events[] = { "preempt", "terminate",
 		"stockout", "maintenance", "symptom", "worker-down",
-		"worker-up", "rekey", "blackhole" };
+		"worker-up", "rekey", "blackhole", "ssh-cut" };
 	struct client_args a;
 	size_t i;
 	cJSON *j;
@@ -923,7 +923,7 @@ cmd_event(int argc, char **argv)
 	if (i == nitems(events)) {
 		errx_msg("invalid event '%s': expected preempt, terminate, "
 		         "stockout, maintenance, symptom, worker-down, "
-		         "worker-up, rekey or blackhole",
+		         "worker-up, rekey, blackhole or ssh-cut",
 		    argv[optind]);
 		return 2;
 	}

@@ -2384,11 +2384,27 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	} else if (strcmp(kind, "blackhole") == 0) {
 		if (event_blackhole(e, node, ev, errbuf, errlen) != 0)
 			return -1;
+	} else if (strcmp(kind, "ssh-cut") == 0) {
+		if (json_as_int64(jget(ev, "worker"), &worker) != 0 ||
+		    worker < 0 || worker >= jnum(node, "_workers", 1)) {
+			snprintf(errbuf, errlen,
+			    "event \"ssh-cut\" needs \"worker\" from 0 to %lld",
+			    jnum(node, "_workers", 1) - 1);
+			return -1;
+		}
+		if (!cJSON_IsTrue(jget(node, "_fleet"))) {
+			snprintf(errbuf, errlen, "node '%s' has no workers",
+			    jstr(node, "name"));
+			return -1;
+		}
+		if (fleet_worker_sshcut(e, jstr(node, "name"), (int)worker,
+		        errbuf, errlen) != 0)
+			return -1;
 	} else {
 		snprintf(errbuf, errlen,
 		    "unknown event '%s' (preempt, terminate, stockout, "
 		    "maintenance, symptom, worker-down, worker-up, rekey, "
-		    "blackhole)",
+		    "blackhole, ssh-cut)",
 		    kind);
 		return -1;
 	}
