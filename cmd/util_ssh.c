@@ -259,7 +259,7 @@ get_node(struct sshcmd *sc, struct sshcmd_slice *sl, int use_cache,
 	return 0;
 }
 
-/* PATCHes of one key before propagate_key gives up (PROPAGATE_ATTEMPTS). */
+/* The PATCHes propagate_key sends for one key before it gives up. */
 #define PROPAGATE_ATTEMPTS 8
 
 /*

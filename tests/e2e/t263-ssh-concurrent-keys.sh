@@ -8,7 +8,8 @@
 # of the node are stalled 2 s after the emulator built their reply: all six
 # processes then merge into the same (key-less) metadata, and every PATCH
 # but the last loses.  tpuctl must read the node back after its operation,
-# see its line gone and merge and PATCH again.
+# see its line gone and merge and PATCH again.  The retries are bounded:
+# a node whose metadata keeps changing (8 PATCHes, all 409) is exit 4.
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -68,4 +69,18 @@ done
 np=$(emu_requests | jq -s --arg p "$NODES/t263" \
     '[.[] | select(.method == "PATCH" and .path == $p)] | length')
 [ "$np" -gt 6 ] || fail "only $np PATCHes: no lost update was repaired"
+
+# A seventh key meets 8 conflicts in a row: it gives up with exit 4.
+h="$T/home7"
+mkdir -p "$h/.config" "$h/.cache"
+chmod 700 "$h"
+emu_inject --method PATCH --path "$NODES/t263" --count 8 return-409
+start=$(date +%s)
+expect_rc 4 env HOME="$h" XDG_CONFIG_HOME="$h/.config" \
+    XDG_CACHE_HOME="$h/.cache" timeout 60 "$TPUCTL" ssh t263 --worker=all -- true
+assert_grep "node 't263': the metadata kept changing while adding the SSH key .8 attempts.$" "$T/err"
+[ $(($(date +%s) - start)) -lt 30 ] || fail "8 conflicts took too long"
+"$EMULATOR" faults --state-dir "$EMU_DIR" >"$T/faults.json"
+jq -e '.faults | length == 0' "$T/faults.json" >/dev/null ||
+    fail "fewer than 8 PATCHes: $(cat "$T/faults.json")"
 echo "ok $TEST_NAME"
