@@ -271,8 +271,10 @@ get_node(struct sshcmd *sc, struct sshcmd_slice *sl, int use_cache,
  * other's line.  So after our operation completes, the node is read again
  * and our line must be there; if a concurrent writer lost it, merge into
  * the fresh metadata and PATCH again, after a jittered backoff so the
- * writers spread out (PROPAGATE_ATTEMPTS in all).  A 409 (a server that
- * does check) is handled the same way.
+ * writers spread out (PROPAGATE_ATTEMPTS in all).  When the line is
+ * there but others wrote after us, the node is read once more after a
+ * backoff: a writer that read before our PATCH may PATCH late.  A 409 (a
+ * server that does check) is handled the same way.
  */
 static int
 propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
@@ -284,7 +286,7 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 	struct tpuapi_wait w;
 	struct retry_policy pol;
 	struct retry_state rs;
-	int rc, attempt;
+	int rc, attempt, recheck = 0, rechecked = 0;
 
 	*patched = 0;
 	oslogin = md_get(sl->node, "enable-oslogin");
@@ -311,6 +313,13 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 			if ((rc = retry_sleep(ms, err)) != 0 ||
 			    (rc = get_node(sc, sl, 0, err)) != 0)
 				goto out;
+			if (recheck &&
+			    sshsel_keys_has(
+			        md_get(sl->node, "ssh-keys"), entry)) {
+				rc = 0;
+				goto out;
+			}
+			recheck = 0;
 		}
 		free(val);
 		if (sc->o.expire > 0) {
@@ -375,8 +384,18 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 		if ((rc = get_node(sc, sl, 0, err)) != 0)
 			goto out;
 		if (sshsel_keys_has(md_get(sl->node, "ssh-keys"), entry)) {
-			rc = 0;
-			goto out;
+			const char *now = md_get(sl->node, "ssh-keys");
+
+			/* Others wrote after us: one of them may still be
+			 * about to PATCH from a read older than ours, so look
+			 * once more after a backoff. */
+			if (rechecked || strcmp(now, val) == 0 ||
+			    attempt + 1 == PROPAGATE_ATTEMPTS) {
+				rc = 0;
+				goto out;
+			}
+			recheck = rechecked = 1;
+			continue;
 		}
 		log_info("node '%s': a concurrent metadata update dropped the "
 		         "key of %s; adding it again",
