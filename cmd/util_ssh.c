@@ -14,6 +14,7 @@
 #include "knownhosts.h"
 #include "log.h"
 #include "nodecache.h"
+#include "retry.h"
 #include "sshcmd.h"
 #include "sshsel.h"
 #include "util.h"
@@ -258,17 +259,23 @@ get_node(struct sshcmd *sc, struct sshcmd_slice *sl, int use_cache,
 	return 0;
 }
 
-/* After a metadata change: cache the node the operation returned. */
-static void
-cache_patched(struct sshcmd *sc, const char *name, const cJSON *node)
-{
-	if (jstr(node, "name") != NULL)
-		nodecache_put(sc->tc.project, sc->tc.zone, name, node);
-	else
-		nodecache_drop(sc->tc.project, sc->tc.zone, name);
-}
+/* The PATCHes propagate_key sends for one key before it gives up. */
+#define PROPAGATE_ATTEMPTS 8
 
-/* Make sure the key's entry is in the node's ssh-keys metadata. */
+/*
+ * Make sure the key's entry is in the node's ssh-keys metadata.
+ *
+ * The TPU API has no metadata fingerprint (unlike Compute Engine): a
+ * nodes.patch replaces the whole metadata, and two clients that read the
+ * node before either wrote both get 200, the later one dropping the
+ * other's line.  So after our operation completes, the node is read again
+ * and our line must be there; if a concurrent writer lost it, merge into
+ * the fresh metadata and PATCH again, after a jittered backoff so the
+ * writers spread out (PROPAGATE_ATTEMPTS in all).  When the line is
+ * there but others wrote after us, the node is read once more after a
+ * backoff: a writer that read before our PATCH may PATCH late.  A 409 (a
+ * server that does check) is handled the same way.
+ */
 static int
 propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
     int *patched, struct tpu_err *err)
@@ -277,7 +284,9 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 	const char *oslogin;
 	cJSON *body = NULL, *md, *op = NULL, *res = NULL, *it;
 	struct tpuapi_wait w;
-	int rc, attempt;
+	struct retry_policy pol;
+	struct retry_state rs;
+	int rc, attempt, recheck = 0, rechecked = 0;
 
 	*patched = 0;
 	oslogin = md_get(sl->node, "enable-oslogin");
@@ -290,7 +299,28 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 	if ((rc = sshkey_metadata_entry_expiring(
 	         &sc->key, sc->user, sc->o.expire, &entry, err)) != 0)
 		return rc;
-	for (attempt = 0; attempt < 3; attempt++) {
+	retry_policy_default(&pol);
+	pol.initial_ms = 250;
+	pol.cap_ms = 2000;
+	retry_state_init(&rs, &pol, 0, tpu_now_ms());
+	for (attempt = 0; attempt < PROPAGATE_ATTEMPTS; attempt++) {
+		/* A retry: spread out from the other writers, then merge
+		 * into metadata read after the wait, not before it. */
+		if (attempt > 0) {
+			int64_t ms =
+			    retry_backoff_ms(&pol, attempt - 1, &rs.rng);
+
+			if ((rc = retry_sleep(ms, err)) != 0 ||
+			    (rc = get_node(sc, sl, 0, err)) != 0)
+				goto out;
+			if (recheck &&
+			    sshsel_keys_has(
+			        md_get(sl->node, "ssh-keys"), entry)) {
+				rc = 0;
+				goto out;
+			}
+			recheck = 0;
+		}
 		free(val);
 		if (sc->o.expire > 0) {
 			/* the key's other lines (one without expiry, an
@@ -323,16 +353,16 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 		path = tpuapi_node_path(&sc->tc.api, sc->tc.zone, sl->name);
 		log_info("adding the key of %s to the metadata of node '%s'",
 		    sc->user, sl->name);
+		cJSON_Delete(op);
+		op = NULL;
 		rc = tpuapi_call(&sc->tc.api, "PATCH", path,
 		    "updateMask=metadata", body, 0, &op, err);
 		cJSON_Delete(body);
 		body = NULL;
 		if (rc == TPU_E_CONFLICT) {
-			/* Someone else changed the node: re-read, merge again.
-			 */
+			/* Someone else changed the node: re-read (at the top of
+			 * the loop), merge again. */
 			tpu_err_init(err);
-			if ((rc = get_node(sc, sl, 0, err)) != 0)
-				goto out;
 			continue;
 		}
 		if (rc != 0)
@@ -342,23 +372,39 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 		        cJSON_GetObjectItemCaseSensitive(op, "done"))) {
 			tpucmd_wait_opts(ctx, &sc->tc, &w, 0,
 			    "adding the SSH key to the node metadata");
+			cJSON_Delete(res);
+			res = NULL;
 			rc = tpuapi_op_wait(
 			    &sc->tc.api, jstr(op, "name"), &w, &res, err);
 			if (rc != 0)
 				goto out;
 		}
-		cache_patched(sc, sl->name,
-		    res != NULL
-		        ? res
-		        : cJSON_GetObjectItemCaseSensitive(op, "response"));
 		*patched = 1;
-		rc = 0;
-		goto out;
+		/* Read the node back (and cache it): is our line there? */
+		if ((rc = get_node(sc, sl, 0, err)) != 0)
+			goto out;
+		if (sshsel_keys_has(md_get(sl->node, "ssh-keys"), entry)) {
+			const char *now = md_get(sl->node, "ssh-keys");
+
+			/* Others wrote after us: one of them may still be
+			 * about to PATCH from a read older than ours, so look
+			 * once more after a backoff. */
+			if (rechecked || strcmp(now, val) == 0 ||
+			    attempt + 1 == PROPAGATE_ATTEMPTS) {
+				rc = 0;
+				goto out;
+			}
+			recheck = rechecked = 1;
+			continue;
+		}
+		log_info("node '%s': a concurrent metadata update dropped the "
+		         "key of %s; adding it again",
+		    sl->name, sc->user);
 	}
 	rc = tpu_error(err, TPU_E_CONFLICT,
 	    "node '%s': the metadata kept changing while adding the SSH key "
-	    "(3 attempts)",
-	    sl->name);
+	    "(%d attempts)",
+	    sl->name, PROPAGATE_ATTEMPTS);
 out:
 	cJSON_Delete(op);
 	cJSON_Delete(res);
