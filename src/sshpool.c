@@ -755,6 +755,14 @@ step(struct pool *p, struct worker *w)
 			w->st = W_READ;
 			break;
 		case W_READ:
+			/*
+			 * A command that floods its output keeps this loop
+			 * reading: give the pool a chance to see the abort
+			 * flag (a signal, a closed stdout) or a fail-fast stop.
+			 */
+			if (p->stopping ||
+			    (p->o->abort != NULL && *p->o->abort))
+				return;
 			again = 0;
 			for (i = 0; i < 2; i++) {
 				n = libssh2_channel_read_ex(

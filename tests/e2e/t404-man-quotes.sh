@@ -7,9 +7,10 @@
 command -v mandoc >/dev/null || fail "mandoc is not installed"
 CHECK="$SRCDIR/scripts/check-man-render.sh"
 
-# What the user read: tpuctl(1) on YAML quoting, tpuctl-ssh(1) --timeout.
-mandoc -Tutf8 "$SRCDIR/man/tpuctl.1" | sed 's/.\x08//g' >"$T/tpuctl.txt"
-assert_grep '\(“yes”, “0123”, “null”\) are quoted' "$T/tpuctl.txt"
+# What the user read: tpuctl-run(1) on worker states, tpuctl-ssh(1) --timeout.
+mandoc -Tutf8 "$SRCDIR/man/tpuctl-run.1" | sed 's/.\x08//g' |
+    tr '\n' ' ' | tr -s ' ' >"$T/run.txt"
+assert_grep '\(“worker 3: exited 0”, “killed by TERM”, “lost”\)' "$T/run.txt"
 mandoc -Tutf8 "$SRCDIR/man/tpuctl-ssh.1" | sed 's/.\x08//g' >"$T/ssh.txt"
 assert_grep 'after this long \(“90s”, “5m”\)' "$T/ssh.txt"
 mandoc -Tutf8 "$SRCDIR/man/tpuctl-plan.1" | sed 's/.\x08//g' |
