@@ -68,6 +68,17 @@ seen_init(void)
 			buf_init(&seen.out[i][j], 1 << 20);
 }
 
+/* Before a second seen_init in one test. */
+static void
+seen_release(void)
+{
+	int i, j;
+
+	for (i = 0; i < NSRV; i++)
+		for (j = 0; j < 2; j++)
+			buf_release(&seen.out[i][j]);
+}
+
 static void
 on_output(
     void *arg, size_t idx, int stream, const char *d, size_t len, int flags)
@@ -893,6 +904,7 @@ START_TEST(test_watch_kills_group)
 	ck_assert_msg(group_gone(-pg[1], 3000), "group 1 still there");
 	results_release(r, 2);
 
+	seen_release();
 	seen_init();
 	opts_init(&o, "echo $$; sleep 30");
 	o.command_timeout_ms = 500;
