@@ -929,8 +929,10 @@ sshpool_command_line(const struct sshpool_target *t, const char *opts_command,
  * shell still runs then, the client went away (interrupt, --timeout,
  * fail-fast, lost connection): the group gets SIGTERM, and SIGKILL
  * SSHPOOL_KILL_GRACE_S later (the watcher, in the group, goes with it).
- * After a normal end the shell has been reaped before the channel closes,
- * and what it left in the background is left alone.  The command runs in
+ * The client closes the channel once both output streams ended, which
+ * can be before sshd has reaped the exiting shell: so the watcher gives
+ * the shell a second to go before it signals anything.  After a normal
+ * end what the shell left in the background is left alone.  The command runs in
  * the login shell itself, as before: $$, $PPID, its exit status, and a
  * death by a signal (reported by sshd) are unchanged.
  */
@@ -939,6 +941,8 @@ static const char watch_prefix[] =
     "exec 3<&0\n"
     "( ( trap '' HUP INT TERM PIPE; exec 0<&3 3<&- >/dev/null 2>&1; "
     "while read -r _; do :; done; "
+    "i=0; while kill -0 $$ 2>/dev/null && [ $i -lt 10 ]; do "
+    "sleep 0.1; i=$((i + 1)); done; "
     "kill -0 $$ 2>/dev/null && { kill -TERM -$$; sleep " SSHPOOL_KILL_GRACE_S
     "; kill -KILL -$$; } ) & )\n"
     "exec 3<&-\n";
