@@ -26,12 +26,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	s = xstrndup((const char *)data, size);
 	if (sshxfer_parse_operand(s, &op, &err) == 0) {
-		if (op.node != NULL &&
-		    (op.node[0] < 'a' || op.node[0] > 'z' ||
-		        strlen(op.node) > 63 ||
-		        strspn(
-		            op.node, "abcdefghijklmnopqrstuvwxyz0123456789-") !=
-		            strlen(op.node)))
+		/* op.node is [USER@]NODE or [USER@]projects/.../nodes/NODE:
+		 * the user is checked later (sshcmd), the node here */
+		const char *n = op.node;
+
+		if (n != NULL && strchr(n, '@') != NULL)
+			n = strchr(n, '@') + 1;
+		if (n != NULL && strrchr(n, '/') != NULL)
+			n = strrchr(n, '/') + 1;
+		if (n != NULL &&
+		    (n[0] < 'a' || n[0] > 'z' || strlen(n) > 63 ||
+		        strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789-") !=
+		            strlen(n)))
 			abort();
 		sshxfer_operand_release(&op);
 	}
