@@ -49,8 +49,11 @@ printf 'tpu.%s-1 %s\n' "$id" "$(cat "$T/scan")" >>"$kh"
 expect_rc 9 "$TPUCTL" ssh t261 --worker 1 -- echo ran
 assert_no_grep 'ran' "$T/out"
 assert_grep 'host key mismatch' "$T/err"
-assert_no_grep "^tpu\\.$id-1 ssh-ed25519 $new" "$kh"
-assert_grep "^tpu\\.$id-1 ssh-ed25519 $published " "$kh"
+! grep -qF "tpu.$id-1 ssh-ed25519 $new" "$kh" ||
+    fail "the appended key of worker 1 was pinned: $(cat "$kh")"
+# (fixed strings: a base64 key may hold '+', an ERE operator)
+grep -qF "tpu.$id-1 ssh-ed25519 $published " "$kh" ||
+    fail "worker 1's published key is not pinned: $(cat "$kh")"
 
 # a line naming several hosts, worker 1 pinned now: still refused
 printf 'evil,tpu.%s-1 %s\n' "$id" "$(cat "$T/scan")" >>"$kh"
