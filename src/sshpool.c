@@ -1698,7 +1698,6 @@ out:
 
 #define SFTP_IO_TIMEOUT_MS 30000
 
-/* Wait for libssh2, failing after SFTP_IO_TIMEOUT_MS without progress. */
 /* The connection's abort flag is set: TPU_E_INTERRUPTED/TERMINATED. */
 static int
 sftp_aborted(struct sshpool_conn *c, struct tpu_err *err)
@@ -1711,6 +1710,7 @@ sftp_aborted(struct sshpool_conn *c, struct tpu_err *err)
 	    err, retry_interrupt_errc(sig), "%s", retry_interrupt_name(sig));
 }
 
+/* Wait for libssh2, failing after SFTP_IO_TIMEOUT_MS without progress. */
 static int
 sftp_wait(struct sshpool_conn *c, int64_t *deadline, const char *what,
     struct tpu_err *err)
@@ -1777,12 +1777,13 @@ static void
 sftp_shutdown(struct sshpool_conn *c)
 {
 	int64_t deadline = tpu_now_ms() + 5000;
-	struct tpu_err ignored;
 
 	if (c->sftp == NULL)
 		return;
+	/* not sftp_wait: an abort must not leave the subsystem half-closed
+	 * (libssh2 frees it only when the shutdown completes) */
 	while (libssh2_sftp_shutdown(c->sftp) == LIBSSH2_ERROR_EAGAIN)
-		if (sftp_wait(c, &deadline, "closing", &ignored) != 0)
+		if (wait_session(c->session, c->fd, deadline) != 0)
 			break;
 	c->sftp = NULL;
 }
@@ -1792,11 +1793,12 @@ static void
 sftp_close(struct sshpool_conn *c, LIBSSH2_SFTP_HANDLE *h)
 {
 	int64_t deadline = tpu_now_ms() + 5000;
-	struct tpu_err ignored;
 
+	/* not sftp_wait: after an abort the handle is still closed (libssh2
+	 * frees it only when the close completes; it leaked otherwise) */
 	if (h != NULL)
 		while (libssh2_sftp_close_handle(h) == LIBSSH2_ERROR_EAGAIN)
-			if (sftp_wait(c, &deadline, "closing", &ignored) != 0)
+			if (wait_session(c->session, c->fd, deadline) != 0)
 				break;
 }
 
