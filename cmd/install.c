@@ -2,7 +2,8 @@
  * "tpuctl install NODE --framework F": install a framework on every
  * worker of a node with the pins of the compatibility matrix
  * (src/compat.h, config/compat.json), by running the framework's recipe
- * (config/recipes/F.sh, POSIX sh) through the SSH fan-out.
+ * (config/recipes/F.sh and the common body recipes/common.sh, POSIX sh,
+ * compat_recipe) through the SSH fan-out.
  *
  * Order matters: the framework and version are checked against the
  * matrix first, then the node is read (nodes.get: its generation and
@@ -68,14 +69,11 @@ build_command(const struct compat *c, const struct compat_choice *ch,
 {
 	struct buf opts;
 	const cJSON *it;
-	char **argv = NULL, *rel, *script = NULL, *pkgs = NULL, *e_ver, *e_pkg,
+	char **argv = NULL, *script = NULL, *pkgs = NULL, *e_ver, *e_pkg,
 	     *e_min, *e_opt, *e_py;
 	int argc = 0, rc, i;
 
-	rel = xasprintf("recipes/%s.sh", ch->framework);
-	rc = fwcmd_read_script(c->dir, rel, &script, err);
-	free(rel);
-	if (rc != 0)
+	if ((rc = compat_recipe(c, ch->framework, &script, err)) != 0)
 		return rc;
 	buf_init(&opts, 0);
 	if (no_index)

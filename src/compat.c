@@ -116,6 +116,36 @@ compat_load(struct compat *c, const char *dir, struct tpu_err *err)
 	return rc;
 }
 
+int
+compat_recipe(const struct compat *c, const char *framework, char **out,
+    struct tpu_err *err)
+{
+	const char *parts[2] = { framework, "common" };
+	struct buf b;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (c->dir == NULL)
+		return tpu_error(err, TPU_E_NOTFOUND,
+		    "no configuration directory: the recipes are not found");
+	buf_init(&b, COMPAT_MAX_BYTES);
+	for (i = 0; i < 2 && rc == 0; i++) {
+		char *p = xasprintf("%s/recipes/%s.sh", c->dir, parts[i]);
+
+		rc = fsutil_read_file(p, 0, &b, NULL, err);
+		free(p);
+		if (rc == 0 && b.len > 0 && b.data[b.len - 1] != '\n')
+			buf_append(&b, "\n", 1);
+	}
+	if (rc != 0) {
+		buf_release(&b);
+		return rc;
+	}
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
 void
 compat_release(struct compat *c)
 {

@@ -13,8 +13,9 @@
  * The matrix is read from a directory (compat_config_dir): the
  * TPUCTL_CONFIG_DIR environment variable, else <bin>/../share/tpuctl
  * (make install), else <bin>/../config (the source tree), where <bin> is
- * the directory of the running tpuctl.  The recipes live there too
- * (recipes/<framework>.sh).
+ * the directory of the running tpuctl.  The recipes live there too:
+ * recipes/<framework>.sh, the framework's own part (its name and hint),
+ * and recipes/common.sh, the body every framework shares.
  */
 #ifndef TPUCTL_COMPAT_H
 #define TPUCTL_COMPAT_H
@@ -78,6 +79,14 @@ int compat_resolve(const struct compat *, const char *framework,
  */
 int compat_rows(const struct compat *, const char *framework, cJSON **out,
     struct tpu_err *);
+
+/*
+ * The recipe of framework, as run on a worker: c->dir's
+ * recipes/<framework>.sh followed by recipes/common.sh, into *out
+ * (caller frees).  0, or an error naming the file that cannot be read.
+ */
+int compat_recipe(
+    const struct compat *, const char *framework, char **out, struct tpu_err *);
 
 /* Compare dotted numeric versions ("3.10" > "3.8"): <0, 0, >0. */
 int compat_version_cmp(const char *, const char *);

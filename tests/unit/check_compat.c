@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "compat.h"
 #include "json.h"
+#include "xmalloc.h"
 
 static struct compat c;
 
@@ -251,6 +252,36 @@ START_TEST(malformed)
 }
 END_TEST
 
+/* The recipe run on a worker: the framework's part, then the common
+ * body, for every framework; a missing part is an error naming it. */
+START_TEST(recipe_parts)
+{
+	static const char *const fws[] = { "jax", "pytorch", "tensorflow" };
+	struct tpu_err err;
+	char *r, *name, *body;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		tpu_err_init(&err);
+		ck_assert_msg(
+		    compat_recipe(&c, fws[i], &r, &err) == 0, "%s", err.msg);
+		name = xasprintf("\nname=%s\n", fws[i]);
+		ck_assert_msg(strstr(r, name) != NULL, "%s: no name", fws[i]);
+		body = strstr(r, "\nset -eu\n");
+		ck_assert_msg(body != NULL && body > strstr(r, name),
+		    "%s: the common body does not follow its part", fws[i]);
+		ck_assert_ptr_nonnull(strstr(body, "pip install failed"));
+		ck_assert_int_eq(r[strlen(r) - 1], '\n');
+		free(name);
+		free(r);
+	}
+	tpu_err_init(&err);
+	ck_assert_int_eq(compat_recipe(&c, "nosuch", &r, &err), TPU_E_NOTFOUND);
+	ck_assert_ptr_null(r);
+	ck_assert_ptr_nonnull(strstr(err.msg, "recipes/nosuch.sh"));
+}
+END_TEST
+
 static Suite *
 compat_suite(void)
 {
@@ -272,6 +303,7 @@ compat_suite(void)
 	tcase_add_test(tc, matrix_consistent);
 	tcase_add_test(tc, version_cmp);
 	tcase_add_test(tc, malformed);
+	tcase_add_test(tc, recipe_parts);
 	suite_add_tcase(s, tc);
 	return s;
 }
