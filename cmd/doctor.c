@@ -230,7 +230,7 @@ doctor_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	if ((rc = sshcmd_prepare(ctx, argv[0], &so, &sc, err)) != 0)
 		goto out;
-	rc = fwcmd_run(&sc, command, 0, "doctor", "have findings", err);
+	rc = fwcmd_run(ctx, &sc, command, 0, "doctor", "have findings", err);
 	sshcmd_release(&sc);
 	if (rc != 0)
 		goto out;

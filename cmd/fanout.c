@@ -457,7 +457,7 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	}
 	for (i = 0; i < sc->ntargets; i++)
 		nok += res[i].status == SSHPOOL_S_OK;
-	if (sc->ntargets > 1) {
+	if (sc->ntargets > 1 || fs->what != NULL) {
 		for (i = 0; i < sc->ntargets; i++) {
 			char what[640];
 
@@ -466,8 +466,10 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 			    fanout_who_name(&who[i], name, sizeof name), what,
 			    (double)res[i].duration_ms / 1000.0);
 		}
-		fprintf(
-		    stderr, "%d of %zu workers succeeded", nok, sc->ntargets);
+		if (fs->what != NULL)
+			fprintf(stderr, "%s: ", fs->what);
+		fprintf(stderr, "%d of %zu worker%s succeeded", nok,
+		    sc->ntargets, sc->ntargets == 1 ? "" : "s");
 		if (sc->qr)
 			fprintf(stderr, " (%zu node%s)", sc->nslices,
 			    sc->nslices == 1 ? "" : "s");
@@ -475,7 +477,7 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	}
 	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
 		goto out;
-	if (sc->ntargets == 1) {
+	if (sc->ntargets == 1 && fs->what == NULL) {
 		/* One worker: its own status. */
 		tpu_err_init(err);
 		switch (res[0].status) {
@@ -508,6 +510,17 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 			        ? res[0].msg
 			        : sshpool_status_name(res[0].status));
 		}
+	} else if ((rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE) &&
+	           fs->what != NULL) {
+		tpu_err_init(err);
+		if (rc == TPU_E_PARTIAL)
+			tpu_error(err, rc, "%s: %zu of %zu workers %s",
+			    fs->what, sc->ntargets - (size_t)nok, sc->ntargets,
+			    fs->failed != NULL ? fs->failed : "failed");
+		else
+			tpu_error(err, rc,
+			    "%s: no worker could be reached (%zu of %zu)",
+			    fs->what, sc->ntargets - (size_t)nok, sc->ntargets);
 	} else if (rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE) {
 		tpu_err_init(err);
 		tpu_error(err, rc,

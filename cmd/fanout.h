@@ -74,6 +74,15 @@ struct fanout_spec {
 	 * caller that records per-worker states.  NULL: released inside.
 	 */
 	struct sshpool_result *results;
+	/*
+	 * NULL, or the name of a run that keeps the contract of several
+	 * workers for one too (install, doctor, reset-workers): the summary
+	 * is printed for one target as well, its total reads "WHAT: 3 of 4
+	 * workers succeeded", and the exit is 0, TPU_E_PARTIAL ("WHAT: 1 of
+	 * 4 workers FAILED") or TPU_E_UNREACHABLE, never a remote status.
+	 */
+	const char *what;
+	const char *failed; /* with what: "failed" (NULL), "have findings" */
 };
 
 void fanout_spec_init(struct fanout_spec *);

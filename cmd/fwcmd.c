@@ -8,12 +8,12 @@
 
 #include "buf.h"
 #include "catalog.h"
+#include "fanout.h"
 #include "fsutil.h"
 #include "fwcmd.h"
 #include "json.h"
 #include "nodecache.h"
 #include "retry.h"
-#include "sshsel.h"
 #include "tpucmd.h"
 #include "xmalloc.h"
 
@@ -82,76 +82,27 @@ fwcmd_read_script(
 	return 0;
 }
 
-static void
-on_output(
-    void *arg, size_t idx, int stream, const char *data, size_t len, int flags)
-{
-	const struct sshcmd *sc = arg;
-	const struct sshcmd_slice *sl = sshcmd_slice_of(sc, idx);
-	char pre[48];
-
-	(void)flags;
-	(void)stream; /* the scripts write their story on both: one here */
-	sshsel_prefix(
-	    pre, sizeof pre, sc->qr ? sl->index : -1, sc->targets[idx].worker);
-	printf("%s%.*s\n", pre, (int)len, data);
-	fflush(stdout);
-}
-
 int
-fwcmd_run(struct sshcmd *sc, const char *command, int timeout_s,
-    const char *what, const char *failed, struct tpu_err *err)
+fwcmd_run(struct tpu_ctx *ctx, struct sshcmd *sc, const char *command,
+    int timeout_s, const char *what, const char *failed, struct tpu_err *err)
 {
-	struct sshpool_result *res = xcalloc(sc->ntargets, sizeof *res);
-	size_t i, nok = 0;
+	struct fanout_spec fs;
+	char *merged;
 	int rc;
 
-	sc->popts.command = command;
-	sc->popts.flags |= SSHPOOL_F_LINES;
-	sc->popts.command_timeout_ms = timeout_s * 1000;
-	sc->popts.on_output = on_output;
-	sc->popts.arg = sc;
-	retry_install_signals();
-	sc->popts.abort = &retry_interrupted;
-	rc = sshpool_run(sc->targets, sc->ntargets, &sc->popts, res, err);
-	for (i = 0; i < sc->ntargets; i++) {
-		const struct sshpool_result *x = &res[i];
-		const struct sshcmd_slice *sl = sshcmd_slice_of(sc, i);
-
-		nok += x->status == SSHPOOL_S_OK;
-		if (sc->qr)
-			fprintf(
-			    stderr, "node %s (slice %d) ", sl->name, sl->index);
-		if (x->status == SSHPOOL_S_OK ||
-		    x->status == SSHPOOL_S_REMOTE_NONZERO)
-			fprintf(stderr, "worker %d: exit %d (%.1f s)\n",
-			    sc->targets[i].worker, x->exit_status,
-			    (double)x->duration_ms / 1000.0);
-		else
-			fprintf(stderr, "worker %d: %s%s%s (%.1f s)\n",
-			    sc->targets[i].worker,
-			    sshpool_status_name(x->status),
-			    x->msg[0] != '\0' ? ": " : "", x->msg,
-			    (double)x->duration_ms / 1000.0);
-	}
-	fprintf(stderr, "%s: %zu of %zu worker%s succeeded\n", what, nok,
-	    sc->ntargets, sc->ntargets == 1 ? "" : "s");
-	if (rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE) {
-		tpu_err_init(err);
-		if (rc == TPU_E_PARTIAL)
-			tpu_error(err, rc, "%s: %zu of %zu workers %s", what,
-			    sc->ntargets - nok, sc->ntargets, failed);
-		else
-			tpu_error(err, rc,
-			    "%s: no worker could be reached (%zu of %zu)", what,
-			    sc->ntargets - nok, sc->ntargets);
-	} else if ((rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED) &&
-	           err->msg[0] == '\0')
+	/* the scripts tell their story on both streams: one, on stdout */
+	merged = xasprintf("exec 2>&1; %s", command);
+	fanout_spec_init(&fs);
+	fs.command = merged;
+	fs.timeout_s = timeout_s;
+	fs.what = what;
+	fs.failed = failed;
+	rc = fanout_run(ctx, sc, &fs, err);
+	if ((rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED) &&
+	    err->msg[0] == '\0')
 		tpu_error(err, rc, "%s",
 		    retry_interrupt_name(
 		        rc == TPU_E_TERMINATED ? SIGTERM : SIGINT));
-	for (i = 0; i < sc->ntargets; i++)
-		sshpool_result_release(&res[i]);
-	free(res);
+	free(merged);
 	return rc;
 }

@@ -1,10 +1,10 @@
 /*
  * Shared plumbing of the framework commands (install, doctor,
- * reset-workers): the node's generation and runtime version from one
- * nodes.get (cached for the SSH side that follows), the scripts of the
- * configuration directory (compat.h), and one run of a remote command on
- * the selected workers with "[wN] " prefixed output, a line per worker
- * and a total on stderr, and the 0 / 8 / 9 exit contract.
+ * reset-workers, and run --framework): the node's generation and runtime
+ * version from one nodes.get (cached for the SSH side that follows), the
+ * scripts of the configuration directory (compat.h), and one run of a remote
+ * command on the selected workers with "[wN] " prefixed output, a line per
+ * worker and a total on stderr, and the 0 / 8 / 9 exit contract.
  */
 #ifndef TPUCTL_FWCMD_H
 #define TPUCTL_FWCMD_H
@@ -31,13 +31,40 @@ int fwcmd_read_script(
     const char *dir, const char *rel, char **out, struct tpu_err *);
 
 /*
- * Run command on sc's targets (SIGINT/SIGTERM stop it: retry.h's
- * retry_interrupted, installed here).  what names the run in the total
- * ("jax 0.6.1: 3 of 4 workers succeeded"), failed says what a nonzero
- * exit means ("failed", "have findings").  Returns 0, TPU_E_PARTIAL,
- * TPU_E_UNREACHABLE, TPU_E_INTERRUPTED or TPU_E_TERMINATED with err set.
+ * Run command on sc's targets through fanout_run (fanout.h): its stderr
+ * joins its stdout, "[wN] " prefixed; a line per worker and the total
+ * ("jax 0.6.1: 3 of 4 workers succeeded") on stderr, for one worker too;
+ * SIGINT/SIGTERM stop it (retry.h's retry_interrupted).  failed says
+ * what a nonzero exit means ("failed", "have findings").  Returns 0,
+ * TPU_E_PARTIAL, TPU_E_UNREACHABLE, TPU_E_INTERRUPTED or
+ * TPU_E_TERMINATED with err set (a remote status is never returned).
  */
-int fwcmd_run(struct sshcmd *, const char *command, int timeout_s,
-    const char *what, const char *failed, struct tpu_err *);
+int fwcmd_run(struct tpu_ctx *, struct sshcmd *, const char *command,
+    int timeout_s, const char *what, const char *failed, struct tpu_err *);
+
+/* What fwcmd_install installs, and how. */
+struct fwcmd_install {
+	const char *framework;    /* "jax", or what the user gave ("mxnet") */
+	const char *version;      /* NULL: the newest that works */
+	const char *python;       /* the workers' interpreter ("python3") */
+	const char *const *links; /* --find-links, or NULL: the matrix's */
+	int nlinks;
+	int no_index;  /* pip --no-index */
+	int timeout_s; /* per worker; 0: none */
+};
+
+void fwcmd_install_init(struct fwcmd_install *);
+
+/*
+ * "tpuctl install": fi's framework on the workers of name selected by so
+ * (cmd/install.c; "tpuctl run --framework" calls it too).  The matrix
+ * and the node's generation and runtime are checked first: a refusal
+ * (TPU_E_USAGE, one line with the nearest working choice) happens before
+ * anything runs on any worker.  Then the recipe runs through fwcmd_run:
+ * 0, TPU_E_PARTIAL, TPU_E_UNREACHABLE, TPU_E_INTERRUPTED,
+ * TPU_E_TERMINATED, or another error.
+ */
+int fwcmd_install(struct tpu_ctx *, const char *name,
+    const struct sshcmd_opts *, const struct fwcmd_install *, struct tpu_err *);
 
 #endif

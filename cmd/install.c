@@ -140,16 +140,13 @@ install_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sshcmd_opts so;
-	struct sshcmd sc;
-	struct compat c;
-	struct compat_choice ch;
+	struct fwcmd_install fi;
 	const char *framework = NULL, *version = NULL, *python = "python3";
 	const char *links[MAX_FIND_LINKS];
-	char gen[32], runtime[128], *command = NULL, *what;
 	long long timeout_s = 0;
-	int ch_, rc, nlinks = 0, no_index = 0, prepared = 0;
+	int ch_, rc, nlinks = 0, no_index = 0;
 
-	memset(&c, 0, sizeof c);
+	fwcmd_install_init(&fi);
 	sshcmd_opts_init(&so);
 	so.workers = "all";
 	so.default_nodes = "all";
@@ -218,30 +215,59 @@ install_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return rc;
 		argv[0] += n - argv[0];
 	}
+	fi.framework = framework;
+	fi.version = version;
+	fi.python = python;
+	fi.links = links;
+	fi.nlinks = nlinks;
+	fi.no_index = no_index;
+	fi.timeout_s = (int)timeout_s;
+	return fwcmd_install(ctx, argv[0], &so, &fi, err);
+}
+
+void
+fwcmd_install_init(struct fwcmd_install *fi)
+{
+	memset(fi, 0, sizeof *fi);
+	fi->python = "python3";
+}
+
+int
+fwcmd_install(struct tpu_ctx *ctx, const char *name,
+    const struct sshcmd_opts *so, const struct fwcmd_install *fi,
+    struct tpu_err *err)
+{
+	struct sshcmd sc;
+	struct compat c;
+	struct compat_choice ch;
+	char gen[32], runtime[128], *command = NULL, *what;
+	int rc, prepared = 0;
+
 	/* 1. the matrix alone: no request yet */
 	if ((rc = compat_load(&c, NULL, err)) != 0)
 		return rc;
-	if ((rc = compat_check_framework(&c, framework, version, err)) != 0)
+	if ((rc = compat_check_framework(
+	         &c, fi->framework, fi->version, err)) != 0)
 		goto out;
 	/* 2. the node's generation and runtime: one nodes.get */
-	if ((rc = fwcmd_read_node(ctx, argv[0], gen, sizeof gen, runtime,
+	if ((rc = fwcmd_read_node(ctx, name, gen, sizeof gen, runtime,
 	         sizeof runtime, err)) != 0)
 		goto out;
 	if ((rc = compat_resolve(
-	         &c, framework, version, gen, runtime, &ch, err)) != 0)
+	         &c, fi->framework, fi->version, gen, runtime, &ch, err)) != 0)
 		goto out;
-	if ((rc = build_command(
-	         &c, &ch, python, links, nlinks, no_index, &command, err)) != 0)
+	if ((rc = build_command(&c, &ch, fi->python, fi->links, fi->nlinks,
+	         fi->no_index, &command, err)) != 0)
 		goto out;
 	log_info("install: %s %s on %s (%s, runtime %s, Python %s)",
-	    ch.framework, ch.version, argv[0], gen, runtime,
+	    ch.framework, ch.version, name, gen, runtime,
 	    ch.runtime_python != NULL ? ch.runtime_python : "?");
 	/* 3. only now the workers */
-	if ((rc = sshcmd_prepare(ctx, argv[0], &so, &sc, err)) != 0)
+	if ((rc = sshcmd_prepare(ctx, name, so, &sc, err)) != 0)
 		goto out;
 	prepared = 1;
 	what = xasprintf("%s %s", ch.framework, ch.version);
-	rc = fwcmd_run(&sc, command, (int)timeout_s, what, "failed", err);
+	rc = fwcmd_run(ctx, &sc, command, fi->timeout_s, what, "failed", err);
 	free(what);
 out:
 	if (prepared)

@@ -177,7 +177,8 @@ notebook_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = sshcmd_prepare(ctx, argv[optind], &so, &sc, err)) != 0)
 		goto out;
 	prepared = 1;
-	if ((rc = fwcmd_run(&sc, start, 0, "notebook", "failed", err)) != 0)
+	if ((rc = fwcmd_run(ctx, &sc, start, 0, "notebook", "failed", err)) !=
+	    0)
 		goto out;
 	started = 1;
 	memset(&pr, 0, sizeof pr);
@@ -209,8 +210,8 @@ out:
 	if (started) {
 		/* stop it on every path once it runs */
 		tpu_err_init(&serr);
-		if (fwcmd_run(
-		        &sc, stop, 30, "notebook stop", "failed", &serr) != 0 &&
+		if (fwcmd_run(ctx, &sc, stop, 30, "notebook stop", "failed",
+		        &serr) != 0 &&
 		    rc == 0)
 			rc = tpu_error(err, TPU_E_PARTIAL, "%s", serr.msg);
 	}

@@ -90,7 +90,7 @@ reset_workers_exec(
 	}
 	if ((rc = sshcmd_prepare(ctx, argv[0], &so, &sc, err)) != 0)
 		goto out;
-	rc = fwcmd_run(&sc, command, 0,
+	rc = fwcmd_run(ctx, &sc, command, 0,
 	    ctx->dry_run ? "reset-workers --dry-run" : "reset-workers",
 	    "failed", err);
 	sshcmd_release(&sc);
