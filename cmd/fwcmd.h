@@ -51,6 +51,9 @@ struct fwcmd_install {
 	int nlinks;
 	int no_index;  /* pip --no-index */
 	int timeout_s; /* per worker; 0: none */
+	/* the option that gives version, for the refusals' advice
+	   ("--version"; run: "--framework-version") */
+	const char *version_flag;
 };
 
 void fwcmd_install_init(struct fwcmd_install *);

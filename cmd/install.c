@@ -230,6 +230,24 @@ fwcmd_install_init(struct fwcmd_install *fi)
 {
 	memset(fi, 0, sizeof *fi);
 	fi->python = "python3";
+	fi->version_flag = "--version";
+}
+
+/* The matrix advises "use --version V": the caller's option may differ. */
+static void
+advise(const struct fwcmd_install *fi, struct tpu_err *err)
+{
+	static const char use[] = "use --version ";
+	char *at = strstr(err->msg, use);
+
+	if (at != NULL && strcmp(fi->version_flag, "--version") != 0) {
+		char *rest = xstrdup(at + sizeof use - 1);
+
+		*at = '\0';
+		snprintf(at, sizeof err->msg - (size_t)(at - err->msg),
+		    "use %s %s", fi->version_flag, rest);
+		free(rest);
+	}
 }
 
 int
@@ -247,8 +265,10 @@ fwcmd_install(struct tpu_ctx *ctx, const char *name,
 	if ((rc = compat_load(&c, NULL, err)) != 0)
 		return rc;
 	if ((rc = compat_check_framework(
-	         &c, fi->framework, fi->version, err)) != 0)
+	         &c, fi->framework, fi->version, err)) != 0) {
+		advise(fi, err);
 		goto out;
+	}
 	/* 2. the node's generation and runtime: one nodes.get */
 	if ((rc = fwcmd_read_node(ctx, name, gen, sizeof gen, runtime,
 	         sizeof runtime, err)) != 0)

@@ -25,6 +25,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "fsutil.h"
+#include "fwcmd.h"
 #include "gcs.h"
 #include "gcsurl.h"
 #include "gcsxfer.h"
@@ -53,6 +54,8 @@ enum {
 	OPT_MAX_RESTARTS,
 	OPT_RESTART_BACKOFF,
 	OPT_RESTART_ON_FAILURE,
+	OPT_FRAMEWORK,
+	OPT_FRAMEWORK_VERSION,
 };
 
 /* --max-restarts and what it needs between attempts. */
@@ -629,6 +632,9 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    OPT_RESTART_BACKOFF },
 		{ "restart-on-failure", no_argument, NULL,
 		    OPT_RESTART_ON_FAILURE },
+		{ "framework", required_argument, NULL, OPT_FRAMEWORK },
+		{ "framework-version", required_argument, NULL,
+		    OPT_FRAMEWORK_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sshcmd_opts so;
@@ -647,7 +653,10 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	int ch, rc, detach = 0, fail_fast = 0, sig_set = 0, worker_given = 0;
 	struct restart rs;
 	const char *backoff_arg = NULL;
+	struct fwcmd_install fi;
 
+	fwcmd_install_init(&fi);
+	fi.version_flag = "--framework-version";
 	memset(&rs, 0, sizeof rs);
 	rs.max = -1;
 	jobcmd_init(&jc);
@@ -738,6 +747,12 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case OPT_RESTART_ON_FAILURE:
 			rs.on_failure = 1;
+			break;
+		case OPT_FRAMEWORK:
+			fi.framework = optarg;
+			break;
+		case OPT_FRAMEWORK_VERSION:
+			fi.version = optarg;
 			break;
 		default:
 			rc = cmd_bad_option(argv, ch, err);
@@ -865,6 +880,16 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (!worker_given)
 		so.workers = "all";
 	so.default_nodes = "all";
+	/* --framework: "tpuctl install" first, its refusals before any worker
+	 */
+	if (fi.version != NULL && fi.framework == NULL) {
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "--framework-version '%s': needs --framework", fi.version);
+		goto out;
+	}
+	if (fi.framework != NULL &&
+	    (rc = fwcmd_install(ctx, jc.spec.slice, &so, &fi, err)) != 0)
+		goto out;
 again:
 	if ((rc = sshcmd_prepare(ctx, jc.spec.slice, &so, &jc.sc, err)) != 0)
 		goto out;
@@ -1111,6 +1136,8 @@ const struct cmd_entry cmd_run_entry = {
 	         "[--name job] [--timeout duration] [--command string] "
 	         "[--max-restarts n] [--restart-backoff duration] "
 	         "[--restart-on-failure] "
+	         "[--framework jax|pytorch|tensorflow] "
+	         "[--framework-version version] "
 	         "" SSHCMD_USAGE_MANY " slice [-- command ...]",
 	.summary = "run a job on every worker of a slice, detached from the "
 	           "connection",
