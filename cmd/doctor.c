@@ -185,6 +185,7 @@ doctor_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 
 	sshcmd_opts_init(&so);
 	so.workers = "all";
+	so.default_nodes = "all";
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
 			return rc;
@@ -199,7 +200,8 @@ doctor_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (argc == 1) {
 		const char *n = argv[0];
 
-		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
+		if ((rc = tpucmd_name(
+		         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &n, err)) != 0)
 			return rc;
 		argv[0] += n - argv[0];
 	}
@@ -252,11 +254,11 @@ out:
 const struct cmd_entry cmd_doctor_entry = {
 	.name = "doctor",
 	.alias = NULL,
-	.usage =
-	    "doctor [--zone zone] [--worker 0|all|1,3|0-7] [--internal-ip] "
-	    "[--fanout n] [--ssh-key-file file] "
-	    "[--strict-host-key-checking yes|no] "
-	    "[--connect-timeout seconds] [node]",
+	.usage = "doctor [--zone zone] [--node all|0|0,2|0-3|node-id] "
+	         "[--worker 0|all|1,3|0-7] [--internal-ip] "
+	         "[--fanout n] [--ssh-key-file file] "
+	         "[--strict-host-key-checking yes|no] "
+	         "[--connect-timeout seconds] [node]",
 	.summary = "check credentials, the API and a node's workers (framework "
 	           "versions, libtpu locks, devices)",
 	.min_args = 0,

@@ -18,7 +18,10 @@
 /*
  * Read node name: its generation (catalog name, "v4") and runtime
  * version into gen and runtime; the description goes into the node
- * cache.  0, TPU_E_NOTFOUND naming node and zone, or another error.
+ * cache.  A name that is no node may be a queued resource: every node of
+ * it is read (and cached, with its membership), and all must have the
+ * same generation and runtime (else TPU_E_PRECONDITION); it must be
+ * ACTIVE.  0, TPU_E_NOTFOUND naming name and zone, or another error.
  */
 int fwcmd_read_node(struct tpu_ctx *, const char *name, char *gen,
     size_t genlen, char *runtime, size_t rtlen, struct tpu_err *);

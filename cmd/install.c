@@ -211,7 +211,8 @@ install_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	{
 		const char *n = argv[0];
 
-		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
+		if ((rc = tpucmd_name(
+		         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &n, err)) != 0)
 			return rc;
 		argv[0] += n - argv[0];
 	}
@@ -302,6 +303,7 @@ const struct cmd_entry cmd_install_entry = {
 	.alias = NULL,
 	.usage = "install [--no-index] [--find-links dir|url] [--python path] "
 	         "[--version version] [--timeout duration] [--zone zone] "
+	         "[--node all|0|0,2|0-3|node-id] "
 	         "[--worker 0|all|1,3|0-7] [--internal-ip] [--fanout n] "
 	         "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
 	         "[--connect-timeout seconds] "

@@ -42,6 +42,7 @@ reset_workers_exec(
 
 	sshcmd_opts_init(&so);
 	so.workers = "all";
+	so.default_nodes = "all";
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
 			return rc;
@@ -64,7 +65,8 @@ reset_workers_exec(
 	{
 		const char *n = argv[0];
 
-		if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &n, err)) != 0)
+		if ((rc = tpucmd_name(
+		         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &n, err)) != 0)
 			return rc;
 		argv[0] += n - argv[0];
 	}
@@ -106,6 +108,7 @@ const struct cmd_entry cmd_reset_workers_entry = {
 	.name = "reset-workers",
 	.alias = NULL,
 	.usage = "reset-workers [--dry-run] [--grace seconds] [--zone zone] "
+	         "[--node all|0|0,2|0-3|node-id] "
 	         "[--worker 0|all|1,3|0-7] [--internal-ip] [--fanout n] "
 	         "[--ssh-key-file file] [--strict-host-key-checking yes|no] "
 	         "[--connect-timeout seconds] node",
