@@ -54,7 +54,10 @@ if python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sy
 	fail "Jupyter still listens on the worker after Ctrl-C"
 fi
 
-# SIGTERM is the same normal end (the stop still runs after it)
+# SIGTERM is the same normal end (the stop still runs after it); the file
+# is emptied first, or the wait below could see the first run's URL before
+# the background shell truncates it, and signal tpuctl before its handlers
+: >"$T/nb.out"
 "$TPUCTL" notebook pod --worker 1 --port "$RPORT" --local-port "$LPORT" \
     --python /usr/bin/python3 >"$T/nb.out" 2>"$T/nb.err" &
 NB=$!
