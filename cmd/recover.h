@@ -1,0 +1,57 @@
+/*
+ * run's recovery between attempts (--max-restarts): what it keeps from
+ * one attempt to the next, and the decision after each one.
+ *
+ *	struct recover r;
+ *
+ *	recover_init(&r, &abort_flag, &signal_flag, &recovering_flag);
+ *	r.max = N;                  (-1: no recovery)
+ *	r.desc = node description;  (a copy, owned by r)
+ *	... attempt ...
+ *	rc = recover_maybe_restart(ctx, &jc, &r, err);
+ *	(1: run it again; 0: the attempt's contract stands; else an error)
+ *	recover_release(&r);
+ *
+ * The three flags are the command's signal state: abort set by its
+ * handler, signal the signal that set it, recovering set here while the
+ * API is deleting or recreating the node (the handler then sets
+ * retry_interrupted so those waits stop).
+ */
+#ifndef TPUCTL_RECOVER_H
+#define TPUCTL_RECOVER_H
+
+#include <signal.h>
+
+#include <cjson/cJSON.h>
+
+#include "ctx.h"
+#include "err.h"
+#include "jobcmd.h"
+
+struct recover {
+	int max; /* -1: no recovery */
+	long long backoff_s;
+	int on_failure;
+	cJSON *desc; /* the node's description at the first attempt */
+	char cause[192];
+	volatile sig_atomic_t *abort;
+	volatile sig_atomic_t *signal;
+	volatile sig_atomic_t *recovering;
+};
+
+void recover_init(struct recover *r, volatile sig_atomic_t *abort_flag,
+    volatile sig_atomic_t *signal_flag, volatile sig_atomic_t *recovering);
+void recover_release(struct recover *r);
+
+/*
+ * After an attempt (its contract already printed): restart it or not.
+ * Returns 1 to run it again (slice recreated when it was lost, jc
+ * detached, jc->spec.restart_count incremented), 0 when the attempt's
+ * contract stands, or an error (budget exhausted: TPU_E_PARTIAL naming
+ * the cause; an interrupt during the backoff; a failed delete or
+ * recreate, prefixed "restart").
+ */
+int recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc,
+    struct recover *r, struct tpu_err *err);
+
+#endif
