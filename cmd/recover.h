@@ -34,6 +34,8 @@ struct recover {
 	int on_failure;
 	cJSON *desc; /* the node's description at the first attempt */
 	char cause[192];
+	char *checkpoint; /* --checkpoint gs://..., or NULL */
+	cJSON *zones;     /* --zones: where a recreation may go, or NULL */
 	volatile sig_atomic_t *abort;
 	volatile sig_atomic_t *signal;
 	volatile sig_atomic_t *recovering;
@@ -53,5 +55,34 @@ void recover_release(struct recover *r);
  */
 int recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc,
     struct recover *r, struct tpu_err *err);
+
+/*
+ * Set r->checkpoint from --checkpoint value (a gs:// URL, validated):
+ * 0, or TPU_E_USAGE naming the value and the rule.
+ */
+int recover_set_checkpoint(
+    struct recover *r, const char *value, struct tpu_err *err);
+
+/*
+ * Set r->zones from --zones value ("a,b,c", each validated): the zones a
+ * recreation tries after the node's own, in order, while they are out
+ * of capacity.  The node itself is still looked for in --zone (else the
+ * configured zone; without one, the first of value).  0 or TPU_E_USAGE.
+ */
+int recover_set_zones(struct tpu_ctx *ctx, struct recover *r, const char *value,
+    struct tpu_err *err);
+
+/*
+ * jobs_launch_cmd for one worker, with what recovery adds when
+ * --max-restarts or --checkpoint is given: TPUCTL_CHECKPOINT in the
+ * job's environment, and the preemption watcher (POSIX sh and curl on
+ * the worker) started beside the command: when the worker's metadata
+ * instance/preempted turns TRUE it writes one line to the job's stderr
+ * and sends SIGTERM to the job's process group, so the job can save a
+ * checkpoint before the VM stops.  Without either option, exactly
+ * jobs_launch_cmd.  Caller frees.
+ */
+char *recover_launch_cmd(const struct recover *r, struct jobs_spec *s,
+    char *const *env, size_t nenv, int flags);
 
 #endif

@@ -54,6 +54,8 @@ enum {
 	OPT_MAX_RESTARTS,
 	OPT_RESTART_BACKOFF,
 	OPT_RESTART_ON_FAILURE,
+	OPT_CHECKPOINT,
+	OPT_ZONES,
 };
 
 static volatile sig_atomic_t run_abort;
@@ -384,6 +386,8 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    OPT_RESTART_BACKOFF },
 		{ "restart-on-failure", no_argument, NULL,
 		    OPT_RESTART_ON_FAILURE },
+		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+		{ "zones", required_argument, NULL, OPT_ZONES },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sshcmd_opts so;
@@ -401,7 +405,7 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	long long timeout_s = 0;
 	int ch, rc, detach = 0, fail_fast = 0, sig_set = 0, worker_given = 0;
 	struct recover rs;
-	const char *backoff_arg = NULL;
+	const char *backoff_arg = NULL, *zones_arg = NULL;
 
 	recover_init(&rs, &run_abort, &run_signal, &run_recovering);
 	jobcmd_init(&jc);
@@ -490,6 +494,17 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				goto out;
 			}
 			break;
+		case OPT_ZONES:
+			zones_arg = optarg;
+			if ((rc = recover_set_zones(ctx, &rs, optarg, err)) !=
+			    0)
+				goto out;
+			break;
+		case OPT_CHECKPOINT:
+			if ((rc = recover_set_checkpoint(&rs, optarg, err)) !=
+			    0)
+				goto out;
+			break;
 		case OPT_RESTART_ON_FAILURE:
 			rs.on_failure = 1;
 			break;
@@ -521,9 +536,11 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		if (k < argc)
 			first_word = argv[k];
 	}
-	if (rs.max < 0 && (backoff_arg != NULL || rs.on_failure)) {
+	if (rs.max < 0 &&
+	    (backoff_arg != NULL || rs.on_failure || zones_arg != NULL)) {
 		rc = tpu_error(err, TPU_E_USAGE, "%s: needs --max-restarts",
 		    backoff_arg != NULL ? "--restart-backoff"
+		    : zones_arg != NULL ? "--zones"
 		                        : "--restart-on-failure");
 		goto out;
 	}
@@ -711,7 +728,7 @@ again:
 		}
 		env = jobs_worker_env(&jc.spec, master_addr(&jc), sl->index,
 		    jc.sc.targets[i].worker, &nenv);
-		cmds[i] = jobs_launch_cmd(&jc.spec, env, nenv,
+		cmds[i] = recover_launch_cmd(&rs, &jc.spec, env, nenv,
 		    detach ? 0 : JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
 		jobs_env_free(env, nenv);
 		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
@@ -865,7 +882,8 @@ const struct cmd_entry cmd_run_entry = {
 	         "[--env name=value] [--env-file file] "
 	         "[--name job] [--timeout duration] [--command string] "
 	         "[--max-restarts n] [--restart-backoff duration] "
-	         "[--restart-on-failure] "
+	         "[--restart-on-failure] [--checkpoint gs://bucket/prefix] "
+	         "[--zones zone,...] "
 	         "" SSHCMD_USAGE_MANY " slice [-- command ...]",
 	.summary = "run a job on every worker of a slice, detached from the "
 	           "connection",
