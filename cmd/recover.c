@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "config.h"
 #include "gcsurl.h"
@@ -44,6 +45,8 @@ recover_release(struct recover *r)
 	r->checkpoint = NULL;
 	cJSON_Delete(r->zones);
 	r->zones = NULL;
+	cJSON_Delete(r->qr_desc);
+	r->qr_desc = NULL;
 }
 
 int
@@ -368,6 +371,250 @@ recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 	return rc;
 }
 
+/* The queued resource's description now (*qrp; NULL when gone). */
+static int
+read_qr(struct tpucmd *tc, const char *name, cJSON **qrp, struct tpu_err *err)
+{
+	char *path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
+	    tc->project, tc->zone, name);
+	int rc;
+
+	*qrp = NULL;
+	rc = tpuapi_call(&tc->api, "GET", path, NULL, NULL, 1, qrp, err);
+	free(path);
+	if (rc == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		rc = 0;
+	}
+	return rc;
+}
+
+/*
+ * Whether the queued resource qr (NULL: gone) of job jc lost a slice:
+ * NULL when not, else the cause in cause ("queued resource q is
+ * SUSPENDED", "node q-1 of queued resource q is PREEMPTED").
+ */
+static const char *
+qr_lost(struct tpucmd *tc, const struct jobcmd *jc, const cJSON *qr,
+    char *cause, size_t n)
+{
+	const char *st;
+	int i;
+
+	if (qr == NULL) {
+		snprintf(
+		    cause, n, "queued resource %s is gone", jc->spec.slice);
+		return cause;
+	}
+	st = json_opt_string(qr, "state.state", "STATE_UNSPECIFIED");
+	if (strcmp(st, "SUSPENDED") == 0 || strcmp(st, "SUSPENDING") == 0 ||
+	    strcmp(st, "FAILED") == 0) {
+		snprintf(
+		    cause, n, "queued resource %s is %s", jc->spec.slice, st);
+		return cause;
+	}
+	for (i = 0; i < jc->spec.nslices; i++) {
+		struct tpu_err e;
+		cJSON *node = NULL;
+		const char *ns;
+
+		tpu_err_init(&e);
+		if (read_node(tc, jc->spec.nodes[i], &node, &e) != 0)
+			continue; /* unknown: not lost */
+		ns = node != NULL ? json_opt_string(node, "state", "?") : NULL;
+		if (ns == NULL || strcmp(ns, "PREEMPTED") == 0 ||
+		    strcmp(ns, "TERMINATED") == 0) {
+			snprintf(cause, n,
+			    "node %s of queued resource %s is %s",
+			    jc->spec.nodes[i], jc->spec.slice,
+			    ns != NULL ? ns : "gone");
+			cJSON_Delete(node);
+			return cause;
+		}
+		cJSON_Delete(node);
+	}
+	return NULL;
+}
+
+static void
+arg_add(cJSON *a, const char *s)
+{
+	cJSON_AddItemToArray(a, cJSON_CreateString(s));
+}
+
+/*
+ * Recreate queued resource name from its description qr by the path of
+ * "queued-resources create" (R4, stockout cleanup, the wait for ACTIVE
+ * and every node READY), in its zone, then the other zones of r->zones
+ * (create's --zones).  What is carried over: the node count and prefix
+ * (or node id), accelerator type, runtime version, spot / guaranteed /
+ * reservation, and the nodes' labels.
+ */
+static int
+recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+    struct recover *r, const cJSON *qr, struct tpu_err *err)
+{
+	const cJSON *spec =
+	    cJSON_GetArrayItem(json_path(qr, "tpu.nodeSpec"), 0);
+	const cJSON *node = cJSON_GetObjectItemCaseSensitive(spec, "node");
+	const cJSON *ms, *it;
+	cJSON *a = cJSON_CreateArray();
+	struct buf b;
+	char **argv;
+	char num[24];
+	int i, n, rc;
+
+	if (json_opt_string(node, "acceleratorType", NULL) == NULL) {
+		cJSON_Delete(a);
+		return tpu_error(err, TPU_E_API,
+		    "queued resource '%s' has no tpu.nodeSpec[0].node."
+		    "acceleratorType to recreate it from",
+		    jc->spec.slice);
+	}
+	arg_add(a, "queued-resources");
+	arg_add(a, "create");
+	arg_add(a, "--accelerator-type");
+	arg_add(a, json_opt_string(node, "acceleratorType", ""));
+	if (json_opt_string(node, "runtimeVersion", NULL) != NULL) {
+		arg_add(a, "--version");
+		arg_add(a, json_opt_string(node, "runtimeVersion", ""));
+	}
+	ms = cJSON_GetObjectItemCaseSensitive(spec, "multisliceParams");
+	if (ms == NULL)
+		ms = cJSON_GetObjectItemCaseSensitive(spec, "multiNodeParams");
+	if (ms != NULL) {
+		snprintf(num, sizeof num, "%lld",
+		    json_opt_int64(ms, "nodeCount", 1));
+		arg_add(a, "--node-count");
+		arg_add(a, num);
+		if (json_opt_string(ms, "nodeIdPrefix", NULL) != NULL) {
+			arg_add(a, "--node-prefix");
+			arg_add(a, json_opt_string(ms, "nodeIdPrefix", ""));
+		}
+	} else {
+		arg_add(a, "--node-id");
+		arg_add(a, json_opt_string(spec, "nodeId", jc->spec.slice));
+	}
+	if (cJSON_GetObjectItemCaseSensitive(qr, "spot") != NULL)
+		arg_add(a, "--spot");
+	if (cJSON_GetObjectItemCaseSensitive(qr, "guaranteed") != NULL)
+		arg_add(a, "--guaranteed");
+	if (json_opt_string(qr, "reservationName", NULL) != NULL) {
+		arg_add(a, "--reserved");
+		arg_add(a, "--reservation");
+		arg_add(a, json_opt_string(qr, "reservationName", ""));
+	}
+	buf_init(&b, 1 << 16);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "labels"))
+	{
+		if (cJSON_IsString(it) &&
+		    strcmp(it->string, TPUCMD_RUN_ID_LABEL) != 0)
+			buf_printf(&b, "%s%s=%s", b.len > 0 ? "," : "",
+			    it->string, it->valuestring);
+	}
+	if (b.len > 0) {
+		arg_add(a, "--labels");
+		arg_add(a, b.data);
+	}
+	buf_release(&b);
+	buf_init(&b, 1 << 16);
+	buf_puts(&b, tc->zone);
+	cJSON_ArrayForEach(it, r->zones)
+	{
+		if (strcmp(it->valuestring, tc->zone) != 0)
+			buf_printf(&b, ",%s", it->valuestring);
+	}
+	arg_add(a, "--zones");
+	arg_add(a, b.data);
+	buf_release(&b);
+	arg_add(a, "--");
+	arg_add(a, jc->spec.slice);
+	log_warn("recreating queued resource '%s' in %s: %s, %s%s",
+	    jc->spec.slice, tc->zone,
+	    json_opt_string(node, "acceleratorType", "?"),
+	    ms != NULL ? num : "1", ms != NULL ? " slices" : " slice");
+	n = cJSON_GetArraySize(a);
+	argv = xcalloc((size_t)n + 1, sizeof *argv);
+	for (i = 0; i < n; i++)
+		argv[i] = cJSON_GetArrayItem(a, i)->valuestring;
+	optind = 0;
+	rc = cmd_dispatch(NULL, ctx, n, argv, err);
+	free(argv);
+	cJSON_Delete(a);
+	return rc;
+}
+
+/* Delete queued resource name with its nodes (force) and wait. */
+static int
+delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const char *cause, struct tpu_err *err)
+{
+	static const struct tpucmd_delete d = {
+		.kind = "queued resource",
+		.collection = "queuedResources",
+		.query = "force=true",
+	};
+	char *argv[1];
+
+	argv[0] = (char *)name;
+	log_warn("deleting queued resource '%s' in %s with its nodes (%s), "
+	         "so it holds no quota",
+	    name, tc->zone, cause);
+	return tpucmd_delete_each(ctx, tc, &d, 1, argv, 0, 0, err);
+}
+
+int
+recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
+    struct tpu_err *err)
+{
+	struct tpucmd tc;
+	cJSON *qr = NULL;
+	int rc;
+
+	if (r->max < 0 || r->desc != NULL || r->qr_desc != NULL)
+		return 0;
+	if (!jc->sc.qr) {
+		r->desc = cJSON_Duplicate(sshcmd_slice_of(&jc->sc, 0)->node, 1);
+		return 0;
+	}
+	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+		return rc;
+	rc = read_qr(&tc, jc->spec.slice, &qr, err);
+	tpucmd_close(&tc);
+	if (rc == 0 && qr == NULL)
+		rc = tpu_error(err, TPU_E_NOTFOUND,
+		    "--max-restarts: queued resource '%s' is gone",
+		    jc->spec.slice);
+	r->qr_desc = qr;
+	return rc;
+}
+
+/* After a recreation with --zones: the zone the queued resource is in
+ * now (a copy), else NULL. */
+static char *
+qr_zone_now(struct tpucmd *tc, const struct recover *r, const char *name)
+{
+	const char *keep = tc->zone;
+	const cJSON *z;
+	char *found = NULL;
+
+	cJSON_ArrayForEach(z, r->zones)
+	{
+		struct tpu_err e;
+		cJSON *qr = NULL;
+
+		tpu_err_init(&e);
+		tc->zone = z->valuestring;
+		if (read_qr(tc, name, &qr, &e) == 0 && qr != NULL) {
+			found = xstrdup(z->valuestring);
+			cJSON_Delete(qr);
+			break;
+		}
+	}
+	tc->zone = keep;
+	return found;
+}
+
 int
 recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
     struct tpu_err *err)
@@ -376,7 +623,11 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	struct tpucmd tc;
 	struct tpu_err e;
 	enum jobs_restart what;
-	cJSON *node = NULL;
+	cJSON *node = NULL, *qr = NULL;
+	/* jobcmd_detach releases jc->sc */
+	int is_qr = jc->sc.qr;
+	const char *lost = NULL, *kind = is_qr ? "queued resource" : "node";
+	char qcause[sizeof r->cause];
 	int rc;
 
 	/* a stop of jobcmd's own (a refresh) is not the user's */
@@ -385,26 +636,36 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	*r->abort = 0;
 	tpu_err_init(&e);
 	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, &e)) != 0) {
-		log_warn("job %s: cannot read node '%s': %s", jc->spec.name,
+		log_warn("job %s: cannot read %s '%s': %s", jc->spec.name, kind,
 		    jc->spec.slice, e.msg);
 		return 0;
 	}
-	if ((rc = read_node(&tc, jc->spec.slice, &node, &e)) != 0) {
-		log_warn("job %s: cannot read node '%s': %s", jc->spec.name,
+	rc = is_qr ? read_qr(&tc, jc->spec.slice, &qr, &e)
+	           : read_node(&tc, jc->spec.slice, &node, &e);
+	if (rc != 0) {
+		log_warn("job %s: cannot read %s '%s': %s", jc->spec.name, kind,
 		    jc->spec.slice, e.msg);
 		tpucmd_close(&tc);
 		return 0;
 	}
 	memset(&in, 0, sizeof in);
 	in.node = jc->spec.slice;
-	in.node_state =
-	    node != NULL ? json_opt_string(node, "state", "UNKNOWN") : NULL;
+	if (is_qr) {
+		/* a lost slice is a lost queued resource: all of it again */
+		lost = qr_lost(&tc, jc, qr, qcause, sizeof qcause);
+		in.node_state = lost != NULL ? "PREEMPTED" : "READY";
+	} else
+		in.node_state = node != NULL
+		                    ? json_opt_string(node, "state", "UNKNOWN")
+		                    : NULL;
 	in.states = jc->states;
 	in.n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers;
 	in.restarts = jc->spec.restart_count;
 	in.max_restarts = r->max;
 	in.on_failure = r->on_failure;
 	what = jobs_restart_decide(&in, r->cause, sizeof r->cause);
+	if (lost != NULL && what != JOBS_RESTART_NONE)
+		snprintf(r->cause, sizeof r->cause, "%s", lost);
 	if (what == JOBS_RESTART_NONE) {
 		rc = 0;
 		goto out;
@@ -418,13 +679,15 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		    jc->spec.restart_count == 1 ? "" : "s", r->cause);
 		goto out;
 	}
-	log_warn("job %s: attempt %d ended: %s; restart %d of %d%s",
+	log_warn("job %s: attempt %d ended: %s; restart %d of %d%s%s",
 	    jc->spec.name, jc->spec.restart_count + 1, r->cause,
 	    jc->spec.restart_count + 1, r->max,
-	    what == JOBS_RESTART_RECREATE ? ", recreating the node" : "");
+	    what == JOBS_RESTART_RECREATE ? ", recreating the " : "",
+	    what == JOBS_RESTART_RECREATE ? kind : "");
 	if (what == JOBS_RESTART_RERUN)
 		clear_job(jc);
-	else if (node != NULL && strcmp(in.node_state, "PREEMPTED") == 0) {
+	else if (lost != NULL ||
+	         (node != NULL && strcmp(in.node_state, "PREEMPTED") == 0)) {
 		log_warn("job %s: waiting until the job has ended on every "
 		         "worker (it may be saving a checkpoint)",
 		    jc->spec.name);
@@ -438,6 +701,17 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		r->desc = cJSON_Duplicate(node, 1);
 		*r->recovering = 1;
 		rc = delete_node(ctx, &tc, jc->spec.slice, node, err);
+		*r->recovering = 0;
+		if (rc != 0) {
+			tpu_error_prefix(err, "restart");
+			goto out;
+		}
+	}
+	if (what == JOBS_RESTART_RECREATE && qr != NULL) {
+		cJSON_Delete(r->qr_desc);
+		r->qr_desc = cJSON_Duplicate(qr, 1);
+		*r->recovering = 1;
+		rc = delete_qr(ctx, &tc, jc->spec.slice, r->cause, err);
 		*r->recovering = 0;
 		if (rc != 0) {
 			tpu_error_prefix(err, "restart");
@@ -458,17 +732,36 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	}
 	if (what == JOBS_RESTART_RECREATE) {
 		*r->recovering = 1;
-		rc = recreate_in_zones(ctx, &tc, jc, r, err);
+		if (is_qr)
+			rc = recreate_qr(ctx, &tc, jc, r, r->qr_desc, err);
+		else
+			rc = recreate_in_zones(ctx, &tc, jc, r, err);
 		*r->recovering = 0;
 		if (rc != 0) {
 			tpu_error_prefix(err, "restart");
 			goto out;
 		}
+		if (is_qr && r->zones != NULL) {
+			char *z = qr_zone_now(&tc, r, jc->spec.slice);
+
+			if (z != NULL && strcmp(z, tc.zone) != 0) {
+				log_warn("job %s: queued resource '%s' moved "
+				         "from %s to %s (--zones)",
+				    jc->spec.name, jc->spec.slice, tc.zone, z);
+				free(jc->spec.zone);
+				jc->spec.zone = xstrdup(z);
+			}
+			if (z != NULL)
+				config_set_flag(ctx->cfg, "compute/zone", z);
+			free(z);
+		} else if (is_qr)
+			config_set_flag(ctx->cfg, "compute/zone", tc.zone);
 	}
 	jc->spec.restart_count++;
 	rc = 1;
 out:
 	cJSON_Delete(node);
+	cJSON_Delete(qr);
 	tpucmd_close(&tc);
 	return rc;
 }

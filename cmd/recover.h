@@ -32,7 +32,8 @@ struct recover {
 	int max; /* -1: no recovery */
 	long long backoff_s;
 	int on_failure;
-	cJSON *desc; /* the node's description at the first attempt */
+	cJSON *desc;    /* the node's description at the first attempt */
+	cJSON *qr_desc; /* a queued resource's, likewise */
 	char cause[192];
 	char *checkpoint; /* --checkpoint gs://..., or NULL */
 	cJSON *zones;     /* --zones: where a recreation may go, or NULL */
@@ -44,6 +45,15 @@ struct recover {
 void recover_init(struct recover *r, volatile sig_atomic_t *abort_flag,
     volatile sig_atomic_t *signal_flag, volatile sig_atomic_t *recovering);
 void recover_release(struct recover *r);
+
+/*
+ * Before the first attempt (after sshcmd_prepare): with --max-restarts,
+ * keep the slice's description (a node's, or the queued resource's,
+ * read now), what a recreation uses when the slice is gone.  0 or the
+ * error of the read.
+ */
+int recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
+    struct tpu_err *err);
 
 /*
  * After an attempt (its contract already printed): restart it or not.

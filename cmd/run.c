@@ -640,15 +640,8 @@ again:
 	if ((rc = sshcmd_prepare(ctx, jc.spec.slice, &so, &jc.sc, err)) != 0)
 		goto out;
 	jc.prepared = 1;
-	if (rs.max >= 0 && jc.sc.qr) {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "--max-restarts: '%s' is a queued resource; recovery "
-		    "recreates a node only",
-		    jc.spec.slice);
+	if ((rc = recover_start(ctx, &rs, &jc, err)) != 0)
 		goto out;
-	}
-	if (rs.max >= 0 && rs.desc == NULL)
-		rs.desc = cJSON_Duplicate(sshcmd_slice_of(&jc.sc, 0)->node, 1);
 	if (jc.spec.nodes != NULL) {
 		for (i = 0; i < (size_t)jc.spec.nslices; i++)
 			free(jc.spec.nodes[i]);
