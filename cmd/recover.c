@@ -693,8 +693,21 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		    jc->spec.name);
 		drain_job(jc);
 	}
+	/* those rounds may stop themselves for a refresh (a stale cached
+	 * description: workers gone) by setting the abort flag */
+	jc->want_refresh = 0;
+	if (*r->signal == 0)
+		*r->abort = 0;
 	jobcmd_detach(jc);
 	keep_attempt_logs(jc, jc->spec.restart_count);
+	if (*r->signal != 0) {
+		rc = tpu_error(err,
+		    *r->signal == SIGTERM ? TPU_E_TERMINATED
+		                          : TPU_E_INTERRUPTED,
+		    "job %s: interrupted before restart %d", jc->spec.name,
+		    jc->spec.restart_count + 1);
+		goto out;
+	}
 	if (what == JOBS_RESTART_RECREATE && node != NULL) {
 		/* the latest spec (labels, metadata updated since) */
 		cJSON_Delete(r->desc);
