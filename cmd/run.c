@@ -32,6 +32,7 @@
 #include "jobcmd.h"
 #include "log.h"
 #include "pack.h"
+#include "recover.h"
 #include "shquote.h"
 #include "sshxfer.h"
 #include "retry.h"
@@ -56,15 +57,8 @@ enum {
 	OPT_RESTART_ON_FAILURE,
 	OPT_FRAMEWORK,
 	OPT_FRAMEWORK_VERSION,
-};
-
-/* --max-restarts and what it needs between attempts. */
-struct restart {
-	int max; /* -1: no recovery */
-	long long backoff_s;
-	int on_failure;
-	cJSON *desc; /* the node's description at the first attempt */
-	char cause[192];
+	OPT_CHECKPOINT,
+	OPT_ZONES,
 };
 
 static volatile sig_atomic_t run_abort;
@@ -375,243 +369,6 @@ read_env_file(struct jobs_spec *spec, const char *path, struct tpu_err *err)
 	return rc;
 }
 
-/* Sleep s seconds, 0.1 s at a time; 1 when interrupted. */
-static int
-backoff_sleep(long long s)
-{
-	int64_t end = tpu_now_ms() + s * 1000;
-
-	while (!run_abort && tpu_now_ms() < end)
-		tpu_sleep_ms(100);
-	return run_abort != 0;
-}
-
-/* Remove the job's directory on every target (an ended attempt), so the
- * same name launches again. */
-static void
-clear_job(struct jobcmd *jc)
-{
-	size_t i, n = jc->sc.ntargets;
-	char **cmds = xcalloc(n, sizeof *cmds);
-	struct sshpool_result *res = xcalloc(n, sizeof *res);
-	struct tpu_err e;
-
-	for (i = 0; i < n; i++)
-		cmds[i] = jobs_clear_cmd(jc->spec.name);
-	jc->capture = 1;
-	tpu_err_init(&e);
-	jobcmd_round(jc, cmds, 60, 0, res, &e);
-	jc->capture = 0;
-	for (i = 0; i < n; i++) {
-		free(cmds[i]);
-		free(jc->cap[i]);
-		jc->cap[i] = NULL;
-		sshpool_result_release(&res[i]);
-	}
-	free(cmds);
-	free(res);
-}
-
-/* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
- * the next attempt's streams start at byte 0 on the workers. */
-static void
-keep_attempt_logs(const struct jobcmd *jc, int k)
-{
-	int sl, w, s;
-
-	for (sl = 0; sl < jc->spec.nslices; sl++)
-		for (w = 0; w < jc->spec.nworkers; w++)
-			for (s = 1; s <= 2; s++) {
-				char *p =
-				    jobs_local_log(jc->spec.name, sl, w, s);
-				char *q = xasprintf("%s.%d", p, k);
-
-				if (rename(p, q) != 0 && errno != ENOENT)
-					log_warn("%s: %s", p, strerror(errno));
-				free(p);
-				free(q);
-			}
-}
-
-/*
- * The node's description now (*nodep; NULL when it is gone).  0 or the
- * error of the read.
- */
-static int
-read_node(
-    struct tpucmd *tc, const char *name, cJSON **nodep, struct tpu_err *err)
-{
-	char *path = tpuapi_node_path(&tc->api, tc->zone, name);
-	int rc;
-
-	*nodep = NULL;
-	rc = tpuapi_call(&tc->api, "GET", path, NULL, NULL, 1, nodep, err);
-	free(path);
-	if (rc == TPU_E_NOTFOUND) {
-		tpu_err_init(err);
-		rc = 0;
-	}
-	return rc;
-}
-
-/* Delete the lost node name (it holds quota) and wait until it is gone. */
-static int
-delete_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
-    const cJSON *node, struct tpu_err *err)
-{
-	static const struct tpucmd_delete d = {
-		.kind = "node",
-		.collection = "nodes",
-		.node_cache = 1,
-	};
-	char *argv[1];
-
-	argv[0] = (char *)name;
-	log_warn("deleting node '%s' in %s (state %s), so it holds no quota",
-	    name, tc->zone, json_opt_string(node, "state", "?"));
-	return tpucmd_delete_each(ctx, tc, &d, 1, argv, 0, 0, err);
-}
-
-/*
- * Create node name again from desc (its description: the same spec) by
- * create's path and wait until it is READY.
- */
-static int
-recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
-    const cJSON *desc, struct tpu_err *err)
-{
-	const cJSON *sc;
-	cJSON *body, *result = NULL;
-	int rc, nw;
-
-	body = jobs_recreate_body(desc, TPUCMD_RUN_ID_LABEL);
-	sc = cJSON_GetObjectItemCaseSensitive(body, "schedulingConfig");
-	log_warn("recreating node '%s' in %s: %s, %s, %s", name, tc->zone,
-	    json_opt_string(body, "acceleratorType", "acceleratorConfig"),
-	    json_opt_string(body, "runtimeVersion", "?"),
-	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "spot")) ? "spot"
-	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "preemptible"))
-	        ? "preemptible"
-	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "reserved"))
-	        ? "reserved"
-	        : "on-demand");
-	rc = tpucmd_create_node(ctx, tc, tc->zone, name, body, 0, &result, err);
-	if (rc == 0) {
-		nw = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
-		    result, "networkEndpoints"));
-		log_warn("node '%s' is READY again (%d worker%s)", name, nw,
-		    nw == 1 ? "" : "s");
-	}
-	cJSON_Delete(result);
-	cJSON_Delete(body);
-	return rc;
-}
-
-/*
- * After an attempt (rc its contract): restart it or not.  Returns 1 to
- * run it again (slice recreated when it was lost, jc detached), 0 when
- * rc stands, or an error (budget exhausted: TPU_E_PARTIAL naming the
- * cause).
- */
-static int
-maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct restart *r,
-    struct tpu_err *err)
-{
-	struct jobs_restart_in in;
-	struct tpucmd tc;
-	struct tpu_err e;
-	enum jobs_restart what;
-	cJSON *node = NULL;
-	int rc;
-
-	/* a stop of jobcmd's own (a refresh) is not the user's */
-	if (run_signal != 0)
-		return 0;
-	run_abort = 0;
-	tpu_err_init(&e);
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, &e)) != 0) {
-		log_warn("job %s: cannot read node '%s': %s", jc->spec.name,
-		    jc->spec.slice, e.msg);
-		return 0;
-	}
-	if ((rc = read_node(&tc, jc->spec.slice, &node, &e)) != 0) {
-		log_warn("job %s: cannot read node '%s': %s", jc->spec.name,
-		    jc->spec.slice, e.msg);
-		tpucmd_close(&tc);
-		return 0;
-	}
-	memset(&in, 0, sizeof in);
-	in.node = jc->spec.slice;
-	in.node_state =
-	    node != NULL ? json_opt_string(node, "state", "UNKNOWN") : NULL;
-	in.states = jc->states;
-	in.n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers;
-	in.restarts = jc->spec.restart_count;
-	in.max_restarts = r->max;
-	in.on_failure = r->on_failure;
-	what = jobs_restart_decide(&in, r->cause, sizeof r->cause);
-	if (what == JOBS_RESTART_NONE) {
-		rc = 0;
-		goto out;
-	}
-	if (what == JOBS_RESTART_EXHAUSTED) {
-		tpu_err_init(err);
-		rc = tpu_error(err, TPU_E_PARTIAL,
-		    "job %s: --max-restarts %d used up after %d restart%s; "
-		    "last cause: %s",
-		    jc->spec.name, r->max, jc->spec.restart_count,
-		    jc->spec.restart_count == 1 ? "" : "s", r->cause);
-		goto out;
-	}
-	log_warn("job %s: attempt %d ended: %s; restart %d of %d%s",
-	    jc->spec.name, jc->spec.restart_count + 1, r->cause,
-	    jc->spec.restart_count + 1, r->max,
-	    what == JOBS_RESTART_RECREATE ? ", recreating the node" : "");
-	if (what == JOBS_RESTART_RERUN)
-		clear_job(jc);
-	jobcmd_detach(jc);
-	keep_attempt_logs(jc, jc->spec.restart_count);
-	if (what == JOBS_RESTART_RECREATE && node != NULL) {
-		/* the latest spec (labels, metadata updated since) */
-		cJSON_Delete(r->desc);
-		r->desc = cJSON_Duplicate(node, 1);
-		run_recovering = 1;
-		rc = delete_node(ctx, &tc, jc->spec.slice, node, err);
-		run_recovering = 0;
-		if (rc != 0) {
-			tpu_error_prefix(err, "restart");
-			goto out;
-		}
-	}
-	if (r->backoff_s > 0) {
-		log_warn("job %s: waiting %lld s (--restart-backoff)",
-		    jc->spec.name, r->backoff_s);
-		if (backoff_sleep(r->backoff_s)) {
-			rc = tpu_error(err,
-			    run_signal == SIGTERM ? TPU_E_TERMINATED
-			                          : TPU_E_INTERRUPTED,
-			    "job %s: interrupted before restart %d",
-			    jc->spec.name, jc->spec.restart_count + 1);
-			goto out;
-		}
-	}
-	if (what == JOBS_RESTART_RECREATE) {
-		run_recovering = 1;
-		rc = recreate_node(ctx, &tc, jc->spec.slice, r->desc, err);
-		run_recovering = 0;
-		if (rc != 0) {
-			tpu_error_prefix(err, "restart");
-			goto out;
-		}
-	}
-	jc->spec.restart_count++;
-	rc = 1;
-out:
-	cJSON_Delete(node);
-	tpucmd_close(&tc);
-	return rc;
-}
-
 static int
 run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -635,6 +392,8 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "framework", required_argument, NULL, OPT_FRAMEWORK },
 		{ "framework-version", required_argument, NULL,
 		    OPT_FRAMEWORK_VERSION },
+		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+		{ "zones", required_argument, NULL, OPT_ZONES },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sshcmd_opts so;
@@ -651,14 +410,14 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	int have_su = 0;
 	long long timeout_s = 0;
 	int ch, rc, detach = 0, fail_fast = 0, sig_set = 0, worker_given = 0;
-	struct restart rs;
-	const char *backoff_arg = NULL;
+	struct recover rs;
+	const char *backoff_arg = NULL, *zones_arg = NULL;
+
+	recover_init(&rs, &run_abort, &run_signal, &run_recovering);
 	struct fwcmd_install fi;
 
 	fwcmd_install_init(&fi);
 	fi.version_flag = "--framework-version";
-	memset(&rs, 0, sizeof rs);
-	rs.max = -1;
 	jobcmd_init(&jc);
 	sshcmd_opts_init(&so);
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -745,6 +504,17 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				goto out;
 			}
 			break;
+		case OPT_ZONES:
+			zones_arg = optarg;
+			if ((rc = recover_set_zones(ctx, &rs, optarg, err)) !=
+			    0)
+				goto out;
+			break;
+		case OPT_CHECKPOINT:
+			if ((rc = recover_set_checkpoint(&rs, optarg, err)) !=
+			    0)
+				goto out;
+			break;
 		case OPT_RESTART_ON_FAILURE:
 			rs.on_failure = 1;
 			break;
@@ -782,9 +552,11 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		if (k < argc)
 			first_word = argv[k];
 	}
-	if (rs.max < 0 && (backoff_arg != NULL || rs.on_failure)) {
+	if (rs.max < 0 &&
+	    (backoff_arg != NULL || rs.on_failure || zones_arg != NULL)) {
 		rc = tpu_error(err, TPU_E_USAGE, "%s: needs --max-restarts",
 		    backoff_arg != NULL ? "--restart-backoff"
+		    : zones_arg != NULL ? "--zones"
 		                        : "--restart-on-failure");
 		goto out;
 	}
@@ -887,22 +659,17 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    "--framework-version '%s': needs --framework", fi.version);
 		goto out;
 	}
+again:
+	/* again after a recreation: a new node has no framework (on the same
+	 * node the recipe finds it in place and changes nothing) */
 	if (fi.framework != NULL &&
 	    (rc = fwcmd_install(ctx, jc.spec.slice, &so, &fi, err)) != 0)
 		goto out;
-again:
 	if ((rc = sshcmd_prepare(ctx, jc.spec.slice, &so, &jc.sc, err)) != 0)
 		goto out;
 	jc.prepared = 1;
-	if (rs.max >= 0 && jc.sc.qr) {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "--max-restarts: '%s' is a queued resource; recovery "
-		    "recreates a node only",
-		    jc.spec.slice);
+	if ((rc = recover_start(ctx, &rs, &jc, err)) != 0)
 		goto out;
-	}
-	if (rs.max >= 0 && rs.desc == NULL)
-		rs.desc = cJSON_Duplicate(sshcmd_slice_of(&jc.sc, 0)->node, 1);
 	if (jc.spec.nodes != NULL) {
 		for (i = 0; i < (size_t)jc.spec.nslices; i++)
 			free(jc.spec.nodes[i]);
@@ -982,7 +749,7 @@ again:
 		}
 		env = jobs_worker_env(&jc.spec, master_addr(&jc), sl->index,
 		    jc.sc.targets[i].worker, &nenv);
-		cmds[i] = jobs_launch_cmd(&jc.spec, env, nenv,
+		cmds[i] = recover_launch_cmd(&rs, &jc.spec, env, nenv,
 		    detach ? 0 : JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
 		jobs_env_free(env, nenv);
 		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
@@ -1099,7 +866,8 @@ cancel:
 				free(cmds[i]);
 			free(cmds);
 			cmds = NULL;
-			if ((r = maybe_restart(ctx, &jc, &rs, err)) == 1) {
+			if ((r = recover_maybe_restart(ctx, &jc, &rs, err)) ==
+			    1) {
 				tpu_err_init(err);
 				goto again;
 			}
@@ -1122,7 +890,7 @@ out:
 	free(built);
 	free(excludes);
 	free(envfiles);
-	cJSON_Delete(rs.desc);
+	recover_release(&rs);
 	jobcmd_release(&jc);
 	return rc;
 }
@@ -1135,7 +903,8 @@ const struct cmd_entry cmd_run_entry = {
 	         "[--env name=value] [--env-file file] "
 	         "[--name job] [--timeout duration] [--command string] "
 	         "[--max-restarts n] [--restart-backoff duration] "
-	         "[--restart-on-failure] "
+	         "[--restart-on-failure] [--checkpoint gs://bucket/prefix] "
+	         "[--zones zone,...] "
 	         "[--framework jax|pytorch|tensorflow] "
 	         "[--framework-version version] "
 	         "" SSHCMD_USAGE_MANY " slice [-- command ...]",

@@ -1,0 +1,780 @@
+/*
+ * run's recovery of a lost slice (--max-restarts): after an attempt,
+ * decide (jobs_restart_decide) whether to run it again; when the node
+ * was preempted, terminated or is gone, delete what holds quota and
+ * recreate the node with the same spec by create's path, then let run
+ * restage and relaunch.  Every step is logged with its reason.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cmd.h"
+#include "config.h"
+#include "gcsurl.h"
+#include "jobcmd.h"
+#include "json.h"
+#include "log.h"
+#include "recover.h"
+#include "retry.h"
+#include "shquote.h"
+#include "tpucmd.h"
+#include "util.h"
+#include "xmalloc.h"
+
+void
+recover_init(struct recover *r, volatile sig_atomic_t *abort_flag,
+    volatile sig_atomic_t *signal_flag, volatile sig_atomic_t *recovering)
+{
+	memset(r, 0, sizeof *r);
+	r->max = -1;
+	r->abort = abort_flag;
+	r->signal = signal_flag;
+	r->recovering = recovering;
+}
+
+void
+recover_release(struct recover *r)
+{
+	cJSON_Delete(r->desc);
+	r->desc = NULL;
+	free(r->checkpoint);
+	r->checkpoint = NULL;
+	cJSON_Delete(r->zones);
+	r->zones = NULL;
+	cJSON_Delete(r->qr_desc);
+	r->qr_desc = NULL;
+}
+
+int
+recover_set_zones(struct tpu_ctx *ctx, struct recover *r, const char *value,
+    struct tpu_err *err)
+{
+	const char *z = config_get(ctx->cfg, "compute/zone");
+	char *keep = z != NULL && *z != '\0' ? xstrdup(z) : NULL;
+	int rc;
+
+	cJSON_Delete(r->zones);
+	r->zones = NULL;
+	/* tpucmd_zones_parse makes the first zone the command's: the node
+	 * is still looked for in --zone (else the configured zone) */
+	rc = tpucmd_zones_parse(ctx, value, &r->zones, err);
+	if (keep != NULL)
+		config_set_flag(ctx->cfg, "compute/zone", keep);
+	free(keep);
+	return rc;
+}
+
+int
+recover_set_checkpoint(
+    struct recover *r, const char *value, struct tpu_err *err)
+{
+	struct gcs_url u;
+	int rc;
+
+	if (!gcs_is_url(value))
+		return tpu_error(err, TPU_E_USAGE,
+		    "--checkpoint '%s': must be a gs://BUCKET[/PREFIX] URL",
+		    value);
+	if ((rc = gcs_url_parse(value, &u, err)) != 0) {
+		tpu_error_prefix(err, "--checkpoint");
+		return rc;
+	}
+	gcs_url_release(&u);
+	free(r->checkpoint);
+	r->checkpoint = xstrdup(value);
+	return 0;
+}
+
+/*
+ * The preemption watcher, "sh -c NOTICE_SH tpuctl-notice PGID": while
+ * the job's shell PGID lives, wait on instance/preempted (the metadata
+ * server answers a wait_for_change at a change or after timeout_sec
+ * with the current value, so a notice given before the first wait is
+ * seen too); at TRUE, one line on stderr and SIGTERM to the group (the
+ * watcher is in it and ends with it).  No metadata server: retried each
+ * second.
+ */
+static const char notice_sh[] =
+    "m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
+    "u=\"http://$m/computeMetadata/v1/instance/preempted\"\n"
+    "while kill -0 \"$1\" 2>/dev/null; do\n"
+    "  v=$(curl -sf -m 5 -H 'Metadata-Flavor: Google' "
+    "\"$u?wait_for_change=true&timeout_sec=1\")\n"
+    "  if [ \"$v\" = TRUE ]; then\n"
+    "    echo \"tpuctl: preemption notice (instance/preempted is TRUE): "
+    "SIGTERM to the job\" >&2\n"
+    "    kill -TERM -\"$1\" 2>/dev/null\n"
+    "    exit 0\n"
+    "  fi\n"
+    "  [ -n \"$v\" ] || sleep 1\n"
+    "done\n";
+
+char *
+recover_launch_cmd(const struct recover *r, struct jobs_spec *s,
+    char *const *env, size_t nenv, int flags)
+{
+	char **e2, *saved, *wq, *cq, *cmd;
+	size_t i, n2 = 0;
+
+	if (r->max < 0 && r->checkpoint == NULL)
+		return jobs_launch_cmd(s, env, nenv, flags);
+	e2 = xcalloc(nenv + 1, sizeof *e2);
+	for (i = 0; i < nenv; i++)
+		e2[n2++] = env[i];
+	if (r->checkpoint != NULL)
+		e2[n2++] = xasprintf("TPUCTL_CHECKPOINT=%s", r->checkpoint);
+	/* $$ in the job's subshell is the job's shell: the group's id */
+	wq = shquote(notice_sh);
+	cq = shquote(s->command);
+	saved = s->command;
+	s->command =
+	    xasprintf("sh -c %s tpuctl-notice \"$$\" </dev/null >/dev/null &\n"
+	              "_tpuctl_n=$!\n"
+	              "eval %s\n"
+	              "_tpuctl_s=$?\n"
+	              "kill \"$_tpuctl_n\" 2>/dev/null\n"
+	              "exit \"$_tpuctl_s\"",
+	        wq, cq);
+	cmd = jobs_launch_cmd(s, e2, n2, flags);
+	free(s->command);
+	s->command = saved;
+	if (r->checkpoint != NULL)
+		free(e2[n2 - 1]);
+	free(e2);
+	free(wq);
+	free(cq);
+	return cmd;
+}
+
+/* Sleep s seconds, 0.1 s at a time; 1 when interrupted. */
+static int
+backoff_sleep(const struct recover *r, long long s)
+{
+	int64_t end = tpu_now_ms() + s * 1000;
+
+	while (!*r->abort && tpu_now_ms() < end)
+		tpu_sleep_ms(100);
+	return *r->abort != 0;
+}
+
+/* Remove the job's directory on every target (an ended attempt), so the
+ * same name launches again. */
+static void
+clear_job(struct jobcmd *jc)
+{
+	size_t i, n = jc->sc.ntargets;
+	char **cmds = xcalloc(n, sizeof *cmds);
+	struct sshpool_result *res = xcalloc(n, sizeof *res);
+	struct tpu_err e;
+
+	for (i = 0; i < n; i++)
+		cmds[i] = jobs_clear_cmd(jc->spec.name);
+	jc->capture = 1;
+	tpu_err_init(&e);
+	jobcmd_round(jc, cmds, 60, 0, res, &e);
+	jc->capture = 0;
+	for (i = 0; i < n; i++) {
+		free(cmds[i]);
+		free(jc->cap[i]);
+		jc->cap[i] = NULL;
+		sshpool_result_release(&res[i]);
+	}
+	free(cmds);
+	free(res);
+}
+
+/*
+ * After a preemption notice the job may still be saving its checkpoint:
+ * wait until its process group is gone on every worker (or the worker
+ * cannot be reached: the VM stopped), at most 60 s, before the node is
+ * deleted under it.
+ */
+static void
+drain_job(struct jobcmd *jc)
+{
+	size_t i, n = jc->sc.ntargets;
+	char **cmds = xcalloc(n, sizeof *cmds);
+	struct sshpool_result *res = xcalloc(n, sizeof *res);
+	char *q = shquote(jc->spec.name);
+	struct tpu_err e;
+
+	for (i = 0; i < n; i++)
+		cmds[i] = xasprintf(
+		    "g=; f=$HOME/.tpuctl/jobs/%s/pgid; "
+		    "[ -r \"$f\" ] && read -r g <\"$f\"; i=0; "
+		    "while [ -n \"$g\" ] && kill -0 -\"$g\" 2>/dev/null && "
+		    "[ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; echo ok",
+		    q);
+	jc->capture = 1;
+	tpu_err_init(&e);
+	jobcmd_round(jc, cmds, 70, 0, res, &e);
+	jc->capture = 0;
+	for (i = 0; i < n; i++) {
+		free(cmds[i]);
+		free(jc->cap[i]);
+		jc->cap[i] = NULL;
+		sshpool_result_release(&res[i]);
+	}
+	free(q);
+	free(cmds);
+	free(res);
+}
+
+/* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
+ * the next attempt's streams start at byte 0 on the workers. */
+static void
+keep_attempt_logs(const struct jobcmd *jc, int k)
+{
+	int sl, w, s;
+
+	for (sl = 0; sl < jc->spec.nslices; sl++)
+		for (w = 0; w < jc->spec.nworkers; w++)
+			for (s = 1; s <= 2; s++) {
+				char *p =
+				    jobs_local_log(jc->spec.name, sl, w, s);
+				char *q = xasprintf("%s.%d", p, k);
+
+				if (rename(p, q) != 0 && errno != ENOENT)
+					log_warn("%s: %s", p, strerror(errno));
+				free(p);
+				free(q);
+			}
+}
+
+/*
+ * The node's description now (*nodep; NULL when it is gone).  0 or the
+ * error of the read.
+ */
+static int
+read_node(
+    struct tpucmd *tc, const char *name, cJSON **nodep, struct tpu_err *err)
+{
+	char *path = tpuapi_node_path(&tc->api, tc->zone, name);
+	int rc;
+
+	*nodep = NULL;
+	rc = tpuapi_call(&tc->api, "GET", path, NULL, NULL, 1, nodep, err);
+	free(path);
+	if (rc == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		rc = 0;
+	}
+	return rc;
+}
+
+/* Delete the lost node name (it holds quota) and wait until it is gone. */
+static int
+delete_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const cJSON *node, struct tpu_err *err)
+{
+	static const struct tpucmd_delete d = {
+		.kind = "node",
+		.collection = "nodes",
+		.node_cache = 1,
+	};
+	char *argv[1];
+
+	argv[0] = (char *)name;
+	log_warn("deleting node '%s' in %s (state %s), so it holds no quota",
+	    name, tc->zone, json_opt_string(node, "state", "?"));
+	return tpucmd_delete_each(ctx, tc, &d, 1, argv, 0, 0, err);
+}
+
+/*
+ * Create node name again from desc (its description: the same spec) by
+ * create's path and wait until it is READY.
+ */
+static int
+recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
+    const char *name, const cJSON *desc, struct tpu_err *err)
+{
+	const cJSON *sc;
+	cJSON *body, *result = NULL;
+	int rc, nw;
+
+	body = jobs_recreate_body(desc, TPUCMD_RUN_ID_LABEL);
+	sc = cJSON_GetObjectItemCaseSensitive(body, "schedulingConfig");
+	log_warn("recreating node '%s' in %s: %s, %s, %s", name, zone,
+	    json_opt_string(body, "acceleratorType", "acceleratorConfig"),
+	    json_opt_string(body, "runtimeVersion", "?"),
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "spot")) ? "spot"
+	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "preemptible"))
+	        ? "preemptible"
+	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "reserved"))
+	        ? "reserved"
+	        : "on-demand");
+	rc = tpucmd_create_node(ctx, tc, zone, name, body, 0, &result, err);
+	if (rc == 0) {
+		nw = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+		    result, "networkEndpoints"));
+		log_warn("node '%s' is READY again (%d worker%s)", name, nw,
+		    nw == 1 ? "" : "s");
+	}
+	cJSON_Delete(result);
+	cJSON_Delete(body);
+	return rc;
+}
+
+/*
+ * Recreate the lost node, in its zone, then (--zones) in each other zone
+ * of r->zones in turn while the creation ends in a stockout (the
+ * operation's code 8, as create's --zones reads it).  When it lands in
+ * another zone, that zone becomes the command's (compute/zone) and the
+ * job's.
+ */
+static int
+recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+    struct recover *r, struct tpu_err *err)
+{
+	cJSON *order = cJSON_CreateArray();
+	const cJSON *z;
+	int rc = 0, left;
+
+	cJSON_AddItemToArray(order, cJSON_CreateString(tc->zone));
+	cJSON_ArrayForEach(z, r->zones)
+	{
+		if (strcmp(z->valuestring, tc->zone) != 0)
+			cJSON_AddItemToArray(
+			    order, cJSON_CreateString(z->valuestring));
+	}
+	left = cJSON_GetArraySize(order);
+	cJSON_ArrayForEach(z, order)
+	{
+		left--;
+		rc = recreate_node(
+		    ctx, tc, z->valuestring, jc->spec.slice, r->desc, err);
+		if (rc == 0) {
+			if (strcmp(z->valuestring, tc->zone) != 0) {
+				log_warn(
+				    "job %s: node '%s' moved from %s to %s "
+				    "(--zones)",
+				    jc->spec.name, jc->spec.slice, tc->zone,
+				    z->valuestring);
+				config_set_flag(
+				    ctx->cfg, "compute/zone", z->valuestring);
+				free(jc->spec.zone);
+				jc->spec.zone = xstrdup(z->valuestring);
+			}
+			break;
+		}
+		if (left == 0 || rc != TPU_E_OPERATION ||
+		    strstr(err->msg, "(code 8)") == NULL)
+			break;
+		log_warn("%s; trying the next zone (--zones)", err->msg);
+		tpu_err_init(err);
+	}
+	cJSON_Delete(order);
+	return rc;
+}
+
+/* The queued resource's description now (*qrp; NULL when gone). */
+static int
+read_qr(struct tpucmd *tc, const char *name, cJSON **qrp, struct tpu_err *err)
+{
+	char *path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
+	    tc->project, tc->zone, name);
+	int rc;
+
+	*qrp = NULL;
+	rc = tpuapi_call(&tc->api, "GET", path, NULL, NULL, 1, qrp, err);
+	free(path);
+	if (rc == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		rc = 0;
+	}
+	return rc;
+}
+
+/*
+ * Whether the queued resource qr (NULL: gone) of job jc lost a slice:
+ * NULL when not, else the cause in cause ("queued resource q is
+ * SUSPENDED", "node q-1 of queued resource q is PREEMPTED").
+ */
+static const char *
+qr_lost(struct tpucmd *tc, const struct jobcmd *jc, const cJSON *qr,
+    char *cause, size_t n)
+{
+	const char *st;
+	int i;
+
+	if (qr == NULL) {
+		snprintf(
+		    cause, n, "queued resource %s is gone", jc->spec.slice);
+		return cause;
+	}
+	st = json_opt_string(qr, "state.state", "STATE_UNSPECIFIED");
+	if (strcmp(st, "SUSPENDED") == 0 || strcmp(st, "SUSPENDING") == 0 ||
+	    strcmp(st, "FAILED") == 0) {
+		snprintf(
+		    cause, n, "queued resource %s is %s", jc->spec.slice, st);
+		return cause;
+	}
+	for (i = 0; i < jc->spec.nslices; i++) {
+		struct tpu_err e;
+		cJSON *node = NULL;
+		const char *ns;
+
+		tpu_err_init(&e);
+		if (read_node(tc, jc->spec.nodes[i], &node, &e) != 0)
+			continue; /* unknown: not lost */
+		ns = node != NULL ? json_opt_string(node, "state", "?") : NULL;
+		if (ns == NULL || strcmp(ns, "PREEMPTED") == 0 ||
+		    strcmp(ns, "TERMINATED") == 0) {
+			snprintf(cause, n,
+			    "node %s of queued resource %s is %s",
+			    jc->spec.nodes[i], jc->spec.slice,
+			    ns != NULL ? ns : "gone");
+			cJSON_Delete(node);
+			return cause;
+		}
+		cJSON_Delete(node);
+	}
+	return NULL;
+}
+
+static void
+arg_add(cJSON *a, const char *s)
+{
+	cJSON_AddItemToArray(a, cJSON_CreateString(s));
+}
+
+/*
+ * Recreate queued resource name from its description qr by the path of
+ * "queued-resources create" (R4, stockout cleanup, the wait for ACTIVE
+ * and every node READY), in its zone, then the other zones of r->zones
+ * (create's --zones).  What is carried over: the node count and prefix
+ * (or node id), accelerator type, runtime version, spot / guaranteed /
+ * reservation, and the nodes' labels.
+ */
+static int
+recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+    struct recover *r, const cJSON *qr, struct tpu_err *err)
+{
+	const cJSON *spec =
+	    cJSON_GetArrayItem(json_path(qr, "tpu.nodeSpec"), 0);
+	const cJSON *node = cJSON_GetObjectItemCaseSensitive(spec, "node");
+	const cJSON *ms, *it;
+	cJSON *a = cJSON_CreateArray();
+	struct buf b;
+	char **argv;
+	char num[24];
+	int i, n, rc;
+
+	if (json_opt_string(node, "acceleratorType", NULL) == NULL) {
+		cJSON_Delete(a);
+		return tpu_error(err, TPU_E_API,
+		    "queued resource '%s' has no tpu.nodeSpec[0].node."
+		    "acceleratorType to recreate it from",
+		    jc->spec.slice);
+	}
+	arg_add(a, "queued-resources");
+	arg_add(a, "create");
+	arg_add(a, "--accelerator-type");
+	arg_add(a, json_opt_string(node, "acceleratorType", ""));
+	if (json_opt_string(node, "runtimeVersion", NULL) != NULL) {
+		arg_add(a, "--version");
+		arg_add(a, json_opt_string(node, "runtimeVersion", ""));
+	}
+	ms = cJSON_GetObjectItemCaseSensitive(spec, "multisliceParams");
+	if (ms == NULL)
+		ms = cJSON_GetObjectItemCaseSensitive(spec, "multiNodeParams");
+	if (ms != NULL) {
+		snprintf(num, sizeof num, "%lld",
+		    json_opt_int64(ms, "nodeCount", 1));
+		arg_add(a, "--node-count");
+		arg_add(a, num);
+		if (json_opt_string(ms, "nodeIdPrefix", NULL) != NULL) {
+			arg_add(a, "--node-prefix");
+			arg_add(a, json_opt_string(ms, "nodeIdPrefix", ""));
+		}
+	} else {
+		arg_add(a, "--node-id");
+		arg_add(a, json_opt_string(spec, "nodeId", jc->spec.slice));
+	}
+	if (cJSON_GetObjectItemCaseSensitive(qr, "spot") != NULL)
+		arg_add(a, "--spot");
+	if (cJSON_GetObjectItemCaseSensitive(qr, "guaranteed") != NULL)
+		arg_add(a, "--guaranteed");
+	if (json_opt_string(qr, "reservationName", NULL) != NULL) {
+		arg_add(a, "--reserved");
+		arg_add(a, "--reservation");
+		arg_add(a, json_opt_string(qr, "reservationName", ""));
+	}
+	buf_init(&b, 1 << 16);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(node, "labels"))
+	{
+		if (cJSON_IsString(it) &&
+		    strcmp(it->string, TPUCMD_RUN_ID_LABEL) != 0)
+			buf_printf(&b, "%s%s=%s", b.len > 0 ? "," : "",
+			    it->string, it->valuestring);
+	}
+	if (b.len > 0) {
+		arg_add(a, "--labels");
+		arg_add(a, b.data);
+	}
+	buf_release(&b);
+	buf_init(&b, 1 << 16);
+	buf_puts(&b, tc->zone);
+	cJSON_ArrayForEach(it, r->zones)
+	{
+		if (strcmp(it->valuestring, tc->zone) != 0)
+			buf_printf(&b, ",%s", it->valuestring);
+	}
+	arg_add(a, "--zones");
+	arg_add(a, b.data);
+	buf_release(&b);
+	arg_add(a, "--");
+	arg_add(a, jc->spec.slice);
+	log_warn("recreating queued resource '%s' in %s: %s, %s%s",
+	    jc->spec.slice, tc->zone,
+	    json_opt_string(node, "acceleratorType", "?"),
+	    ms != NULL ? num : "1", ms != NULL ? " slices" : " slice");
+	n = cJSON_GetArraySize(a);
+	argv = xcalloc((size_t)n + 1, sizeof *argv);
+	for (i = 0; i < n; i++)
+		argv[i] = cJSON_GetArrayItem(a, i)->valuestring;
+	optind = 0;
+	rc = cmd_dispatch(NULL, ctx, n, argv, err);
+	free(argv);
+	cJSON_Delete(a);
+	return rc;
+}
+
+/* Delete queued resource name with its nodes (force) and wait. */
+static int
+delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const char *cause, struct tpu_err *err)
+{
+	static const struct tpucmd_delete d = {
+		.kind = "queued resource",
+		.collection = "queuedResources",
+		.query = "force=true",
+	};
+	char *argv[1];
+
+	argv[0] = (char *)name;
+	log_warn("deleting queued resource '%s' in %s with its nodes (%s), "
+	         "so it holds no quota",
+	    name, tc->zone, cause);
+	return tpucmd_delete_each(ctx, tc, &d, 1, argv, 0, 0, err);
+}
+
+int
+recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
+    struct tpu_err *err)
+{
+	struct tpucmd tc;
+	cJSON *qr = NULL;
+	int rc;
+
+	if (r->max < 0 || r->desc != NULL || r->qr_desc != NULL)
+		return 0;
+	if (!jc->sc.qr) {
+		r->desc = cJSON_Duplicate(sshcmd_slice_of(&jc->sc, 0)->node, 1);
+		return 0;
+	}
+	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+		return rc;
+	rc = read_qr(&tc, jc->spec.slice, &qr, err);
+	tpucmd_close(&tc);
+	if (rc == 0 && qr == NULL)
+		rc = tpu_error(err, TPU_E_NOTFOUND,
+		    "--max-restarts: queued resource '%s' is gone",
+		    jc->spec.slice);
+	r->qr_desc = qr;
+	return rc;
+}
+
+/* After a recreation with --zones: the zone the queued resource is in
+ * now (a copy), else NULL. */
+static char *
+qr_zone_now(struct tpucmd *tc, const struct recover *r, const char *name)
+{
+	const char *keep = tc->zone;
+	const cJSON *z;
+	char *found = NULL;
+
+	cJSON_ArrayForEach(z, r->zones)
+	{
+		struct tpu_err e;
+		cJSON *qr = NULL;
+
+		tpu_err_init(&e);
+		tc->zone = z->valuestring;
+		if (read_qr(tc, name, &qr, &e) == 0 && qr != NULL) {
+			found = xstrdup(z->valuestring);
+			cJSON_Delete(qr);
+			break;
+		}
+	}
+	tc->zone = keep;
+	return found;
+}
+
+int
+recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
+    struct tpu_err *err)
+{
+	struct jobs_restart_in in;
+	struct tpucmd tc;
+	struct tpu_err e;
+	enum jobs_restart what;
+	cJSON *node = NULL, *qr = NULL;
+	/* jobcmd_detach releases jc->sc */
+	int is_qr = jc->sc.qr;
+	const char *lost = NULL, *kind = is_qr ? "queued resource" : "node";
+	char qcause[sizeof r->cause];
+	int rc;
+
+	/* a stop of jobcmd's own (a refresh) is not the user's */
+	if (*r->signal != 0)
+		return 0;
+	*r->abort = 0;
+	tpu_err_init(&e);
+	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, &e)) != 0) {
+		log_warn("job %s: cannot read %s '%s': %s", jc->spec.name, kind,
+		    jc->spec.slice, e.msg);
+		return 0;
+	}
+	rc = is_qr ? read_qr(&tc, jc->spec.slice, &qr, &e)
+	           : read_node(&tc, jc->spec.slice, &node, &e);
+	if (rc != 0) {
+		log_warn("job %s: cannot read %s '%s': %s", jc->spec.name, kind,
+		    jc->spec.slice, e.msg);
+		tpucmd_close(&tc);
+		return 0;
+	}
+	memset(&in, 0, sizeof in);
+	in.node = jc->spec.slice;
+	if (is_qr) {
+		/* a lost slice is a lost queued resource: all of it again */
+		lost = qr_lost(&tc, jc, qr, qcause, sizeof qcause);
+		in.node_state = lost != NULL ? "PREEMPTED" : "READY";
+	} else
+		in.node_state = node != NULL
+		                    ? json_opt_string(node, "state", "UNKNOWN")
+		                    : NULL;
+	in.states = jc->states;
+	in.n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers;
+	in.restarts = jc->spec.restart_count;
+	in.max_restarts = r->max;
+	in.on_failure = r->on_failure;
+	what = jobs_restart_decide(&in, r->cause, sizeof r->cause);
+	if (lost != NULL && what != JOBS_RESTART_NONE)
+		snprintf(r->cause, sizeof r->cause, "%s", lost);
+	if (what == JOBS_RESTART_NONE) {
+		rc = 0;
+		goto out;
+	}
+	if (what == JOBS_RESTART_EXHAUSTED) {
+		tpu_err_init(err);
+		rc = tpu_error(err, TPU_E_PARTIAL,
+		    "job %s: --max-restarts %d used up after %d restart%s; "
+		    "last cause: %s",
+		    jc->spec.name, r->max, jc->spec.restart_count,
+		    jc->spec.restart_count == 1 ? "" : "s", r->cause);
+		goto out;
+	}
+	log_warn("job %s: attempt %d ended: %s; restart %d of %d%s%s",
+	    jc->spec.name, jc->spec.restart_count + 1, r->cause,
+	    jc->spec.restart_count + 1, r->max,
+	    what == JOBS_RESTART_RECREATE ? ", recreating the " : "",
+	    what == JOBS_RESTART_RECREATE ? kind : "");
+	if (what == JOBS_RESTART_RERUN)
+		clear_job(jc);
+	else if (lost != NULL ||
+	         (node != NULL && strcmp(in.node_state, "PREEMPTED") == 0)) {
+		log_warn("job %s: waiting until the job has ended on every "
+		         "worker (it may be saving a checkpoint)",
+		    jc->spec.name);
+		drain_job(jc);
+	}
+	/* those rounds may stop themselves for a refresh (a stale cached
+	 * description: workers gone) by setting the abort flag */
+	jc->want_refresh = 0;
+	if (*r->signal == 0)
+		*r->abort = 0;
+	jobcmd_detach(jc);
+	keep_attempt_logs(jc, jc->spec.restart_count);
+	if (*r->signal != 0) {
+		rc = tpu_error(err,
+		    *r->signal == SIGTERM ? TPU_E_TERMINATED
+		                          : TPU_E_INTERRUPTED,
+		    "job %s: interrupted before restart %d", jc->spec.name,
+		    jc->spec.restart_count + 1);
+		goto out;
+	}
+	if (what == JOBS_RESTART_RECREATE && node != NULL) {
+		/* the latest spec (labels, metadata updated since) */
+		cJSON_Delete(r->desc);
+		r->desc = cJSON_Duplicate(node, 1);
+		*r->recovering = 1;
+		rc = delete_node(ctx, &tc, jc->spec.slice, node, err);
+		*r->recovering = 0;
+		if (rc != 0) {
+			tpu_error_prefix(err, "restart");
+			goto out;
+		}
+	}
+	if (what == JOBS_RESTART_RECREATE && qr != NULL) {
+		cJSON_Delete(r->qr_desc);
+		r->qr_desc = cJSON_Duplicate(qr, 1);
+		*r->recovering = 1;
+		rc = delete_qr(ctx, &tc, jc->spec.slice, r->cause, err);
+		*r->recovering = 0;
+		if (rc != 0) {
+			tpu_error_prefix(err, "restart");
+			goto out;
+		}
+	}
+	if (r->backoff_s > 0) {
+		log_warn("job %s: waiting %lld s (--restart-backoff)",
+		    jc->spec.name, r->backoff_s);
+		if (backoff_sleep(r, r->backoff_s)) {
+			rc = tpu_error(err,
+			    *r->signal == SIGTERM ? TPU_E_TERMINATED
+			                          : TPU_E_INTERRUPTED,
+			    "job %s: interrupted before restart %d",
+			    jc->spec.name, jc->spec.restart_count + 1);
+			goto out;
+		}
+	}
+	if (what == JOBS_RESTART_RECREATE) {
+		*r->recovering = 1;
+		if (is_qr)
+			rc = recreate_qr(ctx, &tc, jc, r, r->qr_desc, err);
+		else
+			rc = recreate_in_zones(ctx, &tc, jc, r, err);
+		*r->recovering = 0;
+		if (rc != 0) {
+			tpu_error_prefix(err, "restart");
+			goto out;
+		}
+		if (is_qr && r->zones != NULL) {
+			char *z = qr_zone_now(&tc, r, jc->spec.slice);
+
+			if (z != NULL && strcmp(z, tc.zone) != 0) {
+				log_warn("job %s: queued resource '%s' moved "
+				         "from %s to %s (--zones)",
+				    jc->spec.name, jc->spec.slice, tc.zone, z);
+				free(jc->spec.zone);
+				jc->spec.zone = xstrdup(z);
+			}
+			if (z != NULL)
+				config_set_flag(ctx->cfg, "compute/zone", z);
+			free(z);
+		} else if (is_qr)
+			config_set_flag(ctx->cfg, "compute/zone", tc.zone);
+	}
+	jc->spec.restart_count++;
+	rc = 1;
+out:
+	cJSON_Delete(node);
+	cJSON_Delete(qr);
+	tpucmd_close(&tc);
+	return rc;
+}

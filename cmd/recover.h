@@ -1,0 +1,98 @@
+/*
+ * run's recovery between attempts (--max-restarts): what it keeps from
+ * one attempt to the next, and the decision after each one.
+ *
+ *	struct recover r;
+ *
+ *	recover_init(&r, &abort_flag, &signal_flag, &recovering_flag);
+ *	r.max = N;                  (-1: no recovery)
+ *	r.desc = node description;  (a copy, owned by r)
+ *	... attempt ...
+ *	rc = recover_maybe_restart(ctx, &jc, &r, err);
+ *	(1: run it again; 0: the attempt's contract stands; else an error)
+ *	recover_release(&r);
+ *
+ * The three flags are the command's signal state: abort set by its
+ * handler, signal the signal that set it, recovering set here while the
+ * API is deleting or recreating the node (the handler then sets
+ * retry_interrupted so those waits stop).
+ */
+#ifndef TPUCTL_RECOVER_H
+#define TPUCTL_RECOVER_H
+
+#include <signal.h>
+
+#include <cjson/cJSON.h>
+
+#include "ctx.h"
+#include "err.h"
+#include "jobcmd.h"
+
+struct recover {
+	int max; /* -1: no recovery */
+	long long backoff_s;
+	int on_failure;
+	cJSON *desc;    /* the node's description at the first attempt */
+	cJSON *qr_desc; /* a queued resource's, likewise */
+	char cause[192];
+	char *checkpoint; /* --checkpoint gs://..., or NULL */
+	cJSON *zones;     /* --zones: where a recreation may go, or NULL */
+	volatile sig_atomic_t *abort;
+	volatile sig_atomic_t *signal;
+	volatile sig_atomic_t *recovering;
+};
+
+void recover_init(struct recover *r, volatile sig_atomic_t *abort_flag,
+    volatile sig_atomic_t *signal_flag, volatile sig_atomic_t *recovering);
+void recover_release(struct recover *r);
+
+/*
+ * Before the first attempt (after sshcmd_prepare): with --max-restarts,
+ * keep the slice's description (a node's, or the queued resource's,
+ * read now), what a recreation uses when the slice is gone.  0 or the
+ * error of the read.
+ */
+int recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
+    struct tpu_err *err);
+
+/*
+ * After an attempt (its contract already printed): restart it or not.
+ * Returns 1 to run it again (slice recreated when it was lost, jc
+ * detached, jc->spec.restart_count incremented), 0 when the attempt's
+ * contract stands, or an error (budget exhausted: TPU_E_PARTIAL naming
+ * the cause; an interrupt during the backoff; a failed delete or
+ * recreate, prefixed "restart").
+ */
+int recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc,
+    struct recover *r, struct tpu_err *err);
+
+/*
+ * Set r->checkpoint from --checkpoint value (a gs:// URL, validated):
+ * 0, or TPU_E_USAGE naming the value and the rule.
+ */
+int recover_set_checkpoint(
+    struct recover *r, const char *value, struct tpu_err *err);
+
+/*
+ * Set r->zones from --zones value ("a,b,c", each validated): the zones a
+ * recreation tries after the node's own, in order, while they are out
+ * of capacity.  The node itself is still looked for in --zone (else the
+ * configured zone; without one, the first of value).  0 or TPU_E_USAGE.
+ */
+int recover_set_zones(struct tpu_ctx *ctx, struct recover *r, const char *value,
+    struct tpu_err *err);
+
+/*
+ * jobs_launch_cmd for one worker, with what recovery adds when
+ * --max-restarts or --checkpoint is given: TPUCTL_CHECKPOINT in the
+ * job's environment, and the preemption watcher (POSIX sh and curl on
+ * the worker) started beside the command: when the worker's metadata
+ * instance/preempted turns TRUE it writes one line to the job's stderr
+ * and sends SIGTERM to the job's process group, so the job can save a
+ * checkpoint before the VM stops.  Without either option, exactly
+ * jobs_launch_cmd.  Caller frees.
+ */
+char *recover_launch_cmd(const struct recover *r, struct jobs_spec *s,
+    char *const *env, size_t nenv, int flags);
+
+#endif
