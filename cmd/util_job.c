@@ -17,7 +17,6 @@
 #include "fsutil.h"
 #include "jobcmd.h"
 #include "log.h"
-#include "sshsel.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -324,47 +323,12 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
     const char *data, size_t len, int eol)
 {
 	struct buf b;
-	char pre[48];
-	int fd = s == 1 ? 2 : 1;
+	int fd = s == 1 && jc->mode != FANOUT_OUT_JSONL ? 2 : 1;
 
 	if ((*nlines)++ < jc->since)
 		return;
 	buf_init(&b, BUF_NOCAP);
-	switch (jc->mode) {
-	case FANOUT_OUT_RAW:
-		buf_append(&b, data, len);
-		if (eol)
-			buf_puts(&b, "\n");
-		break;
-	case FANOUT_OUT_JSONL: {
-		cJSON *o = cJSON_CreateObject();
-		char *line = xstrndup(data, len), *t;
-
-		cJSON_AddStringToObject(o, "job", jc->spec.name);
-		cJSON_AddStringToObject(o, "node", who->node);
-		if (who->slice >= 0)
-			cJSON_AddNumberToObject(o, "slice", who->slice);
-		cJSON_AddNumberToObject(o, "worker", who->worker);
-		cJSON_AddStringToObject(
-		    o, "stream", s == 1 ? "stderr" : "stdout");
-		cJSON_AddStringToObject(o, "line", line);
-		if (!eol)
-			cJSON_AddBoolToObject(o, "eol", 0);
-		t = cJSON_PrintUnformatted(o);
-		buf_puts(&b, t);
-		buf_puts(&b, "\n");
-		cJSON_free(t);
-		cJSON_Delete(o);
-		free(line);
-		fd = 1;
-		break;
-	}
-	default:
-		buf_puts(&b,
-		    sshsel_prefix(pre, sizeof pre, who->slice, who->worker));
-		buf_append(&b, data, len);
-		buf_puts(&b, "\n");
-	}
+	fanout_format(&b, jc->mode, who, jc->spec.name, s + 1, data, len, eol);
 	write_all(fd, b.data, b.len);
 	buf_release(&b);
 }
