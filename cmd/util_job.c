@@ -418,6 +418,27 @@ on_done(void *arg, size_t ridx, const struct sshpool_result *r)
 	maybe_stop(jc);
 }
 
+/*
+ * Keepalive of the job's sessions (ssh/server_alive_interval and
+ * ssh/server_alive_count_max, as OpenSSH's ServerAliveInterval and
+ * ServerAliveCountMax): a worker silent for interval * (count + 1) is
+ * lost, not waited on forever.
+ */
+static void
+alive_opts(const struct jobcmd *jc, struct sshpool_opts *po)
+{
+	const char *v, *es;
+
+	if (jc->ctx == NULL)
+		return;
+	if ((v = config_get(jc->ctx->cfg, "ssh/server_alive_interval")) != NULL)
+		po->alive_interval_ms =
+		    (int)tpu_strtonum(v, 0, 3600, &es) * 1000;
+	if ((v = config_get(jc->ctx->cfg, "ssh/server_alive_count_max")) !=
+	    NULL)
+		po->alive_count_max = (int)tpu_strtonum(v, 1, 100, &es);
+}
+
 int
 jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
     struct sshpool_result *results, struct tpu_err *err)
@@ -452,6 +473,7 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		po.on_done = jc->refresh_ok ? on_done : NULL;
 		po.arg = jc;
 		po.abort = jc->abort;
+		alive_opts(jc, &po);
 		jc->map = map;
 		rc = sshpool_run(sub, k, &po, sres, err);
 		jc->map = NULL;
