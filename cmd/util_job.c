@@ -22,6 +22,16 @@
 
 static void maybe_stop(struct jobcmd *);
 
+static void
+free_tails(struct buf *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; t != NULL && i < n; i++)
+		buf_release(&t[i]);
+	free(t);
+}
+
 void
 jobcmd_init(struct jobcmd *jc)
 {
@@ -43,6 +53,8 @@ jobcmd_release(struct jobcmd *jc)
 			free(jc->cap[i]);
 	}
 	for (s = 0; s < 2; s++) {
+		free_tails(jc->tail[s], n);
+		jc->tail[s] = NULL;
 		free(jc->fd[s]);
 		free(jc->off[s]);
 		free(jc->lines[s]);
@@ -74,6 +86,8 @@ jobcmd_detach(struct jobcmd *jc)
 			free(jc->cap[i]);
 	}
 	for (s = 0; s < 2; s++) {
+		free_tails(jc->tail[s], n);
+		jc->tail[s] = NULL;
 		free(jc->fd[s]);
 		free(jc->off[s]);
 		free(jc->lines[s]);
@@ -254,8 +268,11 @@ jobcmd_attach(struct jobcmd *jc, struct tpu_err *err)
 		jc->fd[s] = xcalloc(n, sizeof *jc->fd[s]);
 		jc->off[s] = xcalloc(n, sizeof *jc->off[s]);
 		jc->lines[s] = xcalloc(n, sizeof *jc->lines[s]);
-		for (i = 0; i < n; i++)
+		jc->tail[s] = xcalloc(n > 0 ? n : 1, sizeof *jc->tail[s]);
+		for (i = 0; i < n; i++) {
 			jc->fd[s][i] = -1;
+			buf_init(&jc->tail[s][i], BUF_NOCAP);
+		}
 	}
 	for (i = 0; i < n; i++) {
 		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
@@ -340,6 +357,7 @@ on_output(
 	struct jobcmd *jc = arg;
 	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
 	int s = stream == 2 ? 1 : 0, eol = (flags & SSHPOOL_OUT_EOL) != 0;
+	struct buf *t;
 
 	jc->reached[i] = 1;
 	if (jc->rstate != NULL && jc->rstate[i] == 0) {
@@ -357,7 +375,41 @@ on_output(
 			write_all(jc->fd[s][i], "\n", 1);
 	}
 	jc->off[s][i] += len + (size_t)eol;
-	render(jc, &jc->who[i], &jc->lines[s][i], s, data, len, eol);
+	if (jc->tail[s] == NULL) {
+		render(jc, &jc->who[i], &jc->lines[s][i], s, data, len, eol);
+		return;
+	}
+	t = &jc->tail[s][i];
+	if (!eol && t->len + len < JOBCMD_TAIL_MAX) {
+		/* maybe a line cut by a dropped stream: its end may come */
+		buf_append(t, data, len);
+		return;
+	}
+	if (t->len == 0) {
+		render(jc, &jc->who[i], &jc->lines[s][i], s, data, len, eol);
+		return;
+	}
+	buf_append(t, data, len);
+	render(jc, &jc->who[i], &jc->lines[s][i], s, t->data, t->len, eol);
+	buf_release(t);
+	buf_init(t, BUF_NOCAP);
+}
+
+/* Show what target i holds of a line (eol 0): its stream ended there. */
+static void
+flush_tail(struct jobcmd *jc, size_t i)
+{
+	int s;
+
+	for (s = 0; s < 2 && jc->tail[s] != NULL; s++) {
+		struct buf *t = &jc->tail[s][i];
+
+		if (t->len > 0)
+			render(jc, &jc->who[i], &jc->lines[s][i], s, t->data,
+			    t->len, 0);
+		buf_release(t);
+		buf_init(t, BUF_NOCAP);
+	}
 }
 
 void
@@ -405,13 +457,21 @@ maybe_stop(struct jobcmd *jc)
 	*jc->abort = 1;
 }
 
-/* A stale cached description: stop the round to read it again. */
+/*
+ * A stream that ended (not dropped) in a round that shows output: what
+ * it held of a last line is shown.  A stale cached description: stop the round
+ * to read it again.
+ */
 static void
 on_done(void *arg, size_t ridx, const struct sshpool_result *r)
 {
 	struct jobcmd *jc = arg;
 	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
 
+	if (!jc->capture && (r->status == SSHPOOL_S_OK ||
+	                        r->status == SSHPOOL_S_REMOTE_NONZERO ||
+	                        r->status == SSHPOOL_S_SIGNALED))
+		flush_tail(jc, i); /* not a status round's end */
 	jc->rstate[i] = 2;
 	if (jc->refresh_ok && sshpool_status_unreachable(r->status))
 		jc->want_refresh = 1;
@@ -470,7 +530,7 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		    SSHPOOL_F_LINES | (fail_fast ? SSHPOOL_F_FAIL_FAST : 0);
 		po.command_timeout_ms = timeout_s * 1000;
 		po.on_output = on_output;
-		po.on_done = jc->refresh_ok ? on_done : NULL;
+		po.on_done = on_done;
 		po.arg = jc;
 		po.abort = jc->abort;
 		alive_opts(jc, &po);
@@ -754,6 +814,8 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			         "dropping; its end is missing here "
 			         "(tpuctl logs %s shows it)",
 			    jc->who[i].node, jc->who[i].worker, jc->spec.name);
+	for (i = 0; i < n; i++)
+		flush_tail(jc, i); /* lost, interrupted, timed out */
 	for (i = 0; relaunch != NULL && i < n; i++)
 		free(relaunch[i]);
 	free(relaunch);
