@@ -141,46 +141,60 @@ json_str(struct buf *b, const char *s, size_t n)
 	addc(b, '"');
 }
 
+void
+fanout_format(struct buf *b, enum fanout_output mode,
+    const struct fanout_who *who, const char *job, int stream, const char *data,
+    size_t len, int eol)
+{
+	char pre[48];
+
+	switch (mode) {
+	case FANOUT_OUT_RAW:
+		buf_append(b, data, len);
+		if (eol)
+			addc(b, '\n');
+		break;
+	case FANOUT_OUT_PREFIX:
+		buf_puts(
+		    b, sshsel_prefix(pre, sizeof pre, who->slice, who->worker));
+		buf_append(b, data, len);
+		addc(b, '\n');
+		break;
+	case FANOUT_OUT_JSONL:
+		buf_puts(b, "{");
+		if (job != NULL) {
+			buf_puts(b, "\"job\":");
+			json_str(b, job, strlen(job));
+			addc(b, ',');
+		}
+		buf_puts(b, "\"node\":");
+		json_str(b, who->node, strlen(who->node));
+		if (who->slice >= 0)
+			buf_printf(b, ",\"slice\":%d", who->slice);
+		buf_printf(b, ",\"worker\":%d,\"stream\":", who->worker);
+		buf_puts(b, stream == 2 ? "\"stderr\"" : "\"stdout\"");
+		buf_puts(b, ",\"line\":");
+		json_str(b, data, len);
+		buf_puts(b, eol ? "}\n" : ",\"eol\":false}\n");
+		break;
+	}
+}
+
 static void
 on_output(
     void *arg, size_t idx, int stream, const char *data, size_t len, int flags)
 {
 	struct fanout_rx *r = arg;
-	const struct fanout_who *who = &r->who[idx];
 	int fd = stream == 2 ? 2 : 1;
 	struct buf b;
-	char pre[48];
 
 	if (r->fds != NULL)
 		fd = r->fds[idx];
+	else if (r->mode == FANOUT_OUT_JSONL)
+		fd = 1;
 	buf_init(&b, 0);
-	switch (r->mode) {
-	case FANOUT_OUT_RAW:
-		buf_append(&b, data, len);
-		if (flags & SSHPOOL_OUT_EOL)
-			addc(&b, '\n');
-		break;
-	case FANOUT_OUT_PREFIX:
-		buf_puts(&b,
-		    sshsel_prefix(pre, sizeof pre, who->slice, who->worker));
-		buf_append(&b, data, len);
-		addc(&b, '\n');
-		break;
-	case FANOUT_OUT_JSONL:
-		buf_puts(&b, "{\"node\":");
-		json_str(&b, who->node, strlen(who->node));
-		if (who->slice >= 0)
-			buf_printf(&b, ",\"slice\":%d", who->slice);
-		buf_printf(&b, ",\"worker\":%d,\"stream\":", who->worker);
-		buf_puts(&b, stream == 2 ? "\"stderr\"" : "\"stdout\"");
-		buf_puts(&b, ",\"line\":");
-		json_str(&b, data, len);
-		buf_puts(&b,
-		    (flags & SSHPOOL_OUT_EOL) ? "}\n" : ",\"eol\":false}\n");
-		if (r->fds == NULL)
-			fd = 1;
-		break;
-	}
+	fanout_format(&b, r->mode, &r->who[idx], NULL, stream, data, len,
+	    (flags & SSHPOOL_OUT_EOL) != 0);
 	emit(r, idx, fd, b.data, b.len);
 	buf_release(&b);
 }

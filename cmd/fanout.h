@@ -39,6 +39,7 @@
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "ctx.h"
 #include "err.h"
 #include "sshcmd.h"
@@ -109,6 +110,16 @@ int fanout_parse_output(const char *, enum fanout_output *, struct tpu_err *);
  */
 int fanout_run(struct tpu_ctx *, struct sshcmd *sc, const struct fanout_spec *,
     struct tpu_err *);
+
+/*
+ * Append one line (or piece: eol 0) of stream 1 (stdout) or 2 (stderr)
+ * of who to b as mode renders it: "[w3] line\n" (a piece ends the line
+ * all the same), the bytes as they are (raw), or one jsonl object
+ * ({"job":..,} first when job is not NULL; "eol":false for a piece).
+ * jsonl goes to stdout whatever the stream; the caller picks the fd.
+ */
+void fanout_format(struct buf *, enum fanout_output, const struct fanout_who *,
+    const char *job, int stream, const char *data, size_t len, int eol);
 
 /* who[i] for each of sc's targets; free() it. */
 struct fanout_who *fanout_who_make(const struct sshcmd *sc);

@@ -17,11 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "ctx.h"
 #include "err.h"
 #include "fanout.h"
 #include "jobs.h"
 #include "sshcmd.h"
+
+/* A line start held for its end is shown as a piece beyond this. */
+#define JOBCMD_TAIL_MAX 16384
 
 /* How often a dropped log stream of a running job is resumed. */
 #define JOBCMD_REFOLLOW_MAX 5
@@ -36,6 +40,10 @@ struct jobcmd {
 	int *fd[2];             /* per target: local .out and .err, or -1 */
 	uint64_t *off[2];       /* per target: bytes in the local logs */
 	uint64_t *lines[2];     /* per target: lines seen (for --since) */
+	/* per target: the start of a line whose end is still to come (a
+	   stream that dropped mid-line): shown whole once the rest comes
+	   after the reconnect, or as it is when the stream ends */
+	struct buf *tail[2];
 	char **cap;             /* per target: first stdout line (capture) */
 	unsigned char *reached; /* per target: answered once at least */
 	unsigned char *skip;    /* per target: not part of the job */

@@ -17,11 +17,20 @@
 #include "fsutil.h"
 #include "jobcmd.h"
 #include "log.h"
-#include "sshsel.h"
 #include "util.h"
 #include "xmalloc.h"
 
 static void maybe_stop(struct jobcmd *);
+
+static void
+free_tails(struct buf *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; t != NULL && i < n; i++)
+		buf_release(&t[i]);
+	free(t);
+}
 
 void
 jobcmd_init(struct jobcmd *jc)
@@ -44,6 +53,8 @@ jobcmd_release(struct jobcmd *jc)
 			free(jc->cap[i]);
 	}
 	for (s = 0; s < 2; s++) {
+		free_tails(jc->tail[s], n);
+		jc->tail[s] = NULL;
 		free(jc->fd[s]);
 		free(jc->off[s]);
 		free(jc->lines[s]);
@@ -75,6 +86,8 @@ jobcmd_detach(struct jobcmd *jc)
 			free(jc->cap[i]);
 	}
 	for (s = 0; s < 2; s++) {
+		free_tails(jc->tail[s], n);
+		jc->tail[s] = NULL;
 		free(jc->fd[s]);
 		free(jc->off[s]);
 		free(jc->lines[s]);
@@ -255,8 +268,11 @@ jobcmd_attach(struct jobcmd *jc, struct tpu_err *err)
 		jc->fd[s] = xcalloc(n, sizeof *jc->fd[s]);
 		jc->off[s] = xcalloc(n, sizeof *jc->off[s]);
 		jc->lines[s] = xcalloc(n, sizeof *jc->lines[s]);
-		for (i = 0; i < n; i++)
+		jc->tail[s] = xcalloc(n > 0 ? n : 1, sizeof *jc->tail[s]);
+		for (i = 0; i < n; i++) {
 			jc->fd[s][i] = -1;
+			buf_init(&jc->tail[s][i], BUF_NOCAP);
+		}
 	}
 	for (i = 0; i < n; i++) {
 		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
@@ -324,47 +340,12 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
     const char *data, size_t len, int eol)
 {
 	struct buf b;
-	char pre[48];
-	int fd = s == 1 ? 2 : 1;
+	int fd = s == 1 && jc->mode != FANOUT_OUT_JSONL ? 2 : 1;
 
 	if ((*nlines)++ < jc->since)
 		return;
 	buf_init(&b, BUF_NOCAP);
-	switch (jc->mode) {
-	case FANOUT_OUT_RAW:
-		buf_append(&b, data, len);
-		if (eol)
-			buf_puts(&b, "\n");
-		break;
-	case FANOUT_OUT_JSONL: {
-		cJSON *o = cJSON_CreateObject();
-		char *line = xstrndup(data, len), *t;
-
-		cJSON_AddStringToObject(o, "job", jc->spec.name);
-		cJSON_AddStringToObject(o, "node", who->node);
-		if (who->slice >= 0)
-			cJSON_AddNumberToObject(o, "slice", who->slice);
-		cJSON_AddNumberToObject(o, "worker", who->worker);
-		cJSON_AddStringToObject(
-		    o, "stream", s == 1 ? "stderr" : "stdout");
-		cJSON_AddStringToObject(o, "line", line);
-		if (!eol)
-			cJSON_AddBoolToObject(o, "eol", 0);
-		t = cJSON_PrintUnformatted(o);
-		buf_puts(&b, t);
-		buf_puts(&b, "\n");
-		cJSON_free(t);
-		cJSON_Delete(o);
-		free(line);
-		fd = 1;
-		break;
-	}
-	default:
-		buf_puts(&b,
-		    sshsel_prefix(pre, sizeof pre, who->slice, who->worker));
-		buf_append(&b, data, len);
-		buf_puts(&b, "\n");
-	}
+	fanout_format(&b, jc->mode, who, jc->spec.name, s + 1, data, len, eol);
 	write_all(fd, b.data, b.len);
 	buf_release(&b);
 }
@@ -376,6 +357,7 @@ on_output(
 	struct jobcmd *jc = arg;
 	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
 	int s = stream == 2 ? 1 : 0, eol = (flags & SSHPOOL_OUT_EOL) != 0;
+	struct buf *t;
 
 	jc->reached[i] = 1;
 	if (jc->rstate != NULL && jc->rstate[i] == 0) {
@@ -393,7 +375,41 @@ on_output(
 			write_all(jc->fd[s][i], "\n", 1);
 	}
 	jc->off[s][i] += len + (size_t)eol;
-	render(jc, &jc->who[i], &jc->lines[s][i], s, data, len, eol);
+	if (jc->tail[s] == NULL) {
+		render(jc, &jc->who[i], &jc->lines[s][i], s, data, len, eol);
+		return;
+	}
+	t = &jc->tail[s][i];
+	if (!eol && t->len + len < JOBCMD_TAIL_MAX) {
+		/* maybe a line cut by a dropped stream: its end may come */
+		buf_append(t, data, len);
+		return;
+	}
+	if (t->len == 0) {
+		render(jc, &jc->who[i], &jc->lines[s][i], s, data, len, eol);
+		return;
+	}
+	buf_append(t, data, len);
+	render(jc, &jc->who[i], &jc->lines[s][i], s, t->data, t->len, eol);
+	buf_release(t);
+	buf_init(t, BUF_NOCAP);
+}
+
+/* Show what target i holds of a line (eol 0): its stream ended there. */
+static void
+flush_tail(struct jobcmd *jc, size_t i)
+{
+	int s;
+
+	for (s = 0; s < 2 && jc->tail[s] != NULL; s++) {
+		struct buf *t = &jc->tail[s][i];
+
+		if (t->len > 0)
+			render(jc, &jc->who[i], &jc->lines[s][i], s, t->data,
+			    t->len, 0);
+		buf_release(t);
+		buf_init(t, BUF_NOCAP);
+	}
 }
 
 void
@@ -441,17 +457,46 @@ maybe_stop(struct jobcmd *jc)
 	*jc->abort = 1;
 }
 
-/* A stale cached description: stop the round to read it again. */
+/*
+ * A stream that ended (not dropped) in a round that shows output: what
+ * it held of a last line is shown.  A stale cached description: stop the round
+ * to read it again.
+ */
 static void
 on_done(void *arg, size_t ridx, const struct sshpool_result *r)
 {
 	struct jobcmd *jc = arg;
 	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
 
+	if (!jc->capture && (r->status == SSHPOOL_S_OK ||
+	                        r->status == SSHPOOL_S_REMOTE_NONZERO ||
+	                        r->status == SSHPOOL_S_SIGNALED))
+		flush_tail(jc, i); /* not a status round's end */
 	jc->rstate[i] = 2;
 	if (jc->refresh_ok && sshpool_status_unreachable(r->status))
 		jc->want_refresh = 1;
 	maybe_stop(jc);
+}
+
+/*
+ * Keepalive of the job's sessions (ssh/server_alive_interval and
+ * ssh/server_alive_count_max, as OpenSSH's ServerAliveInterval and
+ * ServerAliveCountMax): a worker silent for interval * (count + 1) is
+ * lost, not waited on forever.
+ */
+static void
+alive_opts(const struct jobcmd *jc, struct sshpool_opts *po)
+{
+	const char *v, *es;
+
+	if (jc->ctx == NULL)
+		return;
+	if ((v = config_get(jc->ctx->cfg, "ssh/server_alive_interval")) != NULL)
+		po->alive_interval_ms =
+		    (int)tpu_strtonum(v, 0, 3600, &es) * 1000;
+	if ((v = config_get(jc->ctx->cfg, "ssh/server_alive_count_max")) !=
+	    NULL)
+		po->alive_count_max = (int)tpu_strtonum(v, 1, 100, &es);
 }
 
 int
@@ -485,9 +530,10 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		    SSHPOOL_F_LINES | (fail_fast ? SSHPOOL_F_FAIL_FAST : 0);
 		po.command_timeout_ms = timeout_s * 1000;
 		po.on_output = on_output;
-		po.on_done = jc->refresh_ok ? on_done : NULL;
+		po.on_done = on_done;
 		po.arg = jc;
 		po.abort = jc->abort;
+		alive_opts(jc, &po);
 		jc->map = map;
 		rc = sshpool_run(sub, k, &po, sres, err);
 		jc->map = NULL;
@@ -768,6 +814,8 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			         "dropping; its end is missing here "
 			         "(tpuctl logs %s shows it)",
 			    jc->who[i].node, jc->who[i].worker, jc->spec.name);
+	for (i = 0; i < n; i++)
+		flush_tail(jc, i); /* lost, interrupted, timed out */
 	for (i = 0; relaunch != NULL && i < n; i++)
 		free(relaunch[i]);
 	free(relaunch);

@@ -91,6 +91,12 @@ static const struct config_key keys[] = {
 	    "tpuctl's pinned worker host keys", CONFIG_K_PATH, 0, 0, NULL },
 	{ "ssh/port", "22", "SSH port of the workers", CONFIG_K_INT, 1, 65535,
 	    NULL },
+	{ "ssh/server_alive_count_max", "3",
+	    "unanswered keepalives before a job's worker is lost", CONFIG_K_INT,
+	    1, 100, NULL },
+	{ "ssh/server_alive_interval", "15",
+	    "seconds of silence before a keepalive to a job's worker; 0: none",
+	    CONFIG_K_INT, 0, 3600, NULL },
 	{ "ssh/user", NULL, "remote user name (default: the local user)",
 	    CONFIG_K_STRING, 0, 0, NULL },
 };

@@ -95,6 +95,7 @@ struct worker {
 	struct libssh2_agent_publickey *ident;
 	int agent_done; /* every agent identity tried (or no agent) */
 	int zero[2];    /* stream read returned 0 (EOF) */
+	int64_t rx_ms;  /* the last byte read from the server (keepalive) */
 };
 
 struct pool {
@@ -108,6 +109,9 @@ struct pool {
 	int connect_only; /* sshpool_connect: stop after userauth */
 	int stopping;     /* fail-fast or abort: start nothing, stop all */
 	int aborted;
+	int alive_s;      /* keepalive interval (s); 0: none */
+	int alive_count;  /* unanswered keepalives before lost */
+	int64_t alive_ms; /* silence after which a worker is lost */
 };
 
 static ssize_t
@@ -129,6 +133,19 @@ recv_plain(libssh2_socket_t fd, void *p, size_t len, int flags, void **abstract)
 	(void)abstract;
 	n = recv(fd, p, len, flags);
 	return n < 0 ? -errno : n;
+}
+
+/* recv_plain for a session of the pool: *abstract is its worker, whose
+   rx_ms it stamps (keepalive).  A session handed over to a sshpool_conn
+   goes back to recv_plain: the worker is gone then. */
+static ssize_t
+recv_stamp(libssh2_socket_t fd, void *p, size_t len, int flags, void **abstract)
+{
+	ssize_t n = recv_plain(fd, p, len, flags, abstract);
+
+	if (n > 0 && abstract != NULL && *abstract != NULL)
+		((struct worker *)*abstract)->rx_ms = tpu_now_ms();
+	return n;
 }
 
 const char *
@@ -482,7 +499,7 @@ set_hostkey_pref(LIBSSH2_SESSION *s, const char *want)
 static int
 new_session(struct pool *p, struct worker *w)
 {
-	w->s = libssh2_session_init();
+	w->s = libssh2_session_init_ex(NULL, NULL, NULL, w);
 	if (w->s == NULL) {
 		finish(p, w, SSHPOOL_S_PROTOCOL,
 		    "worker %d: cannot create an SSH session", w->t->worker);
@@ -491,7 +508,7 @@ new_session(struct pool *p, struct worker *w)
 	libssh2_session_callback_set(
 	    w->s, LIBSSH2_CALLBACK_SEND, (void *)send_nosig);
 	libssh2_session_callback_set(
-	    w->s, LIBSSH2_CALLBACK_RECV, (void *)recv_plain);
+	    w->s, LIBSSH2_CALLBACK_RECV, (void *)recv_stamp);
 	libssh2_session_set_blocking(w->s, 0);
 	set_hostkey_pref(w->s,
 	    w->hostkey_pref != NULL ? w->hostkey_pref : HOSTKEY_DEFAULT_PREF);
@@ -722,6 +739,13 @@ step(struct pool *p, struct worker *w)
 				w->deadline_ms = 0;
 				w->st = W_DONE;
 				return;
+			}
+			if (p->alive_s > 0) {
+				/* a keepalive (want reply) after alive_s of
+				   silence: a live server answers it */
+				libssh2_keepalive_config(
+				    w->s, 1, (unsigned)p->alive_s);
+				w->rx_ms = tpu_now_ms();
 			}
 			w->st = W_OPEN;
 			break;
@@ -1037,6 +1061,16 @@ run_pool(const struct sshpool_target *targets, size_t n,
 	p.retry_ms = o->auth_retry_ms > 0 ? o->auth_retry_ms : 1000;
 	p.retry_max_ms = o->auth_retry_max_ms > 0 ? o->auth_retry_max_ms : 5000;
 	p.line_max = o->line_max > 0 ? o->line_max : 16384;
+	if (o->alive_interval_ms > 0) {
+		/* whole seconds for libssh2, which takes 1 as 2 */
+		p.alive_s = (o->alive_interval_ms + 999) / 1000;
+		if (p.alive_s < 2)
+			p.alive_s = 2;
+		p.alive_count = o->alive_count_max > 0 ? o->alive_count_max : 3;
+		/* as OpenSSH: lost at the interval after the last unanswered
+		   keepalive */
+		p.alive_ms = (int64_t)p.alive_s * 1000 * (p.alive_count + 1);
+	}
 	p.pubkeyfile = o->pubkeyfile;
 	if (p.pubkeyfile == NULL && o->keyfile != NULL) {
 		defpub = xasprintf("%s.pub", o->keyfile);
@@ -1135,6 +1169,27 @@ run_pool(const struct sshpool_target *targets, size_t n,
 			}
 			if (w->deadline_ms != 0 && w->deadline_ms < wake)
 				wake = w->deadline_ms;
+			if (p.alive_s > 0 && w->st >= W_OPEN &&
+			    w->st <= W_WAIT_CLOSED) {
+				int next = 0;
+
+				if (now - w->rx_ms >= p.alive_ms) {
+					finish(&p, w, SSHPOOL_S_PROTOCOL,
+					    "worker %d (%s:%d): connection "
+					    "lost: no answer to %d keepalives "
+					    "in %lld s",
+					    w->t->worker, w->t->host,
+					    w->t->port, p.alive_count,
+					    (long long)(p.alive_ms / 1000));
+					continue;
+				}
+				/* an error shows on the next read */
+				(void)libssh2_keepalive_send(w->s, &next);
+				if (next > 0 && now + next * 1000LL < wake)
+					wake = now + next * 1000LL;
+				if (w->rx_ms + p.alive_ms < wake)
+					wake = w->rx_ms + p.alive_ms;
+			}
 		}
 
 		/* poll the sockets */
@@ -1230,6 +1285,8 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		conn->fd = p.w[0].fd;
 		conn->target = &targets[0];
 		conn->sftp = NULL;
+		libssh2_session_callback_set(
+		    p.w[0].s, LIBSSH2_CALLBACK_RECV, (void *)recv_plain);
 		p.w[0].s = NULL;
 		p.w[0].fd = -1;
 	}

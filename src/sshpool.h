@@ -108,6 +108,17 @@ struct sshpool_opts {
 	int auth_retry_max_ms;  /* delay cap (doubling); 0: 5000 */
 	size_t line_max;        /* line buffer per stream; 0: 16384 */
 	/*
+	 * Keepalive (OpenSSH's ServerAliveInterval / ServerAliveCountMax):
+	 * once a session runs its command, a keepalive asking for a reply
+	 * goes to a server silent for alive_interval_ms (whole seconds, at
+	 * least 2); a server from which nothing came for interval *
+	 * (alive_count_max + 1) is lost: SSHPOOL_S_PROTOCOL "connection
+	 * lost: no answer to N keepalives" (a frozen worker, packets
+	 * dropped without a FIN or RST).  0: no keepalive; count 0: 3.
+	 */
+	int alive_interval_ms;
+	int alive_count_max;
+	/*
 	 * Output of target idx on stream 1 (stdout) or 2 (stderr): a line
 	 * (SSHPOOL_F_LINES; longer lines come in line_max pieces, a last
 	 * line without '\n' is flushed at EOF) or a raw chunk.  data is only

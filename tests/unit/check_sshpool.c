@@ -51,6 +51,8 @@ struct seen {
 	size_t bytes[NSRV];
 	EVP_MD_CTX *md;
 	int kill_on_output;
+	int stop_on_output; /* SIGSTOP instead: the pid in stopped */
+	long stopped;
 	int alarm_on_done;
 	volatile sig_atomic_t *abort_after_first;
 };
@@ -112,6 +114,13 @@ on_output(
 
 		if (pid > 1)
 			kill((pid_t)pid, SIGKILL);
+	}
+	if (s->stop_on_output && stream == 1 && s->stopped == 0) {
+		/* the line is the pid of the sshd session process */
+		long pid = strtol(d, NULL, 10);
+
+		if (pid > 1 && kill((pid_t)pid, SIGSTOP) == 0)
+			s->stopped = pid;
 	}
 }
 
@@ -417,6 +426,45 @@ START_TEST(test_d8_sshd_killed)
 	ck_assert_int_eq(r[0].status, SSHPOOL_S_PROTOCOL);
 	ck_assert_ptr_nonnull(strstr(r[0].msg, "connection lost"));
 	ck_assert_int_eq(r[1].status, SSHPOOL_S_OK);
+	results_release(r, 2);
+}
+END_TEST
+
+/*
+ * Keepalive: worker 0's sshd session process frozen (SIGSTOP: no FIN, no
+ * RST, the kernel still acks) is lost after interval * (count + 1);
+ * worker 1, quiet for longer than that but alive, answers the
+ * keepalives and ends well.
+ */
+START_TEST(test_keepalive_lost)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct tpu_err err;
+	int64_t t0, dt;
+
+	seen_init();
+	seen.stop_on_output = 1;
+	opts_init(&o,
+	    "[ \"$TPU_WORKER_ID\" = 0 ] && { echo $PPID; sleep 30; }; "
+	    "sleep 6");
+	o.alive_interval_ms = 2000;
+	o.alive_count_max = 1;
+	t0 = tpu_now_ms();
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), TPU_E_PARTIAL);
+	dt = tpu_now_ms() - t0;
+	if (seen.stopped > 0) {
+		kill((pid_t)seen.stopped, SIGKILL);
+		kill((pid_t)seen.stopped, SIGCONT);
+	}
+	ck_assert_int_gt(seen.stopped, 1);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_PROTOCOL);
+	ck_assert_ptr_nonnull(
+	    strstr(r[0].msg, "no answer to 1 keepalives in 4 s"));
+	ck_assert_int_ge(r[0].duration_ms, 3500);
+	ck_assert_int_lt(r[0].duration_ms, 6000);
+	ck_assert_int_eq(r[1].status, SSHPOOL_S_OK);
+	ck_assert_int_lt(dt, 12000);
 	results_release(r, 2);
 }
 END_TEST
@@ -1421,6 +1469,7 @@ sshpool_suite(void)
 	tcase_add_test(tc, test_d7_signal);
 	tcase_add_test(tc, test_d8_sshd_killed);
 	tcase_add_test(tc, test_d9_command_timeout);
+	tcase_add_test(tc, test_keepalive_lost);
 	tcase_add_test(tc, test_d10_auth_retry);
 	tcase_add_test(tc, test_d11_big_output_raw);
 	tcase_add_test(tc, test_d11_big_output_lines);
