@@ -8,8 +8,9 @@
 #                      sanitizer pass of .ci/run; tests/reliability/
 #                      san-coverage.sh checks that they reach every
 #                      command); with TESTS, both must select a test.
-#   E2E_RESULTS=FILE   appends one line "NAME ok|FAIL|SKIP SECONDS" per
-#                      test to FILE (read by make report).
+#   E2E_RESULTS=FILE   appends one line "NAME ok|FAIL|SKIP SECONDS LEAKS"
+#                      per test to FILE (read by make report; LEAKS: the
+#                      LeakSanitizer reports in its log).
 #   E2E_NO_SKIP=1      a skipped test fails, unless its reason matches a
 #                      line of skip-allow.txt (what CI's machine cannot do).
 #   E2E_TIMEOUT        seconds per test (300).
@@ -49,9 +50,11 @@ allowed() {
 	return 1
 }
 
-# result NAME STATUS SECONDS: one line of $E2E_RESULTS.
+# result NAME STATUS SECONDS: one line of $E2E_RESULTS (uses $log).
 result() {
-	[ -z "${E2E_RESULTS:-}" ] || echo "$1 $2 $3" >>"$E2E_RESULTS"
+	[ -n "${E2E_RESULTS:-}" ] || return 0
+	echo "$1 $2 $3 $(grep -c 'ERROR: LeakSanitizer' "$log" 2>/dev/null)" \
+	    >>"$E2E_RESULTS"
 }
 
 # Every name in TESTS must select a test.
