@@ -199,8 +199,10 @@ build/fuzz/%: tests/fuzz/%.c $(SRC_C) $(EMU_C)
 		-o $@ $< $(SRC_C) $(if $(findstring fuzz_emu_,$@),$(EMU_C)) \
 		$(LIBS) $(EMU_LIBS)
 
+# RELIABILITY.md S12 (no crash or UB on hostile input): every target
+# under ASan+UBSan, FUZZ_SECONDS each (CI 8, make check-deep 60).
 fuzz: $(FUZZ_BIN)
-	@for f in $(FUZZ_BIN); do \
+	@nt=0; for f in $(FUZZ_BIN); do \
 		n=$$(basename $$f); corpus=tests/fuzz/corpus/$$n; \
 		mkdir -p build/fuzz/corpus/$$n $$corpus; \
 		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
@@ -208,7 +210,9 @@ fuzz: $(FUZZ_BIN)
 		$$f $$dict -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
 			build/fuzz/corpus/$$n $$corpus 2>build/fuzz/$$n.log \
 			|| { tail -50 build/fuzz/$$n.log; exit 1; }; \
-	done
+		nt=$$((nt + 1)); \
+	done; \
+	echo "fuzz (S12): $$nt targets, $(FUZZ_SECONDS) s each, no crash"
 
 bench: all
 	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) tests/bench/run.sh

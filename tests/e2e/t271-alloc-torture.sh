@@ -1,7 +1,7 @@
 #!/bin/sh
 # RELIABILITY.md G1, allocation torture: tests/reliability/failmalloc.c
 # (LD_PRELOAD) fails the n-th malloc/calloc/realloc of a tpuctl run, for
-# n = 1..30 and 30 more spread over all the allocations the command makes,
+# n = 1..15 and 25 more spread over all the allocations the command makes,
 # over ten commands (local ones, API reads, create, upload, download, ssh
 # fan-out).  Every run ends cleanly: exit 0 with exactly the output of a
 # normal run (read-only commands), a documented exit status (1-9) with a
@@ -45,8 +45,8 @@ torture() {
 	    fail "$name: the normal run failed: $(cat "$T/referr")"
 	total=$(cat "$T/count")
 	ns=$(awk -v t="$total" 'BEGIN {
-	    for (i = 1; i <= 30 && i <= t; i++) print i
-	    for (k = 1; k <= 30; k++) { n = int(30 + k * (t - 30) / 30); if (n > 30) print n } }' |
+	    for (i = 1; i <= 15 && i <= t; i++) print i
+	    for (k = 1; k <= 25; k++) { n = int(15 + k * (t - 15) / 25); if (n > 15) print n } }' |
 	    sort -un)
 	for n in $ns; do
 		set +e
