@@ -140,7 +140,7 @@ SAN_ENV = ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 	UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 .PHONY: check-san check-deep
 check-san:
-	sh tests/reliability/san-coverage.sh >/dev/null
+	sh tests/reliability/san-coverage.sh
 	$(MAKE) SANITIZE=address,undefined all
 	$(SAN_ENV) $(MAKE) SANITIZE=address,undefined unit
 	$(SAN_ENV) E2E_SAN_ONLY=1 $(MAKE) SANITIZE=address,undefined e2e
