@@ -2,6 +2,8 @@
 #   make                       build
 #   make check                 unit (Check) and end-to-end tests
 #   make SANITIZE=address,undefined check
+#   make check-san             unit + tests/e2e/san.txt under ASan+UBSan (CI)
+#   make check-deep            all e2e under ASan+UBSan, valgrind, long fuzz
 #   make lint                  clang-format, banned calls, mandoc, shellcheck
 #   make fuzz                  libFuzzer targets, FUZZ_SECONDS each
 #   make bench                 peer comparisons (tests/bench)
@@ -125,9 +127,34 @@ unit: $(UNIT_BIN)
 	exit $$fail
 
 e2e: all
-	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) tests/e2e/run.sh
+	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) \
+	E2E_RESULTS=$${E2E_RESULTS:-$(CURDIR)/$(B)/e2e-results.txt} \
+	tests/e2e/run.sh
 
 check: all unit e2e
+
+# The sanitizer pass of .ci/run: every unit test and the end-to-end tests
+# of tests/e2e/san.txt (chosen to reach every command; san-coverage.sh
+# checks) in the ASan+UBSan build, leaks fatal.
+SAN_ENV = ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+	UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+.PHONY: check-san check-deep
+check-san:
+	sh tests/reliability/san-coverage.sh
+	$(MAKE) SANITIZE=address,undefined all
+	$(SAN_ENV) $(MAKE) SANITIZE=address,undefined unit
+	$(SAN_ENV) E2E_SAN_ONLY=1 $(MAKE) SANITIZE=address,undefined e2e
+
+# What CI leaves out for time: every end-to-end test under ASan+UBSan,
+# the valgrind runs at full length (t279 with E2E_DEEP=1, G5) and each
+# fuzz target for DEEP_FUZZ_SECONDS.
+DEEP_FUZZ_SECONDS ?= 60
+check-deep:
+	$(MAKE) SANITIZE=address,undefined all
+	$(SAN_ENV) $(MAKE) SANITIZE=address,undefined check
+	$(MAKE) all
+	E2E_DEEP=1 TESTS=t279 $(MAKE) e2e
+	$(MAKE) fuzz FUZZ_SECONDS=$(DEEP_FUZZ_SECONDS)
 
 lint: check-format
 	@echo "== banned calls"
@@ -172,8 +199,10 @@ build/fuzz/%: tests/fuzz/%.c $(SRC_C) $(EMU_C)
 		-o $@ $< $(SRC_C) $(if $(findstring fuzz_emu_,$@),$(EMU_C)) \
 		$(LIBS) $(EMU_LIBS)
 
+# RELIABILITY.md S12 (no crash or UB on hostile input): every target
+# under ASan+UBSan, FUZZ_SECONDS each (CI 8, make check-deep 60).
 fuzz: $(FUZZ_BIN)
-	@for f in $(FUZZ_BIN); do \
+	@nt=0; for f in $(FUZZ_BIN); do \
 		n=$$(basename $$f); corpus=tests/fuzz/corpus/$$n; \
 		mkdir -p build/fuzz/corpus/$$n $$corpus; \
 		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
@@ -181,7 +210,9 @@ fuzz: $(FUZZ_BIN)
 		$$f $$dict -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
 			build/fuzz/corpus/$$n $$corpus 2>build/fuzz/$$n.log \
 			|| { tail -50 build/fuzz/$$n.log; exit 1; }; \
-	done
+		nt=$$((nt + 1)); \
+	done; \
+	echo "fuzz (S12): $$nt targets, $(FUZZ_SECONDS) s each, no crash"
 
 bench: all
 	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) tests/bench/run.sh

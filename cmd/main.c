@@ -22,6 +22,7 @@
 #include "output.h"
 #include "util.h"
 #include "version.h"
+#include "xmalloc.h"
 
 /*
  * Global flags.  Those with a config key land in the config's flag layer,
@@ -209,6 +210,11 @@ main(int argc, char **argv)
 	const char *fmt;
 	int rc, status;
 
+	/* cJSON allocates through xmalloc: a failed allocation aborts with
+	   "out of memory" instead of a NULL item that prints as an empty
+	   value (t271, allocation torture). */
+	cJSON_InitHooks(
+	    &(cJSON_Hooks){ .malloc_fn = xmalloc, .free_fn = free });
 	memset(&ctx, 0, sizeof ctx);
 	tpu_err_init(&err);
 	ctx.prog = "tpuctl";

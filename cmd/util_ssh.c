@@ -539,8 +539,16 @@ pin_hostkeys(struct sshcmd *sc, struct sshcmd_set *set,
 		    &sc->tc.api, "POST", path, NULL, body, 1, &ga, err);
 		cJSON_Delete(body);
 		body = NULL;
-		if (rc != 0 || (rc = pin_reply(&kh, id, ga, sel, sl->nworkers,
-		                    &missing, err)) != 0)
+		if (rc != 0) {
+			/* fails closed, whatever --strict-host-key-checking */
+			tpu_error_prefix(err,
+			    "node '%s': reading its host keys "
+			    "(getGuestAttributes)",
+			    sl->name);
+			goto out;
+		}
+		if ((rc = pin_reply(
+		         &kh, id, ga, sel, sl->nworkers, &missing, err)) != 0)
 			goto out;
 		/* with --strict-host-key-checking=no nothing is worth
 		   waiting for: an unpublished key is accepted anyway */

@@ -1,8 +1,16 @@
 #!/bin/sh
 # Run every end-to-end test (tests/e2e/t*.sh), each with a time limit, and
-# close with the line "e2e: N passed, N failed, N skipped".
+# close with the slowest ten and the line "e2e: N passed, N failed,
+# N skipped".
 #   TESTS="t001 t010"  selects tests by number or full name; a name that
 #                      matches no test is a failure (a typo runs nothing).
+#   E2E_SAN_ONLY=1     runs only the tests listed in san.txt (the
+#                      sanitizer pass of .ci/run; tests/reliability/
+#                      san-coverage.sh checks that they reach every
+#                      command); with TESTS, both must select a test.
+#   E2E_RESULTS=FILE   appends one line "NAME ok|FAIL|SKIP SECONDS LEAKS"
+#                      per test to FILE (read by make report; LEAKS: the
+#                      LeakSanitizer reports in its log).
 #   E2E_NO_SKIP=1      a skipped test fails, unless its reason matches a
 #                      line of skip-allow.txt (what CI's machine cannot do).
 #   E2E_TIMEOUT        seconds per test (300).
@@ -24,6 +32,8 @@ failed=0
 skipped=0
 failures=""
 skips=""
+times="$logdir/e2e-times.$$"
+: >"$times"
 
 # allowed REASON: the reason matches an ERE line of skip-allow.txt (its
 # lines starting with # and blank lines are comments).
@@ -38,6 +48,13 @@ allowed() {
 	fi
 	rm -f "$logdir/e2e-allow.$$"
 	return 1
+}
+
+# result NAME STATUS SECONDS: one line of $E2E_RESULTS (uses $log).
+result() {
+	[ -n "${E2E_RESULTS:-}" ] || return 0
+	echo "$1 $2 $3 $(grep -c 'ERROR: LeakSanitizer' "$log" 2>/dev/null)" \
+	    >>"$E2E_RESULTS"
 }
 
 # Every name in TESTS must select a test.
@@ -68,15 +85,22 @@ for t in "$dir"/t*.sh; do
 		*) continue ;;
 		esac
 	fi
+	if [ "${E2E_SAN_ONLY:-0}" = 1 ] &&
+	    ! sed 's/[[:space:]]*#.*//' "$dir/san.txt" |
+	    grep -qx -e "${name%%-*}" -e "$name"; then
+		continue
+	fi
 	log="$logdir/e2e-$name.log"
 	start=$(date +%s)
 	timeout -k 10 "$limit" sh "$t" >"$log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
+	echo "$secs $name" >>"$times"
 	reasons=$(sed -n 's/^SKIP: [^:]*: //p' "$log")
 	if [ $rc -eq 0 ] && [ -z "$reasons" ]; then
 		pass=$((pass + 1))
 		echo "ok   $name ($secs s)"
+		result "$name" ok "$secs"
 		rm -f "$log"
 		continue
 	fi
@@ -95,6 +119,7 @@ for t in "$dir"/t*.sh; do
 				echo "SKIP $name ($secs s): $r"
 			done
 			echo "     log kept: $log"
+			result "$name" SKIP "$secs"
 			continue
 		fi
 		printf '%s\n' "$bad" | while IFS= read -r r; do
@@ -106,10 +131,17 @@ for t in "$dir"/t*.sh; do
 	fi
 	failed=$((failed + 1))
 	failures="$failures $name"
+	result "$name" FAIL "$secs"
 	sed 's/^/    /' "$log" | tail -40
 	echo "     log kept: $log"
 done
 
+if [ -s "$times" ]; then
+	echo "slowest 10 (s):"
+	sort -rn "$times" | head -10 | sed 's/^/    /'
+	echo "total: $(awk '{ s += $1 } END { print s }' "$times") s"
+fi
+rm -f "$times"
 [ -n "${E2E_LOG_DIR:-}" ] || rmdir "$logdir" 2>/dev/null || true
 [ -z "$skips" ] || echo "skipped:$skips"
 [ -z "$failures" ] || echo "failed:$failures"

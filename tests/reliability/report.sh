@@ -1,8 +1,12 @@
 #!/bin/sh
 # Print the reliability matrix of tests/reliability/README.md: one line
-# per row id of RELIABILITY.md with its status and the tests that cover
-# it, then the counts per status.  Exit 1 when the table is missing or
-# a line of it is malformed or names a test that does not exist.
+# per row id of RELIABILITY.md with its status, the tests that cover it
+# and how its end-to-end tests did in the last run (read from
+# build/default/e2e-results.txt, which make e2e writes: "pass", "FAIL",
+# "skip", "not run"), then the counts per status and the LeakSanitizer
+# reports of the last sanitizer run (build/san/e2e-results.txt).  Exit 1
+# when the table is missing, a line of it is malformed or names a test
+# that does not exist, or a named test failed in the last run.
 set -eu
 top="$(dirname "$0")/../.."
 readme="$top/tests/reliability/README.md"
@@ -20,7 +24,41 @@ for t in $(awk -F'|' '/^\| row \| status/ { on = 1; next }
 		missing=1
 	fi
 done
-awk -F'|' '
+res="$top/build/default/e2e-results.txt"
+san="$top/build/san/e2e-results.txt"
+[ -f "$res" ] || res=/dev/null
+[ -f "$san" ] || san=/dev/null
+awk -F'|' -v res="$res" -v san="$san" '
+BEGIN {
+	# the last line per test wins (make e2e appends)
+	while ((getline l < res) > 0) {
+		split(l, f, " "); sub(/-.*/, "", f[1]); last[f[1]] = f[2]
+	}
+	while ((getline l < san) > 0) {
+		split(l, f, " "); sub(/-.*/, "", f[1]); slast[f[1]] = f[2]
+		sleak[f[1]] = f[4] + 0
+	}
+	for (t in sleak) leaks += sleak[t]
+	for (t in slast) sanruns++
+}
+# runstate TESTS: how the t-tests of a row did in the last run.
+function runstate(tests,    a, k, i, t, st, nrun, nt) {
+	k = split(tests, a, /[ ,]+/)
+	st = ""
+	for (i = 1; i <= k; i++) {
+		t = a[i]
+		if (t !~ /^t[0-9]+$/) continue
+		nt++
+		if (!(t in last)) continue
+		nrun++
+		if (last[t] == "FAIL") st = "FAIL"
+		else if (last[t] == "SKIP" && st != "FAIL") st = "skip"
+	}
+	if (nt == 0) return "unit"
+	if (nrun == 0) return "not run"
+	if (st != "") return st
+	return nrun == nt ? "pass" : "part run"
+}
 /^\| row \| status/ { intable = 1; next }
 intable && /^\|---/ { next }
 intable && /^\|/ {
@@ -43,7 +81,10 @@ intable && /^\|/ {
 		    > "/dev/stderr"
 		bad = 1
 	}
-	printf "%-22s %-12s %s\n", row, st, tests == "" ? "-" : tests
+	r = tests == "" ? "-" : runstate(tests)
+	if (r == "FAIL") { failed = 1; nfail++ }
+	if (r == "pass") npass++
+	printf "%-22s %-12s %-9s %s\n", row, st, r, tests == "" ? "-" : tests
 	n[st]++
 	total++
 	next
@@ -56,6 +97,13 @@ END {
 	}
 	printf "\n%d rows: %d covered, %d partial, %d not covered\n", total,
 	    n["covered"], n["partial"], n["not covered"]
-	exit bad
+	printf "last run (%s): %d rows passed, %d with a failed test\n", res,
+	    npass, nfail
+	if (sanruns > 0)
+		printf "sanitizer run (%s): %d tests, %d LeakSanitizer reports\n",
+		    san, sanruns, leaks
+	else
+		printf "sanitizer run: none recorded (make check-san)\n"
+	exit (bad || failed)
 }' "$readme" || exit 1
 exit $missing
