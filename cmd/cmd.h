@@ -100,4 +100,12 @@ void cmd_print_help(FILE *, const struct cmd_entry *, const char *path);
 /* Print "usage: tpuctl <usage>" for e (and its children) to fp. */
 void cmd_print_usage(FILE *, const struct cmd_entry *);
 
+/*
+ * gcloud's flags and commands tpuctl refuses with a reason: the reason
+ * for flag arg ("--range" or "--range=x") of command path cmd ("tpuctl
+ * create"), or for the command cmd itself; NULL when there is none.
+ */
+const char *cmd_gcloud_refusal(const char *cmd, const char *arg);
+const char *cmd_gcloud_missing(const char *cmd);
+
 #endif
