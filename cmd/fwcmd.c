@@ -28,7 +28,7 @@ fwcmd_read_node(struct tpu_ctx *ctx, const char *name, char *gen, size_t genlen,
 	char *path;
 	int rc;
 
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	path = tpuapi_node_path(&tc.api, tc.zone, name);
 	rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &node, err);

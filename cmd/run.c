@@ -526,7 +526,7 @@ maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct restart *r,
 		return 0;
 	run_abort = 0;
 	tpu_err_init(&e);
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, &e)) != 0) {
+	if ((rc = tpucmd_open(ctx, &tc, &e)) != 0) {
 		log_warn("job %s: cannot read node '%s': %s", jc->spec.name,
 		    jc->spec.slice, e.msg);
 		return 0;

@@ -48,6 +48,12 @@ cmd_current(void)
 	return current;
 }
 
+int
+cmd_needs(void)
+{
+	return current != NULL ? current->flags : 0;
+}
+
 const char *
 cmd_current_path(void)
 {

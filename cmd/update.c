@@ -336,7 +336,7 @@ update_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    (rc = opts_check(&o, err)) != 0 ||
 	    (rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)
 		goto out;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		goto out;
 	path = tpuapi_node_path(&tc.api, tc.zone, name);
 	for (attempt = 1;; attempt++) {
