@@ -107,6 +107,8 @@ command_of() {
 
 nflags=0
 bad=0
+nok=0
+nrefused=0
 for f in "$HELP"/help-*.txt; do
 	c=$(basename "$f" .txt)
 	c=${c#help-}
@@ -123,8 +125,9 @@ for f in "$HELP"/help-*.txt; do
 		# shellcheck disable=SC2086 # $base is words
 		"$TPUCTL" --dry-run $base "$arg" </dev/null >"$T/out" 2>"$T/err" || rc=$?
 		case $rc in
-		0) ;;
+		0) nok=$((nok + 1)) ;;
 		2)
+			nrefused=$((nrefused + 1))
 			# one line naming the flag, or the command when tpuctl
 			# refuses the whole command with its reason
 			if [ "$(wc -l <"$T/err")" -ne 1 ] ||
@@ -143,4 +146,5 @@ for f in "$HELP"/help-*.txt; do
 	done
 done
 [ "$nflags" -gt 150 ] || fail "only $nflags flags read from $HELP"
+echo "$nflags gcloud flags: $nok accepted, $nrefused refused with a reason"
 [ "$bad" -eq 0 ] || fail "$bad of $nflags gcloud flags neither accepted nor refused with a reason"
