@@ -46,7 +46,7 @@ value() {
 	--description) echo text ;;
 	--labels | --update-labels) echo env=prod ;;
 	--remove-labels | --remove-metadata) echo env ;;
-	--metadata | --update-metadata) echo k=v ;;
+	--metadata | --update-metadata) echo startup-script=true ;;
 	--metadata-from-file) echo "startup-script=$T/f" ;;
 	--tags | --add-tags | --remove-tags) echo t1 ;;
 	--scopes) echo cloud-platform ;;
@@ -128,6 +128,7 @@ for f in "$HELP"/help-*.txt; do
 		0) nok=$((nok + 1)) ;;
 		2)
 			nrefused=$((nrefused + 1))
+			echo "refused: $c $arg: $(head -1 "$T/err")"
 			# one line naming the flag, or the command when tpuctl
 			# refuses the whole command with its reason
 			if [ "$(wc -l <"$T/err")" -ne 1 ] ||
