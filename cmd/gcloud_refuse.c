@@ -56,9 +56,6 @@ static const struct {
 	{ "tpuctl update", "--add-tags", not_yet },
 	{ "tpuctl update", "--remove-tags", not_yet },
 	{ "tpuctl update", "--clear-tags", not_yet },
-	{ "tpuctl update", "--update-metadata",
-	    "not implemented in tpuctl yet (issue 17): use --metadata "
-	    "k=v,... (it merges into the node's metadata)" },
 	{ "tpuctl update", "--clear-metadata", not_yet },
 	{ "tpuctl update", "--attach-disk", not_yet },
 	{ "tpuctl update", "--detach-disk", not_yet },
