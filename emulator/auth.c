@@ -68,20 +68,13 @@ A(struct emu *e)
 
 /* ---- base64url ---- */
 
+/* A base64 or base64url character's value (clients send either), or -1. */
 static int
 b64val(int c)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-' || c == '+')
-		return 62;
-	if (c == '_' || c == '/')
-		return 63;
-	return -1;
+	int v = tpu_b64_value((unsigned char)c, TPU_B64_URL);
+
+	return v >= 0 ? v : tpu_b64_value((unsigned char)c, 0);
 }
 
 /* Decode n chars of base64url (padding optional); NULL when invalid. */
