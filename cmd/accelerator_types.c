@@ -19,7 +19,7 @@ static const struct cmd_entry accelerator_types_children[] = {
 	    .summary = "list the accelerator types a zone offers",
 	    .min_args = 0,
 	    .max_args = 0,
-	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_ZONE_ANY,
 	    .exec = accelerator_types_list,
 	},
 	{ .name = NULL },

@@ -101,6 +101,6 @@ const struct cmd_entry cmd_cancel_entry = {
 	.summary = "stop a job on every worker",
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_NEEDS_AUTH | CMD_SSH,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_SSH,
 	.exec = cancel_exec,
 };

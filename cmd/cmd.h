@@ -13,11 +13,12 @@
 enum cmd_flags {
 	CMD_NEEDS_AUTH = (1 << 0),      /* talks to Google: credentials */
 	CMD_NEEDS_PROJECT = (1 << 1),   /* needs core/project */
-	CMD_NEEDS_ZONE = (1 << 2),      /* needs compute/zone */
+	CMD_NEEDS_ZONE = (1 << 2),      /* needs compute/zone (and project) */
 	CMD_SSH = (1 << 3),             /* opens SSH sessions */
 	CMD_HIDDEN = (1 << 4),          /* not in "tpuctl help" */
 	CMD_DEFINES_PROFILE = (1 << 5), /* "config set": no "profile 'ci'
 	                                   is not defined" warning */
+	CMD_ZONE_ANY = (1 << 6),        /* --zone - (every zone) allowed */
 };
 
 struct cmd_entry {
@@ -61,6 +62,14 @@ int cmd_usage_wanted(void);
 
 /* The entry whose usage a usage error should print (the deepest reached). */
 const struct cmd_entry *cmd_current(void);
+
+/*
+ * The flags (enum cmd_flags) of the entry cmd_dispatch runs: what it
+ * declares it needs.  Project and zone come from options and operands
+ * (a full resource name sets both), so they are checked when the command
+ * opens the API (tpucmd_open), by these flags, not before exec.
+ */
+int cmd_needs(void);
 /* "tpuctl data cp": the full name of the current command. */
 const char *cmd_current_path(void);
 
@@ -99,5 +108,13 @@ void cmd_print_help(FILE *, const struct cmd_entry *, const char *path);
 
 /* Print "usage: tpuctl <usage>" for e (and its children) to fp. */
 void cmd_print_usage(FILE *, const struct cmd_entry *);
+
+/*
+ * gcloud's flags and commands tpuctl refuses with a reason: the reason
+ * for flag arg ("--range" or "--range=x") of command path cmd ("tpuctl
+ * create"), or for the command cmd itself; NULL when there is none.
+ */
+const char *cmd_gcloud_refusal(const char *cmd, const char *arg);
+const char *cmd_gcloud_missing(const char *cmd);
 
 #endif

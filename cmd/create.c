@@ -254,7 +254,7 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	const cJSON *z;
 	char run_id[17];
 	int64_t deadline;
-	const char *zone = NULL;
+	const char *zone = NULL, *name;
 	int ch, rc, stockout = 0, nzones;
 
 	memset(&o, 0, sizeof o);
@@ -290,8 +290,15 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	argv += optind;
 	if ((rc = cmd_check_operands(&cmd_create_entry, argc, argv, err)) != 0)
 		return rc;
-	if ((rc = catalog_node_name_validate(argv[0], err)) != 0)
+	/* a full resource name sets project and zone (one zone: no --zones) */
+	name = argv[0];
+	if ((rc = tpucmd_name(ctx, TPUCMD_NAME_NODE, &name, err)) != 0)
 		return rc;
+	if (name != argv[0] && o.zones != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--zones does not go with a full resource name ('%s' "
+		    "names its zone)",
+		    argv[0]);
 	if ((rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_run_id(run_id, err)) != 0)
@@ -305,7 +312,7 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	cJSON_ArrayForEach(z, zones)
 	{
 		zone = z->valuestring;
-		rc = create_in_zone(ctx, &tc, z->valuestring, argv[0], body,
+		rc = create_in_zone(ctx, &tc, z->valuestring, name, body,
 		    run_id, &o, deadline, &result, &stockout, err);
 		if (rc == 0 || !stockout)
 			break;
@@ -317,7 +324,7 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			fprintf(stderr,
 			    "tpuctl: created node '%s' (%s, %d "
 			    "worker%s) in %s\n",
-			    argv[0], o.node.acc.type, o.node.acc.hosts,
+			    name, o.node.acc.type, o.node.acc.hosts,
 			    o.node.acc.hosts == 1 ? "" : "s", zone);
 		if (o.async)
 			rc = output_emit(&ctx->out, result, NULL, err);

@@ -38,7 +38,7 @@ describe_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return rc;
 		argv[0] += n - argv[0];
 	}
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	path = tpuapi_node_path(&tc.api, tc.zone, argv[0]);
 	if ((rc = tpuapi_call(

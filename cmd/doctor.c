@@ -85,7 +85,7 @@ local_checks(struct tpu_ctx *ctx, const struct compat *c, int have_matrix,
 	xfree_secret(tok);
 	if (creds && project != NULL && zone != NULL) {
 		tpu_err_init(&err);
-		if (tpucmd_open(ctx, &tc, TPUCMD_ZONE, &err) == 0) {
+		if (tpucmd_open(ctx, &tc, &err) == 0) {
 			char *parent = xasprintf(
 			    "projects/%s/locations/%s", tc.project, tc.zone);
 

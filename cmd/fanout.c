@@ -53,24 +53,6 @@ fanout_parse_output(
 	return 0;
 }
 
-/* 0, or the errno of a failed write. */
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno != 0 ? errno : EIO;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Output that cannot be written (stdout closed or full, a log file on a
  * full disk) stops the run, as any command stops on a write error: the
@@ -103,8 +85,8 @@ emit(struct fanout_rx *r, size_t idx, int fd, const char *p, size_t n)
 			output_failed();
 		}
 	} else if (fd == 2)
-		(void)write_all(fd, p, n);
-	else if (r->log_errno == 0 && (e = write_all(fd, p, n)) != 0) {
+		(void)tpu_write_all(fd, p, n);
+	else if (r->log_errno == 0 && (e = tpu_write_all(fd, p, n)) != 0) {
 		r->log_errno = e;
 		r->log_idx = idx;
 		output_failed();

@@ -135,7 +135,7 @@ fwcmd_read_node(struct tpu_ctx *ctx, const char *name, char *gen, size_t genlen,
 	cJSON *node = NULL;
 	int rc;
 
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	rc = get_node(&tc, name, &node, err);
 	if (rc == TPU_E_NOTFOUND) {

@@ -212,8 +212,7 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return rc;
 	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE | TPUCMD_ZONE_ANY, err)) !=
-	    0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	items = cJSON_CreateArray();
 	if ((rc = tpucmd_each_zone(&tc, gc_zone, items, err)) != 0)
@@ -353,6 +352,6 @@ const struct cmd_entry cmd_gc_entry = {
 	           "hold quota",
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_ZONE_ANY,
 	.exec = gc_exec,
 };

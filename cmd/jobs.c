@@ -169,6 +169,6 @@ const struct cmd_entry cmd_jobs_entry = {
 	.summary = "list jobs and their per-worker states",
 	.min_args = 0,
 	.max_args = 1,
-	.flags = CMD_NEEDS_AUTH | CMD_SSH,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_SSH,
 	.exec = jobs_exec,
 };

@@ -17,7 +17,6 @@ list_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		.collection = "nodes",
 		.field = "nodes",
 		.columns = LIST_COLUMNS,
-		.flags = TPUCMD_ZONE_ANY,
 	};
 
 	return tpucmd_list_run(ctx, &cmd_list_entry, &l, argc, argv, err);
@@ -30,6 +29,6 @@ const struct cmd_entry cmd_list_entry = {
 	.summary = "list TPU nodes in a zone, or in every zone",
 	.min_args = 0,
 	.max_args = 0,
-	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_ZONE_ANY,
 	.exec = list_exec,
 };

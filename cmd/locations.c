@@ -13,7 +13,7 @@ static const struct cmd_entry locations_children[] = {
 	    .summary = "list the locations (zones) that offer Cloud TPUs",
 	    .min_args = 0,
 	    .max_args = 0,
-	    .flags = CMD_NEEDS_AUTH,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_PROJECT,
 	    .exec = locations_list,
 	},
 	{ .name = NULL },

@@ -226,6 +226,6 @@ const struct cmd_entry cmd_logs_entry = {
 	.summary = "show or follow the output of a job",
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_NEEDS_AUTH | CMD_SSH,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_SSH,
 	.exec = logs_exec,
 };

@@ -69,7 +69,7 @@ ops_describe(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = cmd_check_operands(&operations_children[0], argc - optind,
 	         argv + optind, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	if ((rc = op_path(&tc, argv[optind], &path, err)) == 0 &&
 	    (rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &op, err)) ==
@@ -104,7 +104,6 @@ ops_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		.field = "operations",
 		.columns = "NAME=name,VERB=metadata.verb,"
 		           "TARGET=metadata.target,DONE=done",
-		.flags = TPUCMD_ZONE,
 		.view = ops_view,
 	};
 
@@ -139,7 +138,7 @@ ops_wait(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return rc;
 	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	if ((rc = op_path(&tc, argv[optind], &path, err)) != 0)
 		goto out;

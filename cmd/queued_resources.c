@@ -72,7 +72,7 @@ static const struct cmd_entry qr_children[] = {
 	    .summary = "list queued resources in a zone, or in every zone",
 	    .min_args = 0,
 	    .max_args = 0,
-	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_ZONE_ANY,
 	    .exec = qr_list,
 	},
 	{
@@ -940,7 +940,6 @@ qr_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		.collection = "queuedResources",
 		.field = "queuedResources",
 		.columns = QR_COLUMNS,
-		.flags = TPUCMD_ZONE_ANY,
 		.view = qr_view,
 	};
 
@@ -1013,7 +1012,7 @@ qr_describe(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = verb_opts(
 	         ctx, &qr_children[2], argc, argv, NULL, NULL, NULL, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	path = qr_path(&tc, tc.zone, argv[optind]);
 	rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &qr, err);
@@ -1092,7 +1091,7 @@ qr_delete(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	argv += optind;
 	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	if (!ctx->quiet && ctx->interactive && !ctx->dry_run &&
 	    (rc = delete_prompt(ctx, &tc, argc, argv, force, err)) != 0)
@@ -1122,7 +1121,7 @@ qr_reset(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	id = argv[optind];
 	if ((rc = tpucmd_deadline(timeout, &deadline, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	path = qr_path(&tc, tc.zone, id);
 	verb = xasprintf("%s:reset", path);

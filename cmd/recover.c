@@ -577,7 +577,7 @@ recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
 		r->desc = cJSON_Duplicate(sshcmd_slice_of(&jc->sc, 0)->node, 1);
 		return 0;
 	}
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
 	rc = read_qr(&tc, jc->spec.slice, &qr, err);
 	tpucmd_close(&tc);
@@ -635,7 +635,7 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		return 0;
 	*r->abort = 0;
 	tpu_err_init(&e);
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, &e)) != 0) {
+	if ((rc = tpucmd_open(ctx, &tc, &e)) != 0) {
 		log_warn("job %s: cannot read %s '%s': %s", jc->spec.name, kind,
 		    jc->spec.slice, e.msg);
 		return 0;

@@ -48,6 +48,12 @@ cmd_current(void)
 	return current;
 }
 
+int
+cmd_needs(void)
+{
+	return current != NULL ? current->flags : 0;
+}
+
 const char *
 cmd_current_path(void)
 {
@@ -284,8 +290,16 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 		e = cmd_find(cmd_table, argv[0]);
 	else
 		e = cmd_find_child(parent, argv[0]);
-	if (e == NULL)
+	if (e == NULL) {
+		char path[sizeof current_path];
+		const char *why;
+
+		snprintf(path, sizeof path, "%s %s", current_path, argv[0]);
+		if ((why = cmd_gcloud_missing(path)) != NULL)
+			return tpu_error(err, TPU_E_USAGE, "'%s': %s",
+			    path + strlen("tpuctl "), why);
 		return cmd_want_usage(), cmd_unknown(parent, argv[0], err);
+	}
 	current = e;
 	n = strlen(current_path);
 	snprintf(current_path + n, sizeof current_path - n, " %s", e->name);
@@ -373,7 +387,7 @@ unknown_long_option(const char *arg, struct tpu_err *err)
 int
 cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 {
-	const char *arg = argv[optind - 1];
+	const char *arg = argv[optind - 1], *why;
 
 	if (opt == ':')
 		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
@@ -381,5 +395,9 @@ cmd_bad_option(char **argv, int opt, struct tpu_err *err)
 	if (optopt != 0 && optopt != '?' && arg[0] == '-' && arg[1] != '-')
 		return cmd_want_usage(), tpu_error(err, TPU_E_USAGE,
 		                             "unknown option '-%c'", optopt);
+	if (arg[0] == '-' && arg[1] == '-' &&
+	    (why = cmd_gcloud_refusal(current_path, arg)) != NULL)
+		return tpu_error(err, TPU_E_USAGE, "%.*s: %s",
+		    (int)strcspn(arg, "="), arg, why);
 	return cmd_want_usage(), unknown_long_option(arg, err);
 }

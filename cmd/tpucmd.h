@@ -23,17 +23,13 @@ struct tpucmd {
 	int opened;
 };
 
-enum tpucmd_flags {
-	TPUCMD_ZONE = (1 << 0),     /* a zone is required */
-	TPUCMD_ZONE_ANY = (1 << 1), /* "-" (every zone) is allowed */
-};
-
 /*
- * Validate project and zone from the configuration, then set up the HTTP
- * client and the API.  Nothing is sent.  0 or TPU_E_USAGE naming what is
- * missing and how to set it.
+ * Validate project and zone from the configuration, as the running
+ * command's entry declares (cmd_needs(): CMD_NEEDS_PROJECT, CMD_NEEDS_ZONE,
+ * CMD_ZONE_ANY), then set up the HTTP client and the API.  Nothing is
+ * sent.  0 or TPU_E_USAGE naming what is missing and how to set it.
  */
-int tpucmd_open(struct tpu_ctx *, struct tpucmd *, int flags, struct tpu_err *);
+int tpucmd_open(struct tpu_ctx *, struct tpucmd *, struct tpu_err *);
 void tpucmd_close(struct tpucmd *);
 
 /*
@@ -153,8 +149,7 @@ int tpucmd_each_zone(struct tpucmd *, tpucmd_zone_fn, void *, struct tpu_err *);
 struct tpucmd_list {
 	const char *collection, *field; /* as tpuapi_list() takes them */
 	const char *columns;            /* as output_emit() takes them */
-	int flags; /* 0 (of the project), TPUCMD_ZONE or TPUCMD_ZONE_ANY */
-	cJSON *(*view)(const cJSON *); /* table rows; NULL: table_view */
+	cJSON *(*view)(const cJSON *);  /* table rows; NULL: table_view */
 };
 
 /* The list flags, gcloud's, as usage strings and man pages show them. */

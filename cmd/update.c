@@ -216,6 +216,7 @@ parse_opts(struct update_opts *o, int argc, char **argv, struct tpu_err *err)
 		{ "remove-metadata", required_argument, NULL, 'M' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "update-labels", required_argument, NULL, 'u' },
+		{ "update-metadata", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *md[8], *mdf[8];
@@ -336,7 +337,7 @@ update_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    (rc = opts_check(&o, err)) != 0 ||
 	    (rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)
 		goto out;
-	if ((rc = tpucmd_open(ctx, &tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		goto out;
 	path = tpuapi_node_path(&tc.api, tc.zone, name);
 	for (attempt = 1;; attempt++) {
@@ -422,7 +423,7 @@ const struct cmd_entry cmd_update_entry = {
 	         "[--metadata-from-file k=file,...] "
 	         "[--remove-labels k,...] [--remove-metadata k,...] "
 	         "[--timeout duration] [--update-labels k=v,...] "
-	         "[--zone zone] node",
+	         "[--update-metadata k=v,...] [--zone zone] node",
 	.summary = "change a TPU node's labels, metadata or description",
 	.min_args = 1,
 	.max_args = 1,

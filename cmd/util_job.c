@@ -318,22 +318,6 @@ jobcmd_attach(struct jobcmd *jc, struct tpu_err *err)
 	return 0;
 }
 
-static void
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* Show one line (or piece) of a stream as jc->mode says. */
 static void
 render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
@@ -346,7 +330,7 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
 		return;
 	buf_init(&b, BUF_NOCAP);
 	fanout_format(&b, jc->mode, who, jc->spec.name, s + 1, data, len, eol);
-	write_all(fd, b.data, b.len);
+	(void)tpu_write_all(fd, b.data, b.len);
 	buf_release(&b);
 }
 
@@ -370,9 +354,9 @@ on_output(
 		return;
 	}
 	if (jc->fd[s] != NULL && jc->fd[s][i] >= 0) {
-		write_all(jc->fd[s][i], data, len);
+		(void)tpu_write_all(jc->fd[s][i], data, len);
 		if (eol)
-			write_all(jc->fd[s][i], "\n", 1);
+			(void)tpu_write_all(jc->fd[s][i], "\n", 1);
 	}
 	jc->off[s][i] += len + (size_t)eol;
 	if (jc->tail[s] == NULL) {

@@ -964,7 +964,7 @@ sshcmd_prepare(struct tpu_ctx *ctx, const char *name,
 	login = NULL;
 	if (rc != 0)
 		goto out;
-	if ((rc = tpucmd_open(ctx, &sc->tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &sc->tc, err)) != 0)
 		goto out;
 	if ((rc = resolve_all(ctx, sc, &set, 1, err)) != 0)
 		goto out;

@@ -26,14 +26,18 @@
 #include "xmalloc.h"
 
 int
-tpucmd_open(
-    struct tpu_ctx *ctx, struct tpucmd *tc, int flags, struct tpu_err *err)
+tpucmd_open(struct tpu_ctx *ctx, struct tpucmd *tc, struct tpu_err *err)
 {
 	struct http *http;
 	char *base;
-	int rc;
+	int rc, flags = cmd_needs();
 
 	memset(tc, 0, sizeof *tc);
+	if (!(flags & (CMD_NEEDS_PROJECT | CMD_NEEDS_ZONE)))
+		return tpu_error(err, TPU_E_INTERNAL,
+		    "'%s' opens the TPU API but its entry declares neither "
+		    "CMD_NEEDS_PROJECT nor CMD_NEEDS_ZONE",
+		    cmd_current_path());
 	tc->project = config_get(ctx->cfg, "core/project");
 	if (tc->project == NULL || *tc->project == '\0')
 		return tpu_error(err, TPU_E_USAGE,
@@ -41,14 +45,14 @@ tpucmd_open(
 		    "or run 'tpuctl config set core/project PROJECT'");
 	if ((rc = catalog_project_validate(tc->project, err)) != 0)
 		return rc;
-	if (flags & (TPUCMD_ZONE | TPUCMD_ZONE_ANY)) {
+	if (flags & CMD_NEEDS_ZONE) {
 		tc->zone = config_get(ctx->cfg, "compute/zone");
 		if (tc->zone == NULL || *tc->zone == '\0')
 			return tpu_error(err, TPU_E_USAGE,
 			    "no zone: pass --zone, set CLOUDSDK_COMPUTE_ZONE, "
 			    "or run 'tpuctl config set compute/zone ZONE'");
 		if (strcmp(tc->zone, "-") == 0) {
-			if (!(flags & TPUCMD_ZONE_ANY))
+			if (!(flags & CMD_ZONE_ANY))
 				return tpu_error(err, TPU_E_USAGE,
 				    "--zone - (every zone) is only valid for "
 				    "list commands");
@@ -287,7 +291,7 @@ tpucmd_node_verb_open(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	}
 	if ((rc = tpucmd_deadline(timeout, deadline, err)) != 0)
 		return rc;
-	return tpucmd_open(ctx, tc, TPUCMD_ZONE, err);
+	return tpucmd_open(ctx, tc, err);
 }
 
 int
@@ -691,7 +695,7 @@ tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
 		uri_out.fp = ctx->out.fp;
 		out = &uri_out;
 	}
-	if ((rc = tpucmd_open(ctx, &tc, l->flags, err)) != 0)
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		goto out;
 	opened = 1;
 	a.kept = cJSON_CreateArray();
@@ -766,7 +770,6 @@ tpucmd_list_collection(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	l.columns = columns;
 	if (zonal) {
 		/* --zone -: every zone (one list call each), a ZONE column */
-		l.flags = TPUCMD_ZONE | TPUCMD_ZONE_ANY;
 		if (zone != NULL && strcmp(zone, "-") == 0)
 			l.columns = cols = xasprintf("%s,ZONE=zone", columns);
 	}
@@ -837,7 +840,7 @@ tpucmd_create_zones(struct tpu_ctx *ctx, struct tpucmd *tc, const char *arg,
 	if (arg != NULL &&
 	    (rc = tpucmd_zones_parse(ctx, arg, zonesp, err)) != 0)
 		return rc;
-	if ((rc = tpucmd_open(ctx, tc, TPUCMD_ZONE, err)) != 0)
+	if ((rc = tpucmd_open(ctx, tc, err)) != 0)
 		goto fail;
 	if (*zonesp == NULL) {
 		*zonesp = cJSON_CreateArray();

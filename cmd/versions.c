@@ -19,7 +19,7 @@ static const struct cmd_entry versions_children[] = {
 	    .summary = "list the TPU runtime versions of a zone",
 	    .min_args = 0,
 	    .max_args = 0,
-	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	    .flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_ZONE_ANY,
 	    .exec = versions_list,
 	},
 	{ .name = NULL },

@@ -68,20 +68,13 @@ A(struct emu *e)
 
 /* ---- base64url ---- */
 
+/* A base64 or base64url character's value (clients send either), or -1. */
 static int
 b64val(int c)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-' || c == '+')
-		return 62;
-	if (c == '_' || c == '/')
-		return 63;
-	return -1;
+	int v = tpu_b64_value((unsigned char)c, TPU_B64_URL);
+
+	return v >= 0 ? v : tpu_b64_value((unsigned char)c, 0);
 }
 
 /* Decode n chars of base64url (padding optional); NULL when invalid. */
@@ -112,37 +105,6 @@ b64url_decode(const char *s, size_t n, size_t *outlen)
 	}
 	out[o] = '\0';
 	*outlen = o;
-	return out;
-}
-
-static char *
-b64url_encode(const unsigned char *p, size_t n)
-{
-	static const char tbl[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
-	    "wxyz0123456789-_";
-	char *out = xmalloc(n * 4 / 3 + 4);
-	size_t i, o = 0;
-	uint32_t v;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-		out[o++] = tbl[v >> 18 & 63];
-		out[o++] = tbl[v >> 12 & 63];
-		out[o++] = tbl[v >> 6 & 63];
-		out[o++] = tbl[v & 63];
-	}
-	if (n - i == 1) {
-		v = (uint32_t)p[i] << 16;
-		out[o++] = tbl[v >> 18 & 63];
-		out[o++] = tbl[v >> 12 & 63];
-	} else if (n - i == 2) {
-		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-		out[o++] = tbl[v >> 18 & 63];
-		out[o++] = tbl[v >> 12 & 63];
-		out[o++] = tbl[v >> 6 & 63];
-	}
-	out[o] = '\0';
 	return out;
 }
 
@@ -1350,9 +1312,11 @@ secrets_load(struct emu *e, struct emu_auth_state *s)
 		    hex);
 		emu_random_hex(hex, 40);
 		memcpy(rnd, hex, 40);
-		h64 = b64url_encode((const unsigned char *)hdr, strlen(hdr));
-		p64 = b64url_encode((const unsigned char *)pl, strlen(pl));
-		sig = b64url_encode(rnd, 40);
+		h64 = tpu_b64_encode((const unsigned char *)hdr, strlen(hdr),
+		    TPU_B64_URL | TPU_B64_NOPAD);
+		p64 = tpu_b64_encode((const unsigned char *)pl, strlen(pl),
+		    TPU_B64_URL | TPU_B64_NOPAD);
+		sig = tpu_b64_encode(rnd, 40, TPU_B64_URL | TPU_B64_NOPAD);
 		s->subject_token = xasprintf("%s.%s.%s", h64, p64, sig);
 		free(h64);
 		free(p64);

@@ -1056,23 +1056,6 @@ out:
 	pthread_mutex_unlock(&e->lock);
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void
 req_body(struct core_req *c, const char *data, size_t n)
 {
@@ -1091,7 +1074,7 @@ req_body(struct core_req *c, const char *data, size_t n)
 	if (take == 0)
 		return;
 	if (c->r.sink_fd >= 0) {
-		if (write_all(c->r.sink_fd, data, (size_t)take) != 0)
+		if (tpu_write_all(c->r.sink_fd, data, (size_t)take) != 0)
 			c->too_large = 2; /* disk trouble: 500 */
 		else
 			c->r.body_sunk += take;

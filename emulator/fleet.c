@@ -1303,22 +1303,6 @@ fleet_trash_dir(struct fleet *f, const char *dir)
 
 /* --- keys ------------------------------------------------------------- */
 
-static int
-fleet_b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 /* Decode base64 (with optional '=' padding); -1 when malformed. */
 static long
 fleet_b64decode(const char *s, size_t len, unsigned char *out, size_t cap)
@@ -1338,7 +1322,7 @@ fleet_b64decode(const char *s, size_t len, unsigned char *out, size_t cap)
 		}
 		if (pad > 0)
 			return -1;
-		v = fleet_b64val((unsigned char)s[i]);
+		v = tpu_b64_value((unsigned char)s[i], 0);
 		if (v < 0)
 			return -1;
 		acc = (acc << 6) | (unsigned int)v;

@@ -314,23 +314,6 @@ gcs_load_json(const char *path)
 	return j;
 }
 
-static int
-gcs_write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Write JSON to path through path.tmp + rename; 0 or -1 with errno. */
 static int
 gcs_save_json(const char *path, const cJSON *j)
@@ -342,7 +325,7 @@ gcs_save_json(const char *path, const cJSON *j)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto out;
-	if (gcs_write_all(fd, text, strlen(text)) != 0) {
+	if (tpu_write_all(fd, text, strlen(text)) != 0) {
 		saved = errno;
 		close(fd);
 		unlink(tmp);
@@ -423,7 +406,7 @@ gcs_copy(int in, uint64_t off, uint64_t len, int out)
 			n = pread(in, buf, want, (off_t)o);
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0 || gcs_write_all(out, buf, (size_t)n) != 0)
+			if (n <= 0 || tpu_write_all(out, buf, (size_t)n) != 0)
 				goto out;
 			o += n;
 			len -= (uint64_t)n;
@@ -489,7 +472,7 @@ gcs_hash(int fd, uint64_t off, uint64_t len, int out, uint32_t *crc,
 		}
 		c = crc32c_update(c, buf, (size_t)n);
 		EVP_DigestUpdate(md, buf, (size_t)n);
-		if (out >= 0 && gcs_write_all(out, buf, (size_t)n) != 0)
+		if (out >= 0 && tpu_write_all(out, buf, (size_t)n) != 0)
 			goto out;
 		off += (uint64_t)n;
 		len -= (uint64_t)n;
@@ -531,7 +514,7 @@ gcs_body_fd(struct emu *e, struct emu_req *r, uint64_t *size)
 	}
 	if ((fd = gcs_tmp_open(e)) < 0)
 		return -1;
-	if (r->body_len > 0 && gcs_write_all(fd, r->body, r->body_len) != 0) {
+	if (r->body_len > 0 && tpu_write_all(fd, r->body, r->body_len) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -1727,7 +1710,7 @@ gcs_fault_new_generation(
 		gcs_err_io(r, "cannot overwrite the object", name);
 		goto out;
 	}
-	gcsemu_base64(md5, 16, md5b);
+	tpu_b64_encode_to(md5b, md5, 16, 0);
 	user = cJSON_Duplicate(o->meta, 1);
 	nw.bucket = bucket;
 	nw.name = name;
@@ -2040,7 +2023,7 @@ gcs_upload_media(struct emu *e, struct emu_req *r, const char *bucket)
 	gcs_fault_corrupt_upload(r, fd, 0, size);
 	if (gcs_hash_unlocked(e, fd, 0, size, -1, &nw.crc, md5) != 0)
 		return gcs_err_io(r, "cannot read the upload", name);
-	gcsemu_base64(md5, 16, md5b);
+	tpu_b64_encode_to(md5b, md5, 16, 0);
 	if (gcs_check_sums(r, NULL, nw.crc, md5b) != 0)
 		return -1;
 	nw.bucket = bucket;
@@ -2126,7 +2109,7 @@ gcs_upload_multipart(struct emu *e, struct emu_req *r, const char *bucket)
 		gcs_err_io(r, "cannot store the upload", name);
 		goto out;
 	}
-	gcsemu_base64(md5, 16, md5b);
+	tpu_b64_encode_to(md5b, md5, 16, 0);
 	if (gcs_check_sums(r, user, nw.crc, md5b) != 0)
 		goto out;
 	nw.bucket = bucket;
@@ -2295,7 +2278,7 @@ gcs_upload_finish(
 		goto out;
 	}
 	rc = -1;
-	gcsemu_base64(md5, 16, md5b);
+	tpu_b64_encode_to(md5b, md5, 16, 0);
 	if (gcs_check_sums(r, user, nw.crc, md5b) != 0)
 		goto out;
 	nw.bucket = gcs_jstr(s, "bucket");

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "gcs_util.h"
+#include "util.h"
 #include "xmalloc.h"
 
 static int
@@ -490,38 +491,6 @@ gcsemu_goog_hash_parse(
 	return 0;
 }
 
-void
-gcsemu_base64(const unsigned char *in, size_t n, char *out)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                          "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t i, o = 0;
-	uint32_t v;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8) |
-		    in[i + 2];
-		out[o++] = tab[(v >> 18) & 63];
-		out[o++] = tab[(v >> 12) & 63];
-		out[o++] = tab[(v >> 6) & 63];
-		out[o++] = tab[v & 63];
-	}
-	if (n - i == 1) {
-		v = (uint32_t)in[i] << 16;
-		out[o++] = tab[(v >> 18) & 63];
-		out[o++] = tab[(v >> 12) & 63];
-		out[o++] = '=';
-		out[o++] = '=';
-	} else if (n - i == 2) {
-		v = ((uint32_t)in[i] << 16) | ((uint32_t)in[i + 1] << 8);
-		out[o++] = tab[(v >> 18) & 63];
-		out[o++] = tab[(v >> 12) & 63];
-		out[o++] = tab[(v >> 6) & 63];
-		out[o++] = '=';
-	}
-	out[o] = '\0';
-}
-
 static size_t
 gcsemu_varint(uint64_t v, unsigned char *out)
 {
@@ -548,7 +517,7 @@ gcsemu_etag(int64_t gen, int64_t metagen, char *out, size_t outlen)
 	n += gcsemu_varint((uint64_t)gen, b + n);
 	b[n++] = 0x10;
 	n += gcsemu_varint((uint64_t)metagen, b + n);
-	gcsemu_base64(b, n, tmp);
+	tpu_b64_encode_to(tmp, b, n, 0);
 	snprintf(out, outlen, "%s", tmp);
 }
 

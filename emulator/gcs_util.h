@@ -114,9 +114,6 @@ int gcsemu_goog_hash_parse(
 /* The etag GCS sends: base64 of {1: generation, 2: metageneration}. */
 void gcsemu_etag(int64_t gen, int64_t metagen, char *out, size_t outlen);
 
-/* Base64 of n bytes into out (4 * ceil(n / 3) + 1 bytes). */
-void gcsemu_base64(const unsigned char *, size_t n, char *out);
-
 /* 1 if s is exactly n lowercase hex digits. */
 int gcsemu_is_hex(const char *s, size_t n);
 

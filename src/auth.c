@@ -381,29 +381,10 @@ done:
 static void
 b64url(struct buf *b, const unsigned char *s, size_t n)
 {
-	static const char t[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
-	    "vwxyz0123456789-_";
-	size_t i;
-	char o[4];
+	char *e = tpu_b64_encode(s, n, TPU_B64_URL | TPU_B64_NOPAD);
 
-	for (i = 0; i + 2 < n; i += 3) {
-		o[0] = t[s[i] >> 2];
-		o[1] = t[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-		o[2] = t[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
-		o[3] = t[s[i + 2] & 63];
-		buf_append(b, o, 4);
-	}
-	if (n - i == 1) {
-		o[0] = t[s[i] >> 2];
-		o[1] = t[(s[i] & 3) << 4];
-		buf_append(b, o, 2);
-	} else if (n - i == 2) {
-		o[0] = t[s[i] >> 2];
-		o[1] = t[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
-		o[2] = t[(s[i + 1] & 15) << 2];
-		buf_append(b, o, 3);
-	}
+	buf_append(b, e, strlen(e));
+	free(e);
 }
 
 static void

@@ -918,8 +918,7 @@ b64_ok(const char *s, size_t n)
 	if (n == 0)
 		return 0;
 	for (i = 0; i < n; i++) {
-		if (!(isalnum((unsigned char)s[i]) || s[i] == '+' ||
-		        s[i] == '/' || s[i] == '='))
+		if (tpu_b64_value((unsigned char)s[i], 0) < 0 && s[i] != '=')
 			return 0;
 	}
 	return 1;

@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "config.h"
 #include "endpoint.h"
+#include "fsutil.h"
 #include "log.h"
 #include "output.h"
 #include "util.h"
@@ -796,53 +797,33 @@ parse_text(struct parse *ps, const char *text, const char *file, int gcloud,
 }
 
 /*
- * Read a whole file.  Returns 0 with *text (caller frees), 1 when it does
- * not exist, or TPU_E_IO / TPU_E_INVALID.
+ * Read a whole text file (fsutil_read_file, then no NUL byte).  Returns 0
+ * with *text (caller frees), 1 when it does not exist, or TPU_E_IO /
+ * TPU_E_INVALID.
  */
 static int
 slurp(const char *path, char **text, struct tpu_err *err)
 {
 	struct buf b;
-	char chunk[8192];
-	ssize_t n;
-	int fd, rc = 0;
+	int rc;
 
 	*text = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return 1;
-		return tpu_error(
-		    err, TPU_E_IO, "cannot open %s: %s", path, strerror(errno));
-	}
 	buf_init(&b, CONFIG_MAX_FILE);
-	for (;;) {
-		n = read(fd, chunk, sizeof chunk);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			rc = tpu_error(err, TPU_E_IO, "cannot read %s: %s",
-			    path, strerror(errno));
-			goto out;
+	if ((rc = fsutil_read_file(path, 0, &b, NULL, err)) != 0) {
+		buf_release(&b);
+		if (rc == TPU_E_NOTFOUND) {
+			tpu_err_init(err);
+			return 1;
 		}
-		if (n == 0)
-			break;
-		if (memchr(chunk, '\0', (size_t)n) != NULL) {
-			rc = tpu_error(err, TPU_E_INVALID,
-			    "%s: contains a NUL byte: not a text file", path);
-			goto out;
-		}
-		if (buf_append(&b, chunk, (size_t)n) == -1) {
-			rc = tpu_error(err, TPU_E_INVALID,
-			    "%s: larger than %d bytes", path, CONFIG_MAX_FILE);
-			goto out;
-		}
+		return rc;
+	}
+	if (b.len > 0 && memchr(b.data, '\0', b.len) != NULL) {
+		buf_release(&b);
+		return tpu_error(err, TPU_E_INVALID,
+		    "%s: contains a NUL byte: not a text file", path);
 	}
 	*text = buf_detach(&b, NULL);
-out:
-	close(fd);
-	if (*text == NULL)
-		buf_release(&b);
-	return rc;
+	return 0;
 }
 
 /* Apply parsed tpuctl-file values: the default sections, then profile. */

@@ -9,9 +9,11 @@
  * crc32c_combine() uses the x^(8n) mod P method of zlib's crc32_combine.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "crc32c.h"
+#include "util.h"
 
 #define CRC32C_POLY 0x82f63b78u
 #define CRC32C_BLK 4096 /* bytes per chain and stripe (three stripes) */
@@ -224,9 +226,6 @@ crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
 	return crc32c_multmodp(crc32c_xpow8n(len2), crc1) ^ crc2;
 }
 
-static const char crc32c_b64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 void
 crc32c_base64(uint32_t crc, char *out)
 {
@@ -236,44 +235,25 @@ crc32c_base64(uint32_t crc, char *out)
 	b[1] = (unsigned char)(crc >> 16);
 	b[2] = (unsigned char)(crc >> 8);
 	b[3] = (unsigned char)crc;
-	out[0] = crc32c_b64[b[0] >> 2];
-	out[1] = crc32c_b64[((b[0] & 3) << 4) | (b[1] >> 4)];
-	out[2] = crc32c_b64[((b[1] & 15) << 2) | (b[2] >> 6)];
-	out[3] = crc32c_b64[b[2] & 63];
-	out[4] = crc32c_b64[b[3] >> 2];
-	out[5] = crc32c_b64[(b[3] & 3) << 4];
-	out[6] = '=';
-	out[7] = '=';
-	out[8] = '\0';
-}
-
-static int
-crc32c_b64val(char ch)
-{
-	const char *p;
-
-	if (ch == '\0')
-		return -1;
-	p = strchr(crc32c_b64, ch);
-	return p == NULL ? -1 : (int)(p - crc32c_b64);
+	tpu_b64_encode_to(out, b, sizeof b, 0);
 }
 
 int
 crc32c_parse_base64(const char *s, uint32_t *out)
 {
-	int v[6], i;
-	uint32_t c;
+	unsigned char *b;
+	size_t n;
 
 	if (strlen(s) != 8 || s[6] != '=' || s[7] != '=')
 		return -1;
-	for (i = 0; i < 6; i++)
-		if ((v[i] = crc32c_b64val(s[i])) < 0)
-			return -1;
-	if ((v[5] & 15) != 0)
-		return -1; /* non-canonical trailing bits */
-	c = ((uint32_t)v[0] << 26) | ((uint32_t)v[1] << 20) |
-	    ((uint32_t)v[2] << 14) | ((uint32_t)v[3] << 8) |
-	    ((uint32_t)v[4] << 2) | ((uint32_t)v[5] >> 4);
-	*out = c;
+	if ((b = tpu_b64_decode(s, 8, &n, 0)) == NULL)
+		return -1; /* a bad character, or non-canonical trailing bits */
+	if (n != 4) {
+		free(b);
+		return -1;
+	}
+	*out = ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) |
+	       ((uint32_t)b[2] << 8) | (uint32_t)b[3];
+	free(b);
 	return 0;
 }

@@ -97,7 +97,7 @@ fsutil_read_file(const char *path, int flags, struct buf *out, int *loose,
 	if (flags & FSUTIL_F_NOFOLLOW)
 		oflags |= O_NOFOLLOW;
 	if ((fd = open(path, oflags)) < 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT || errno == ENOTDIR)
 			rc = tpu_error(
 			    err, TPU_E_NOTFOUND, "'%s' does not exist", path);
 		else if (errno == ELOOP)

@@ -22,98 +22,6 @@
 #define KNOWNHOSTS_MAX_FILE (16 << 20)
 #define KNOWNHOSTS_MAX_BLOB 16384
 
-static const char b64chars[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static int
-b64val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Strict base64 decode (padding optional); NULL on bad input. */
-static unsigned char *
-b64decode(const char *s, size_t len, size_t *outlen)
-{
-	unsigned char *out;
-	uint32_t acc = 0;
-	size_t i, o = 0, pad = 0;
-	int bits = 0, v;
-
-	while (len > 0 && s[len - 1] == '=' && pad < 2) {
-		len--;
-		pad++;
-	}
-	if (len == 0 || len % 4 == 1 || (pad > 0 && (len + pad) % 4 != 0))
-		return NULL;
-	out = xmalloc(len * 3 / 4 + 1);
-	for (i = 0; i < len; i++) {
-		if ((v = b64val((unsigned char)s[i])) < 0) {
-			free(out);
-			return NULL;
-		}
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	/* leftover bits must be zero (canonical encoding) */
-	if ((acc & ((1u << bits) - 1)) != 0) {
-		free(out);
-		return NULL;
-	}
-	*outlen = o;
-	return out;
-}
-
-static char *
-b64encode(const unsigned char *p, size_t len, int pad)
-{
-	char *out = xmalloc((len + 2) / 3 * 4 + 1);
-	size_t i, o = 0;
-
-	for (i = 0; i + 2 < len; i += 3) {
-		out[o++] = b64chars[p[i] >> 2];
-		out[o++] = b64chars[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-		out[o++] = b64chars[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
-		out[o++] = b64chars[p[i + 2] & 63];
-	}
-	if (len - i == 1) {
-		out[o++] = b64chars[p[i] >> 2];
-		out[o++] = b64chars[(p[i] & 3) << 4];
-		if (pad) {
-			out[o++] = '=';
-			out[o++] = '=';
-		}
-	} else if (len - i == 2) {
-		out[o++] = b64chars[p[i] >> 2];
-		out[o++] = b64chars[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-		out[o++] = b64chars[(p[i + 1] & 15) << 2];
-		if (pad)
-			out[o++] = '=';
-	}
-	out[o] = '\0';
-	return out;
-}
-
-char *
-knownhosts_b64encode(const unsigned char *p, size_t len)
-{
-	return b64encode(p, len, 1);
-}
-
 char *
 knownhosts_default_path(void)
 {
@@ -194,7 +102,7 @@ knownhosts_parse_key(
 		    "invalid public key type '%.*s'",
 		    (int)(tlen > 60 ? 60 : tlen), t);
 	if (blen > KNOWNHOSTS_MAX_BLOB * 4 / 3 + 4 ||
-	    (blob = b64decode(b, blen, &n)) == NULL)
+	    (blob = tpu_b64_decode(b, blen, &n, 0)) == NULL)
 		return tpu_error(err, TPU_E_INVALID,
 		    "invalid public key of type '%.*s': bad base64", (int)tlen,
 		    t);
@@ -235,7 +143,7 @@ knownhosts_fingerprint(
 		snprintf(out, KNOWNHOSTS_FP_LEN, "SHA256:?");
 		return;
 	}
-	enc = b64encode(md, sizeof md, 0);
+	enc = tpu_b64_encode(md, sizeof md, TPU_B64_NOPAD);
 	snprintf(out, KNOWNHOSTS_FP_LEN, "SHA256:%s", enc);
 	free(enc);
 }
@@ -498,7 +406,7 @@ knownhosts_replace(struct knownhosts *kh, const char *alias,
 
 		kh->v = xreallocarray(kh->v, kh->n + 1, sizeof *kh->v);
 		l = &kh->v[kh->n++];
-		enc = b64encode(parsed[i].blob, parsed[i].len, 1);
+		enc = tpu_b64_encode(parsed[i].blob, parsed[i].len, 0);
 		l->text = xasprintf(
 		    "%s %s %s %s", alias, parsed[i].type, enc, KNOWNHOSTS_MARK);
 		free(enc);
@@ -525,7 +433,7 @@ knownhosts_lines(const struct knownhosts *kh, const char *alias, size_t *np)
 
 		if (!kh->v[i].own || strcmp(kh->v[i].hosts, alias) != 0)
 			continue;
-		enc = b64encode(kh->v[i].key.blob, kh->v[i].key.len, 1);
+		enc = tpu_b64_encode(kh->v[i].key.blob, kh->v[i].key.len, 0);
 		v[n++] = xasprintf("%s %s", kh->v[i].key.type, enc);
 		free(enc);
 	}

@@ -82,9 +82,6 @@ void knownhosts_key_release(struct knownhosts_key *);
 void knownhosts_fingerprint(
     const unsigned char *blob, size_t len, char out[KNOWNHOSTS_FP_LEN]);
 
-/* Base64 (standard alphabet, padded) of len bytes; caller frees. */
-char *knownhosts_b64encode(const unsigned char *, size_t len);
-
 /* Initialise kh as empty, remembering path (may be NULL). */
 void knownhosts_init(struct knownhosts *, const char *path);
 void knownhosts_release(struct knownhosts *);

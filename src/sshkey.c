@@ -24,6 +24,7 @@
 #include "fsutil.h"
 #include "knownhosts.h"
 #include "sshkey.h"
+#include "util.h"
 #include "xmalloc.h"
 
 #define SSHKEY_MAX_FILE (256 << 10)
@@ -230,7 +231,7 @@ parse_openssh(const char *path, const char *text, char **publine,
 	off += 4;
 	if (get_string(raw, (size_t)n, &off, &s, &slen) != 0)
 		goto bad;
-	enc = knownhosts_b64encode(s, slen);
+	enc = tpu_b64_encode(s, slen, 0);
 	/* reuse the known_hosts parser to read and check the type */
 	if (get_string(s, slen, &(size_t){ 0 }, &s, &slen) != 0 || slen > 40)
 		goto bad;
@@ -283,7 +284,7 @@ read_pub(const char *pubpath, char **publine, struct tpu_err *err)
 		tpu_error_prefix(err, "public key '%s'", pubpath);
 		goto out;
 	}
-	enc = knownhosts_b64encode(key.blob, key.len);
+	enc = tpu_b64_encode(key.blob, key.len, 0);
 	*publine = xasprintf("%s %s", key.type, enc);
 out:
 	free(enc);

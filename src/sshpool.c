@@ -536,7 +536,7 @@ check_hostkey(struct pool *p, struct worker *w)
 	}
 	knownhosts_fingerprint(
 	    (const unsigned char *)blob, len, w->r->hostkey_fp);
-	enc = knownhosts_b64encode((const unsigned char *)blob, len);
+	enc = tpu_b64_encode((const unsigned char *)blob, len, 0);
 	{
 		uint32_t tl = (uint32_t)(unsigned char)blob[0] << 24 |
 		              (uint32_t)(unsigned char)blob[1] << 16 |
@@ -1383,29 +1383,6 @@ window_size(int fd, int *cols, int *rows)
 	}
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pfd = { fd, POLLOUT, 0 };
-
-			poll(&pfd, 1, 1000);
-			continue;
-		}
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 sshpool_shell(struct sshpool_conn *conn, const struct sshpool_shell_opts *so,
     int *exit_status, char signame[32], struct tpu_err *err)
@@ -1491,7 +1468,7 @@ sshpool_shell(struct sshpool_conn *conn, const struct sshpool_shell_opts *so,
 			while ((n = libssh2_channel_read_ex(
 			            ch, i, chunk, SSHPOOL_CHUNK)) > 0) {
 				got = 1;
-				if (write_all(
+				if (tpu_write_all(
 				        i == 0 ? so->out_fd
 				               : (so->err_fd >= 0 ? so->err_fd
 				                                  : so->out_fd),
@@ -1636,7 +1613,7 @@ fwd_step(LIBSSH2_SESSION *s, struct fwd *f, char *chunk,
 	for (i = 0; i < 2; i++) {
 		while ((n = libssh2_channel_read_ex(
 		            f->ch, i, chunk, SSHPOOL_CHUNK)) > 0)
-			if (write_all(f->fd, chunk, (size_t)n) != 0)
+			if (tpu_write_all(f->fd, chunk, (size_t)n) != 0)
 				return -1;
 		if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
 			return n == LIBSSH2_ERROR_SOCKET_RECV ||
@@ -2081,7 +2058,7 @@ sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 		}
 		if (n == 0)
 			break;
-		if (write_all(fd, chunk, (size_t)n) != 0) {
+		if (tpu_write_all(fd, chunk, (size_t)n) != 0) {
 			rc = tpu_error(err, TPU_E_IO, "cannot write '%s': %s",
 			    in_place ? local : tmp, strerror(errno));
 			goto out;

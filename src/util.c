@@ -1,12 +1,15 @@
 /*
- * Number, duration and RFC 3339 time parsing, monotonic time.
+ * Number, duration and RFC 3339 time parsing, monotonic time, base64,
+ * writing a whole buffer.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "xmalloc.h"
@@ -279,4 +282,136 @@ tpu_show_dup(const char *s, int flags)
 	char *out = xmalloc(n);
 
 	return tpu_show(s, len, out, n, flags);
+}
+
+static const char b64_std[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_url[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+size_t
+tpu_b64_len(size_t len, int flags)
+{
+	if (flags & TPU_B64_NOPAD)
+		return len / 3 * 4 + (len % 3 == 0 ? 0 : len % 3 + 1);
+	return (len + 2) / 3 * 4;
+}
+
+size_t
+tpu_b64_encode_to(char *out, const unsigned char *p, size_t len, int flags)
+{
+	const char *t = (flags & TPU_B64_URL) ? b64_url : b64_std;
+	int pad = !(flags & TPU_B64_NOPAD);
+	size_t i, o = 0;
+
+	for (i = 0; i + 2 < len; i += 3) {
+		out[o++] = t[p[i] >> 2];
+		out[o++] = t[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+		out[o++] = t[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
+		out[o++] = t[p[i + 2] & 63];
+	}
+	if (len - i == 1) {
+		out[o++] = t[p[i] >> 2];
+		out[o++] = t[(p[i] & 3) << 4];
+		if (pad) {
+			out[o++] = '=';
+			out[o++] = '=';
+		}
+	} else if (len - i == 2) {
+		out[o++] = t[p[i] >> 2];
+		out[o++] = t[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+		out[o++] = t[(p[i + 1] & 15) << 2];
+		if (pad)
+			out[o++] = '=';
+	}
+	out[o] = '\0';
+	return o;
+}
+
+char *
+tpu_b64_encode(const unsigned char *p, size_t len, int flags)
+{
+	char *out = xmalloc(tpu_b64_len(len, flags) + 1);
+
+	tpu_b64_encode_to(out, p, len, flags);
+	return out;
+}
+
+int
+tpu_b64_value(unsigned char c, int flags)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == ((flags & TPU_B64_URL) ? '-' : '+'))
+		return 62;
+	if (c == ((flags & TPU_B64_URL) ? '_' : '/'))
+		return 63;
+	return -1;
+}
+
+unsigned char *
+tpu_b64_decode(const char *s, size_t len, size_t *outlen, int flags)
+{
+	unsigned char *out;
+	uint32_t acc = 0;
+	size_t i, o = 0, pad = 0;
+	int bits = 0, v;
+
+	while (len > 0 && s[len - 1] == '=' && pad < 2) {
+		len--;
+		pad++;
+	}
+	if (len == 0 || len % 4 == 1 || (pad > 0 && (len + pad) % 4 != 0))
+		return NULL;
+	out = xmalloc(len * 3 / 4 + 1);
+	for (i = 0; i < len; i++) {
+		if ((v = tpu_b64_value((unsigned char)s[i], flags)) < 0) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	/* leftover bits must be zero (canonical encoding) */
+	if ((acc & ((1u << bits) - 1)) != 0) {
+		free(out);
+		return NULL;
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+
+int
+tpu_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd pfd = { fd, POLLOUT, 0 };
+
+			(void)poll(&pfd, 1, 1000);
+			continue;
+		}
+		if (w < 0)
+			return errno != 0 ? errno : EIO;
+		if (w == 0)
+			return EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }

@@ -71,4 +71,40 @@ char *tpu_show(const char *s, size_t len, char *out, size_t outlen, int flags);
 /* tpu_show of the whole NUL-terminated s into a new string (caller's). */
 char *tpu_show_dup(const char *s, int flags);
 
+enum tpu_b64_flags {
+	TPU_B64_URL = (1 << 0),   /* RFC 4648 section 5 alphabet: - and _ */
+	TPU_B64_NOPAD = (1 << 1), /* encode: no trailing '=' */
+};
+
+/* Characters tpu_b64_encode writes for len bytes, without the NUL. */
+size_t tpu_b64_len(size_t len, int flags);
+
+/*
+ * Base64 of len bytes of p into out, which holds tpu_b64_len(len, flags)
+ * + 1 bytes; NUL-terminated.  Returns the length written.
+ */
+size_t tpu_b64_encode_to(
+    char *out, const unsigned char *p, size_t len, int flags);
+
+/* tpu_b64_encode_to into a new string (caller's). */
+char *tpu_b64_encode(const unsigned char *p, size_t len, int flags);
+
+/* The value (0 to 63) of base64 character c in the alphabet, or -1. */
+int tpu_b64_value(unsigned char c, int flags);
+
+/*
+ * Strict base64 decode of len characters of s (padding optional, but
+ * when present it completes a group of four; no white space; unused
+ * trailing bits zero).  Returns a new buffer (caller's, *outlen bytes,
+ * plus a NUL not counted), or NULL on bad or empty input.
+ */
+unsigned char *tpu_b64_decode(
+    const char *s, size_t len, size_t *outlen, int flags);
+
+/*
+ * Write all n bytes of p to fd: retries EINTR, waits (poll) on EAGAIN.
+ * Returns 0, or the errno of the failed write (EIO for a write of 0).
+ */
+int tpu_write_all(int fd, const void *p, size_t n);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "knownhosts.h"
+#include "util.h"
 #include "xmalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -34,7 +35,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	if (knownhosts_parse_key((const char *)data, size, &key, &err) == 0) {
-		enc = knownhosts_b64encode(key.blob, key.len);
+		enc = tpu_b64_encode(key.blob, key.len, 0);
 		line = xasprintf("%s %s", key.type, enc);
 		if (knownhosts_parse_key(line, strlen(line), &again, &err) !=
 		        0 ||

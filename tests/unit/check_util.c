@@ -1,10 +1,14 @@
 /*
  * Unit tests for src/util.c: bounded number, duration and RFC 3339 time
- * parsing.
+ * parsing, base64, tpu_write_all.
  */
+#include <sys/wait.h>
+
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -224,6 +228,101 @@ START_TEST(show_escapes_controls)
 }
 END_TEST
 
+/* RFC 4648 section 10 vectors, both alphabets, with and without '='. */
+START_TEST(b64_vectors)
+{
+	static const struct {
+		const char *in, *std;
+	} v[] = { { "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" },
+		{ "foo", "Zm9v" }, { "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" } };
+	const unsigned char hi[] = { 0xfb, 0xff, 0xfe };
+	unsigned char *d;
+	char *e, out[16];
+	size_t i, n;
+
+	for (i = 0; i < nitems(v); i++) {
+		size_t len = strlen(v[i].in);
+
+		e = tpu_b64_encode((const unsigned char *)v[i].in, len, 0);
+		ck_assert_str_eq(e, v[i].std);
+		ck_assert_uint_eq(strlen(e), tpu_b64_len(len, 0));
+		free(e);
+		e = tpu_b64_encode(
+		    (const unsigned char *)v[i].in, len, TPU_B64_NOPAD);
+		ck_assert_uint_eq(strlen(e), tpu_b64_len(len, TPU_B64_NOPAD));
+		ck_assert_int_eq(strncmp(e, v[i].std, strlen(e)), 0);
+		ck_assert(
+		    v[i].std[strlen(e)] == '\0' || v[i].std[strlen(e)] == '=');
+		free(e);
+		if (len == 0)
+			continue;
+		d = tpu_b64_decode(v[i].std, strlen(v[i].std), &n, 0);
+		ck_assert_ptr_nonnull(d);
+		ck_assert_uint_eq(n, len);
+		ck_assert_int_eq(memcmp(d, v[i].in, len), 0);
+		free(d);
+	}
+	ck_assert_uint_eq(tpu_b64_encode_to(out, hi, 3, 0), 4);
+	ck_assert_str_eq(out, "+//+");
+	tpu_b64_encode_to(out, hi, 3, TPU_B64_URL);
+	ck_assert_str_eq(out, "-__-");
+	d = tpu_b64_decode("-__-", 4, &n, TPU_B64_URL);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(memcmp(d, hi, 3), 0);
+	free(d);
+	ck_assert_int_eq(tpu_b64_value('+', 0), 62);
+	ck_assert_int_eq(tpu_b64_value('-', 0), -1);
+	ck_assert_int_eq(tpu_b64_value('_', TPU_B64_URL), 63);
+}
+END_TEST
+
+START_TEST(b64_rejects)
+{
+	static const char *const bad[] = { "", "=", "Z",
+		"Zg=", "Zh==", "Zm9v\n", "Zm 9", "Zg===", "Z===", "-__-" };
+	size_t i, n;
+
+	for (i = 0; i < nitems(bad); i++)
+		ck_assert_msg(
+		    tpu_b64_decode(bad[i], strlen(bad[i]), &n, 0) == NULL,
+		    "%s accepted", bad[i]);
+	/* padding is optional */
+	free(tpu_b64_decode("Zg", 2, &n, 0));
+	ck_assert_uint_eq(n, 1);
+}
+END_TEST
+
+START_TEST(write_all_pipe)
+{
+	char big[200000], back[sizeof big];
+	int fd[2];
+	size_t got = 0;
+	ssize_t r;
+	pid_t pid;
+	int status;
+
+	memset(big, 'x', sizeof big);
+	big[sizeof big - 1] = 'y';
+	ck_assert_int_eq(pipe(fd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fd[0]);
+		_exit(tpu_write_all(fd[1], big, sizeof big) == 0 ? 0 : 1);
+	}
+	close(fd[1]);
+	while ((r = read(fd[0], back + got, sizeof back - got)) > 0)
+		got += (size_t)r;
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_uint_eq(got, sizeof big);
+	ck_assert_int_eq(memcmp(big, back, sizeof big), 0);
+	ck_assert_int_eq(tpu_write_all(-1, "a", 1), EBADF);
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -247,6 +346,13 @@ util_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("show");
 	tcase_add_test(tc, show_escapes_controls);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("base64");
+	tcase_add_test(tc, b64_vectors);
+	tcase_add_test(tc, b64_rejects);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("write_all");
+	tcase_add_test(tc, write_all_pipe);
 	suite_add_tcase(s, tc);
 	return s;
 }
