@@ -1,7 +1,9 @@
 #!/bin/sh
 # Benchmark of the command: `tpuctl ssh NODE --worker=all -- true` on
 # emulator nodes of 16, 64 and 256 workers (v4-128, v4-512, v4-2048; real
-# sshd workers on loopback; past 512 workers v5p, 2048: v5p-16384), against pdsh -R ssh and parallel-ssh, each
+# sshd workers on loopback; past 512 workers v5p in us-east5-a, whose
+# sizes are 8 TensorCores per host too: 2240 is v5p-17920, the largest;
+# 2048 hosts is no v5p size), against pdsh -R ssh and parallel-ssh, each
 # twice: with OpenSSH's default key exchange (sntrup761x25519 on 9.x)
 # and with -o KexAlgorithms=curve25519-sha256 (the one libssh2, hence
 # tpuctl, uses), and xargs -P N ssh (curve25519); same key, same
@@ -54,6 +56,7 @@ while [ ! -s "$T/emu/env" ]; do
 done
 # shellcheck disable=SC1091
 . "$T/emu/env"
+zone0=${CLOUDSDK_COMPUTE_ZONE:-}
 ssh-keygen -q -t ed25519 -N '' -C bench -f "$HOME/.ssh/google_compute_engine"
 KEY=$HOME/.ssh/google_compute_engine
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -195,13 +198,19 @@ targets() {
 misses=0
 
 for hosts in $sizes; do
-	# 8 TensorCores per host; v4 ends at v4-4096 (512 hosts), v5p goes
-	# to v5p-16384 (2,048 hosts).
+	# 8 TensorCores per host; v4 ends at v4-4096 (512 hosts), v5p (a zone
+	# that offers it) at v5p-17920 (2,240 hosts).
 	acc=v4-$((hosts * 8))
-	[ "$hosts" -le 512 ] || acc=v5p-$((hosts * 8))
+	export CLOUDSDK_COMPUTE_ZONE="$zone0"
+	if [ "$hosts" -gt 512 ]; then
+		acc=v5p-$((hosts * 8))
+		export CLOUDSDK_COMPUTE_ZONE=us-east5-a
+	fi
 	node=b$hosts
+	ver=tpu-ubuntu2204-base
+	[ "${acc#v5p}" = "$acc" ] || ver=v2-alpha-tpuv5
 	"$BIN/tpuctl" create "$node" --accelerator-type "$acc" \
-	    --version tpu-ubuntu2204-base --quiet >"$T/create.out" 2>&1 || {
+	    --version "$ver" --quiet >"$T/create.out" 2>&1 || {
 		echo "create $acc failed: $(tail -2 "$T/create.out")" >&2
 		exit 1
 	}
