@@ -14,11 +14,16 @@
 
 #include "buf.h"
 #include "fanout.h"
+#include "fdlimit.h"
 #include "log.h"
+#include "outgroup.h"
 #include "retry.h"
 #include "sshsel.h"
 #include "util.h"
 #include "xmalloc.h"
+
+/* Up to this many workers the summary has a line for each. */
+#define FANOUT_SUMMARY_LINES 16
 
 /* What the output callback needs. */
 struct fanout_rx {
@@ -181,10 +186,9 @@ on_output(
 	buf_release(&b);
 }
 
-/* The summary line names the worker already: the message's own "worker
- * N: " goes. */
-void
-fanout_describe(const struct sshpool_result *res, char *out, size_t n)
+/* The message without its "worker N: " (the summary names the worker). */
+static const char *
+msg_of(const struct sshpool_result *res)
 {
 	const char *m = res->msg;
 	size_t d;
@@ -193,6 +197,16 @@ fanout_describe(const struct sshpool_result *res, char *out, size_t n)
 	    (d = strspn(m + 7, "0123456789")) > 0 &&
 	    strncmp(m + 7 + d, ": ", 2) == 0)
 		m += 7 + d + 2;
+	return m;
+}
+
+/* The summary line names the worker already: the message's own "worker
+ * N: " goes. */
+void
+fanout_describe(const struct sshpool_result *res, char *out, size_t n)
+{
+	const char *m = msg_of(res);
+
 	if (res->status == SSHPOOL_S_OK ||
 	    res->status == SSHPOOL_S_REMOTE_NONZERO)
 		snprintf(out, n, "exit %d", res->exit_status);
@@ -413,6 +427,86 @@ output_error(const struct fanout_spec *fs, const struct fanout_rx *r,
 	    fs->outdir, who->node, who->worker, strerror(r->log_errno));
 }
 
+/* File descriptors for the sessions in flight and the log files. */
+static int
+fd_room(
+    const struct sshcmd *sc, const struct fanout_spec *fs, struct tpu_err *err)
+{
+	size_t inflight = sc->popts.fanout > 0 ? (size_t)sc->popts.fanout : 64;
+	char what[64];
+
+	if (inflight > sc->ntargets)
+		inflight = sc->ntargets;
+	if (fs->outdir != NULL)
+		snprintf(what, sizeof what, "--output-dir for %zu workers",
+		    sc->ntargets);
+	else
+		snprintf(what, sizeof what, "a fan-out to %zu workers",
+		    sc->ntargets);
+	return fdlimit_ensure(
+	    inflight + (fs->outdir != NULL ? sc->ntargets : 0), what, err);
+}
+
+/*
+ * The summary on stderr: up to FANOUT_SUMMARY_LINES workers one line
+ * each with its time; more, identical outcomes grouped on one line
+ * (src/outgroup.h); then the count, after "WHAT: " when what_done is set.
+ */
+static void
+summary(const struct sshcmd *sc, const char *what_done,
+    const struct fanout_who *who, const struct sshpool_result *res, int nok)
+{
+	char name[128];
+	size_t i;
+
+	if (sc->ntargets <= FANOUT_SUMMARY_LINES) {
+		for (i = 0; i < sc->ntargets; i++) {
+			char what[640];
+
+			fanout_describe(&res[i], what, sizeof what);
+			fprintf(stderr, "%s: %s (%.1f s)\n",
+			    fanout_who_name(&who[i], name, sizeof name), what,
+			    (double)res[i].duration_ms / 1000.0);
+		}
+	} else {
+		struct outgroup_item *it = xcalloc(sc->ntargets, sizeof *it);
+		char(*what)[32] = xcalloc(sc->ntargets, sizeof *what);
+		struct buf b;
+
+		for (i = 0; i < sc->ntargets; i++) {
+			if (res[i].status == SSHPOOL_S_OK ||
+			    res[i].status == SSHPOOL_S_REMOTE_NONZERO)
+				snprintf(what[i], sizeof what[i], "exit %d",
+				    res[i].exit_status);
+			else if (res[i].status == SSHPOOL_S_SIGNALED)
+				snprintf(what[i], sizeof what[i], "signal %s",
+				    res[i].signal);
+			else {
+				snprintf(what[i], sizeof what[i], "%s",
+				    sshpool_status_name(res[i].status));
+				it[i].detail = msg_of(&res[i]);
+			}
+			it[i].node = who[i].slice < 0 ? NULL : who[i].node;
+			it[i].worker = who[i].worker;
+			it[i].what = what[i];
+		}
+		buf_init(&b, BUF_NOCAP);
+		(void)outgroup_format(it, sc->ntargets, &b);
+		fprintf(stderr, "%s\n", b.data);
+		buf_release(&b);
+		free(what);
+		free(it);
+	}
+	if (what_done != NULL)
+		fprintf(stderr, "%s: ", what_done);
+	fprintf(stderr, "%d of %zu worker%s succeeded", nok, sc->ntargets,
+	    sc->ntargets == 1 ? "" : "s");
+	if (sc->qr)
+		fprintf(stderr, " (%zu node%s)", sc->nslices,
+		    sc->nslices == 1 ? "" : "s");
+	fputc('\n', stderr);
+}
+
 int
 fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
     struct tpu_err *err)
@@ -424,8 +518,9 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	size_t i;
 	int rc, nok = 0, saved_errno;
 
-	if (fs->outdir != NULL &&
-	    (rc = open_logs(fs->outdir, sc, who, &r.fds, err)) != 0) {
+	if ((rc = fd_room(sc, fs, err)) != 0 ||
+	    (fs->outdir != NULL &&
+	        (rc = open_logs(fs->outdir, sc, who, &r.fds, err)) != 0)) {
 		free(who);
 		return rc;
 	}
@@ -453,24 +548,8 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	}
 	for (i = 0; i < sc->ntargets; i++)
 		nok += res[i].status == SSHPOOL_S_OK;
-	if (sc->ntargets > 1 || fs->what != NULL) {
-		for (i = 0; i < sc->ntargets; i++) {
-			char what[640];
-
-			fanout_describe(&res[i], what, sizeof what);
-			fprintf(stderr, "%s: %s (%.1f s)\n",
-			    fanout_who_name(&who[i], name, sizeof name), what,
-			    (double)res[i].duration_ms / 1000.0);
-		}
-		if (fs->what != NULL)
-			fprintf(stderr, "%s: ", fs->what);
-		fprintf(stderr, "%d of %zu worker%s succeeded", nok,
-		    sc->ntargets, sc->ntargets == 1 ? "" : "s");
-		if (sc->qr)
-			fprintf(stderr, " (%zu node%s)", sc->nslices,
-			    sc->nslices == 1 ? "" : "s");
-		fputc('\n', stderr);
-	}
+	if (sc->ntargets > 1 || fs->what != NULL)
+		summary(sc, fs->what, who, res, nok);
 	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
 		goto out;
 	if (sc->ntargets == 1 && fs->what == NULL) {

@@ -17,7 +17,12 @@
  * Addresses: the loopback space 127.1.0.0 - 127.255.255.255 is cut into
  * /24 "subnets" s = 0..65279 (127.(1 + s / 256).(s % 256).0/24).  A node
  * of n workers gets ceil(n / 254) consecutive subnets, first fit; worker w
- * is 127.a.b.(1 + w % 254) in subnet (first + w / 254).
+ * is 127.a.b.(1 + w % 254) in subnet (first + w / 254).  The subnets
+ * are leased machine-wide (emulator/lease.c: one flock'd file per subnet,
+ * shared by every emulator of the network namespace), so first fit skips
+ * what another emulator holds, and a restart that finds its persisted
+ * subnets held elsewhere moves the node (its directory, keys and HOMEs
+ * with it) to free ones: the workers' addresses change, their keys not.
  *
  * Root versus an ordinary user: sshd can only authenticate the account it
  * runs as unless it runs as root.  So the login user (TPUCTL_SSH_USER) is
@@ -78,6 +83,7 @@
 
 #include "core.h"
 #include "fleet.h"
+#include "lease.h"
 #include "log.h"
 #include "md.h"
 #include "util.h"
@@ -131,6 +137,7 @@ struct fleet_node {
 	int nworkers;
 	int subnet;
 	int nsubnets;
+	struct emu_lease lease; /* of the subnets, for the node's lifetime */
 	int run; /* sshds wanted (created or started, not stopped) */
 	char *dir;
 	char *mdhost; /* GCE_METADATA_HOST for the workers, or NULL */
@@ -149,6 +156,7 @@ struct fleet {
 	int thr_started;
 	int stop;
 	char *dir;
+	char *lease_dir; /* machine-wide subnet leases (lease.h) */
 	char *sshd;
 	int port;
 	char user[64];
@@ -458,24 +466,45 @@ fleet_nsubnets(int nworkers)
 	return (nworkers + FLEET_HOSTS_PER_SUBNET - 1) / FLEET_HOSTS_PER_SUBNET;
 }
 
-/* First fit of k consecutive subnets; -1 when the space is full. */
+/* Does [s, s + k) overlap a subnet of one of our nodes (but skip)? */
 static int
-fleet_alloc_subnet(struct fleet *f, int k)
+fleet_subnet_used(struct fleet *f, int s, int k, const struct fleet_node *skip)
 {
-	int s = 0;
+	struct fleet_node *n;
 
+	for (n = f->nodes; n != NULL; n = n->next)
+		if (n != skip && s < n->subnet + n->nsubnets &&
+		    n->subnet < s + k)
+			return n->subnet + n->nsubnets;
+	return -1;
+}
+
+/*
+ * First fit of k consecutive subnets that none of our nodes uses and no
+ * other emulator holds; they are leased into *l.  -1 when the space is
+ * full (errbuf says why when a lease file cannot be used).
+ */
+static int
+fleet_alloc_subnet(struct fleet *f, int k, struct emu_lease *l)
+{
+	int s = 0, next, busy;
+
+	memset(l, 0, sizeof(*l));
 	while (s + k <= FLEET_MAX_SUBNETS) {
-		struct fleet_node *n;
-		int moved = 0;
-
-		for (n = f->nodes; n != NULL; n = n->next) {
-			if (s < n->subnet + n->nsubnets && n->subnet < s + k) {
-				s = n->subnet + n->nsubnets;
-				moved = 1;
-			}
+		if ((next = fleet_subnet_used(f, s, k, NULL)) != -1) {
+			s = next;
+			continue;
 		}
-		if (!moved)
+		if (f->lease_dir == NULL)
 			return s;
+		if (emu_lease_take(f->lease_dir, s, k, l, &busy) == 0)
+			return s;
+		if (busy == -1) {
+			log_warn("fleet: cannot lease subnet %d in '%s': %s", s,
+			    f->lease_dir, strerror(errno));
+			return -1;
+		}
+		s = busy + 1;
 	}
 	return -1;
 }
@@ -585,6 +614,7 @@ fleet_node_free(struct fleet_node *n)
 		free(n->w[i].home);
 	}
 	free(n->w);
+	emu_lease_release(&n->lease);
 	free(n->key);
 	free(n->id);
 	free(n->name);
@@ -2606,13 +2636,61 @@ fleet_kill_stale(struct fleet_node *n)
 	}
 }
 
+/*
+ * A persisted node, on its subnets when it can lease them again, else
+ * moved to free ones: its sshds of an earlier run are stopped and its
+ * directory renamed (keys and HOMEs kept; fleet_write_config writes the
+ * new address at the next start).  NULL when no subnet is free.
+ */
+static struct fleet_node *
+fleet_load_node(struct fleet *f, const char *key, const char *id,
+    const char *accel, int nworkers, int subnet)
+{
+	struct emu_lease lease;
+	struct fleet_node *n;
+	int k = fleet_nsubnets(nworkers), busy = -1, to;
+	char *from;
+
+	memset(&lease, 0, sizeof(lease));
+	if (fleet_subnet_used(f, subnet, k, NULL) == -1 &&
+	    (f->lease_dir == NULL ||
+	        emu_lease_take(f->lease_dir, subnet, k, &lease, &busy) == 0)) {
+		n = fleet_node_new(f, key, id, accel, nworkers, subnet);
+		n->lease = lease;
+		return n;
+	}
+	to = fleet_alloc_subnet(f, k, &lease);
+	if (to < 0) {
+		log_warn("fleet: node '%s' dropped: its subnet %d is held by "
+		         "another emulator and no other subnet is free",
+		    key, subnet);
+		return NULL;
+	}
+	log_warn("fleet: node '%s': subnet %d is held by another emulator; "
+	         "moved to subnet %d (worker addresses change)",
+	    key, subnet, to);
+	/* Stop what an earlier run of ours left on the old addresses. */
+	n = fleet_node_new(f, key, id, accel, nworkers, subnet);
+	fleet_kill_stale(n);
+	from = xstrdup(n->dir);
+	fleet_node_free(n);
+	n = fleet_node_new(f, key, id, accel, nworkers, to);
+	n->lease = lease;
+	fleet_rmtree(n->dir); /* leftovers of a lost node */
+	if (rename(from, n->dir) == -1 && errno != ENOENT)
+		log_warn("fleet: cannot move '%s' to '%s': %s", from, n->dir,
+		    strerror(errno));
+	free(from);
+	return n;
+}
+
 static void
 fleet_load(struct fleet *f)
 {
 	char *path, *text;
 	cJSON *root = NULL, *item;
 	const cJSON *arr;
-	int i;
+	int i, moved = 0;
 
 	path = xasprintf("%s/fleet.json", f->dir);
 	text = fleet_read_file(path, 16 << 20);
@@ -2644,13 +2722,15 @@ fleet_load(struct fleet *f)
 		    nw->valueint > FLEET_MAX_WORKERS || sn->valueint < 0 ||
 		    sn->valueint + fleet_nsubnets(nw->valueint) >
 		        FLEET_MAX_SUBNETS ||
-		    fleet_find(f, k->valuestring) != NULL ||
-		    fleet_alloc_subnet(f, fleet_nsubnets(nw->valueint)) < 0)
+		    fleet_find(f, k->valuestring) != NULL)
 			continue;
-		n = fleet_node_new(f, k->valuestring, id->valuestring,
+		n = fleet_load_node(f, k->valuestring, id->valuestring,
 		    ac->valuestring, nw->valueint, sn->valueint);
+		if (n == NULL)
+			continue;
 		n->next = f->nodes;
 		f->nodes = n;
+		moved |= n->subnet != sn->valueint;
 		/* Publish the kept host keys even before a restart. */
 		for (i = 0; i < n->nworkers; i++) {
 			char *pub = xasprintf("%s/published.pub", n->w[i].dir);
@@ -2662,6 +2742,8 @@ fleet_load(struct fleet *f)
 		}
 		fleet_kill_stale(n);
 	}
+	if (moved)
+		fleet_save(f);
 out:
 	cJSON_Delete(root);
 	free(text);
@@ -3081,6 +3163,16 @@ fleet_init(struct emu *e)
 	/* As root sshd wants its privilege separation dir. */
 	if (geteuid() == 0 && fleet_mkdir("/run/sshd", 0755) == -1)
 		log_warn("fleet: cannot create /run/sshd: %s", strerror(errno));
+	{
+		char err[512];
+
+		f->lease_dir = emu_lease_dir(err, sizeof(err));
+		if (f->lease_dir == NULL) {
+			log_warn(
+			    "fleet: no machine-wide subnet leases: %s", err);
+			goto out;
+		}
+	}
 	srand((unsigned)(getpid() ^ (int)fleet_now()));
 	fleet_load(f);
 	{
@@ -3191,6 +3283,7 @@ fleet_fini(struct emu *e)
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->cv);
 	free(f->dir);
+	free(f->lease_dir);
 	free(f->sshd);
 	free(f->pwdir);
 	fleet_ops_free(f->devops, f->ndevops);
@@ -3288,16 +3381,22 @@ fleet_node_create(struct emu *e, const char *node_key, const char *node_id,
 		n = NULL;
 	}
 	if (n == NULL) {
-		subnet = fleet_alloc_subnet(f, fleet_nsubnets(nworkers));
+		struct emu_lease lease;
+
+		subnet =
+		    fleet_alloc_subnet(f, fleet_nsubnets(nworkers), &lease);
 		if (subnet < 0) {
 			fleet_seterr(errbuf, errlen,
 			    "no loopback addresses left for %d workers of "
-			    "node '%s'",
-			    nworkers, node_key);
+			    "node '%s' (subnets in use here or leased by "
+			    "other emulators in '%s')",
+			    nworkers, node_key,
+			    f->lease_dir != NULL ? f->lease_dir : "-");
 			goto out;
 		}
 		n = fleet_node_new(
 		    f, node_key, node_id, accel_type, nworkers, subnet);
+		n->lease = lease;
 		fleet_trash_dir(f, n->dir); /* leftovers of a lost node */
 		if (fleet_mkdir(n->dir, 0700) == -1) {
 			fleet_seterr(errbuf, errlen, "cannot create '%s': %s",
