@@ -320,14 +320,15 @@ holdproto_get_run(const struct holdproto_frame *f, struct holdproto_run *run,
 }
 
 void
-holdproto_put_out(
-    struct buf *b, uint32_t idx, uint32_t stream, const char *data, size_t len)
+holdproto_put_out(struct buf *b, uint32_t idx, uint32_t stream, uint32_t flags,
+    const char *data, size_t len)
 {
 	size_t st;
 
 	holdproto_begin(b, HOLDPROTO_OUT, &st);
 	holdproto_put_u32(b, idx);
 	holdproto_put_u32(b, stream);
+	holdproto_put_u32(b, flags);
 	holdproto_put_str(b, data, len);
 	holdproto_end(b, st);
 }
@@ -345,6 +346,7 @@ holdproto_get_out(const struct holdproto_frame *f, struct holdproto_out *o,
 	if (holdproto_get_u32(&r, &o->idx) != 0 ||
 	    holdproto_get_u32(&r, &o->stream) != 0 ||
 	    (o->stream != 1 && o->stream != 2) ||
+	    holdproto_get_u32(&r, &o->flags) != 0 || o->flags > 1 ||
 	    holdproto_get_str(&r, &o->data, &o->len) != 0 || r.left != 0)
 		return bad(err, f, "output");
 	return 0;

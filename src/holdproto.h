@@ -22,7 +22,7 @@
  *	C: HELLO (version, slice key, node id)
  *	H: HELLO (version, node id it holds) or ERROR and close
  *	C: RUN (targets with their full command lines)
- *	H: OUT ... (chunks of any worker, any stream), DONE per worker,
+ *	H: OUT ... (on_output calls of any worker, any stream), DONE per worker,
  *	   END after the last DONE
  *	C: LIST or STOP instead of RUN: H answers INFO lines / END.
  */
@@ -119,10 +119,17 @@ struct holdproto_run {
 	size_t ntargets;
 };
 
-/* An output chunk of worker idx (index into the RUN), stream 1 or 2. */
+/*
+ * Output of worker idx (index into the RUN) on stream 1 or 2, exactly as
+ * the holder's sshpool_run gave it to its on_output: a line or a piece
+ * of one (SSHPOOL_F_LINES) or a raw chunk, with on_output's flags
+ * (SSHPOOL_OUT_EOL), so that the client feeds the same calls to the
+ * same rendering as a cold run and no line is split twice.
+ */
 struct holdproto_out {
 	uint32_t idx;
 	uint32_t stream;
+	uint32_t flags;   /* SSHPOOL_OUT_EOL or 0 */
 	const char *data; /* into the frame */
 	size_t len;
 };
@@ -141,8 +148,8 @@ struct holdproto_done {
 
 void holdproto_put_hello(struct buf *, const struct holdproto_hello *);
 void holdproto_put_run(struct buf *, const struct holdproto_run *);
-void holdproto_put_out(
-    struct buf *, uint32_t idx, uint32_t stream, const char *data, size_t len);
+void holdproto_put_out(struct buf *, uint32_t idx, uint32_t stream,
+    uint32_t flags, const char *data, size_t len);
 void holdproto_put_done(struct buf *, const struct holdproto_done *);
 /* END (rc, a negative enum tpu_errc or 0), ERROR (a message), INFO (a
  * line of `ssh-pool list`): one field each. */

@@ -50,7 +50,8 @@ check_frame(const struct holdproto_frame *f, const uint8_t *orig, size_t used)
 		break;
 	case HOLDPROTO_OUT:
 		if (holdproto_get_out(f, &o, &err) == 0) {
-			holdproto_put_out(&b, o.idx, o.stream, o.data, o.len);
+			holdproto_put_out(
+			    &b, o.idx, o.stream, o.flags, o.data, o.len);
 			same(&b, orig, used);
 		}
 		break;

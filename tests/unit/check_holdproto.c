@@ -98,11 +98,12 @@ START_TEST(out_done_end_roundtrip)
 	char *text;
 
 	buf_init(&b, BUF_NOCAP);
-	holdproto_put_out(&b, 5, 2, "a\0b\n", 4); /* output may hold NUL */
+	holdproto_put_out(&b, 5, 2, 1, "a\0b\n", 4); /* output may hold NUL */
 	f = one_frame(&b);
 	ck_assert_int_eq(holdproto_get_out(&f, &o, &err), 0);
 	ck_assert_uint_eq(o.idx, 5);
 	ck_assert_uint_eq(o.stream, 2);
+	ck_assert_uint_eq(o.flags, 1);
 	ck_assert_uint_eq(o.len, 4);
 	ck_assert_int_eq(memcmp(o.data, "a\0b\n", 4), 0);
 	buf_clear(&b);
@@ -150,10 +151,10 @@ START_TEST(partial_frames)
 	int n = 0, rc;
 
 	buf_init(&b, BUF_NOCAP);
-	holdproto_put_out(&b, 0, 1, "hello\n", 6);
+	holdproto_put_out(&b, 0, 1, 0, "hello\n", 6);
 	holdproto_put_end(&b, 0);
 	/* every prefix shorter than the first frame asks for more */
-	for (i = 0; i < 4 + 1 + 12 + 6; i++)
+	for (i = 0; i < 4 + 1 + 16 + 6; i++)
 		ck_assert_int_eq(
 		    holdproto_frame_next(b.data, i, &f, &used, &err), 0);
 	while ((rc = holdproto_frame_next(
@@ -175,8 +176,15 @@ START_TEST(malformed)
 	static const unsigned char huge[] = { 0xff, 0, 0, 0, 1 };
 	static const unsigned char bad_type[] = { 0, 0, 0, 1, 42 };
 	/* OUT whose string claims more bytes than the frame has */
-	static const unsigned char long_str[] = { 0, 0, 0, 13, 3, 0, 0, 0, 0, 0,
-		0, 0, 1, 0, 0, 0, 9 };
+	static const unsigned char long_str[] = { 0, 0, 0, 17, 3, 0, 0, 0, 0, 0,
+		0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9 };
+	/* OUT with a flag that is not SSHPOOL_OUT_EOL */
+	static const unsigned char bad_flag[] = { 0, 0, 0, 17, 3, 0, 0, 0, 0, 0,
+		0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0 };
+	/* the same with flag 1: accepted (the two above fail for their own
+	 * reason only) */
+	static const unsigned char good_out[] = { 0, 0, 0, 17, 3, 0, 0, 0, 0, 0,
+		0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0 };
 	/* END with a trailing byte */
 	static const unsigned char trailing[] = { 0, 0, 0, 6, 5, 0, 0, 0, 0,
 		7 };
@@ -209,6 +217,16 @@ START_TEST(malformed)
 	    holdproto_frame_next(long_str, sizeof long_str, &f, &used, &err),
 	    1);
 	ck_assert_int_eq(holdproto_get_out(&f, &o, &err), TPU_E_API);
+	ck_assert_int_eq(
+	    holdproto_frame_next(bad_flag, sizeof bad_flag, &f, &used, &err),
+	    1);
+	ck_assert_int_eq(holdproto_get_out(&f, &o, &err), TPU_E_API);
+	ck_assert_int_eq(
+	    holdproto_frame_next(good_out, sizeof good_out, &f, &used, &err),
+	    1);
+	ck_assert_int_eq(holdproto_get_out(&f, &o, &err), 0);
+	ck_assert_uint_eq(o.flags, 1);
+	ck_assert_uint_eq(o.len, 0);
 	ck_assert_int_eq(
 	    holdproto_frame_next(trailing, sizeof trailing, &f, &used, &err),
 	    1);
