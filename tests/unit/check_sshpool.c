@@ -1438,6 +1438,7 @@ START_TEST(test_session_cache)
 	p0 = seen_ppid(0);
 	p1 = seen_ppid(1);
 	/* again: the same sessions, no new authentication */
+	seen_release();
 	seen_init();
 	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
 	ck_assert_int_eq(seen_ppid(0), p0);
@@ -1455,6 +1456,7 @@ START_TEST(test_session_cache)
 	t2[0].nhostkeys = 2;
 	t2[1].hostkeys = other_keys[1];
 	t2[1].nhostkeys = 2;
+	seen_release();
 	seen_init();
 	ck_assert_int_eq(sshpool_run(t2, 2, &o, r, &err), 0);
 	ck_assert_int_ne(seen_ppid(0), p0);
@@ -1464,6 +1466,7 @@ START_TEST(test_session_cache)
 	/* a held session killed: reopened within the run, command once */
 	ck_assert_int_eq(kill((pid_t)p0, SIGKILL), 0);
 	usleep(200000);
+	seen_release();
 	seen_init();
 	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
 	ck_assert_int_eq(r[0].status, SSHPOOL_S_OK);
@@ -1472,6 +1475,7 @@ START_TEST(test_session_cache)
 	ck_assert_int_eq(seen.done[0], 1);
 	ck_assert_int_eq(r[0].auth_attempts, 1);
 	results_release(r, 2);
+	seen_release();
 	sshpool_cache_free(o.cache);
 	ck_assert_int_eq(count_fds(), fds);
 }
