@@ -51,6 +51,9 @@ same() {
 	    fail "warm stderr differs: $(diff "$T/cold.err" "$T/warm.err")"
 }
 
+# the key propagated first: its progress line is no part of a command's
+expect_rc 0 "$TPUCTL" ssh t089 --persist no --worker=all -- true
+
 cmd='h=${HOME%/home}; echo "out ${h##*/w}"; echo "err ${h##*/w}" >&2'
 same 0 --worker=all -- "$cmd"
 [ "$(grep -c '^\[w[0-3]\] out [0-3]$' "$T/out")" -eq 4 ] ||
