@@ -536,7 +536,10 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	sc->popts.arg = &r;
 	retry_install_signals();
 	sc->popts.abort = &retry_interrupted;
-	rc = sshpool_run(sc->targets, sc->ntargets, &sc->popts, res, err);
+	rc = fanout_warm_run(sc, fs, res, err);
+	if (rc == 1)
+		rc = sshpool_run(
+		    sc->targets, sc->ntargets, &sc->popts, res, err);
 	if (rc == TPU_E_USAGE)
 		goto out;
 	if (rc != 0 && rc != TPU_E_INTERRUPTED && rc != TPU_E_TERMINATED &&

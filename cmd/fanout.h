@@ -84,6 +84,9 @@ struct fanout_spec {
 	 */
 	const char *what;
 	const char *failed; /* with what: "failed" (NULL), "have findings" */
+	/* Seconds a warm-pool connection holder keeps the sessions (issue
+	 * 18, --persist / ssh/persist); 0: cold run, no holder. */
+	int persist_s;
 };
 
 void fanout_spec_init(struct fanout_spec *);
@@ -136,5 +139,15 @@ void fanout_describe(const struct sshpool_result *, char *out, size_t n);
 /* The exit status for a remote command killed by signal name ("KILL"):
  * 128 + its number, 255 when the name is unknown. */
 int fanout_signal_status(const char *name);
+
+/*
+ * The warm path of fanout_run (cmd/ssh_pool.c): with fs->persist_s > 0
+ * and one node, run sc's targets through the node's connection holder
+ * (started when none runs), giving on_output/on_done calls, results
+ * and the return code of sshpool_run.  1 when no holder could be used
+ * before anything was sent (the caller runs cold).
+ */
+int fanout_warm_run(struct sshcmd *, const struct fanout_spec *,
+    struct sshpool_result *, struct tpu_err *);
 
 #endif

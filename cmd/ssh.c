@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "fanout.h"
 #include "retry.h"
 #include "shquote.h"
@@ -27,6 +28,7 @@ enum {
 	OPT_OUTPUT,
 	OPT_OUTPUT_DIR,
 	OPT_FAIL_FAST,
+	OPT_PERSIST,
 };
 
 static volatile sig_atomic_t ssh_winch;
@@ -69,6 +71,26 @@ run_shell(struct sshcmd *sc, struct tpu_err *err)
 	return status;
 }
 
+/* --persist / ssh/persist: "no" (or unset) is 0, else a duration of
+ * 1 s to 24 h. */
+static int
+parse_persist(const char *what, const char *v, int *secs, struct tpu_err *err)
+{
+	long long s = 0;
+	int rc;
+
+	*secs = 0;
+	if (v == NULL || strcmp(v, "no") == 0)
+		return 0;
+	if ((rc = tpu_parse_duration(what, v, &s, err)) != 0)
+		return rc;
+	if (s < 1 || s > 24 * 3600)
+		return tpu_error(err, TPU_E_USAGE,
+		    "%s '%s': want no or a duration of 1s to 24h", what, v);
+	*secs = (int)s;
+	return 0;
+}
+
 static int
 ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -82,13 +104,14 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		/* gcloud's name */
 		{ "output-directory", required_argument, NULL, OPT_OUTPUT_DIR },
 		{ "fail-fast", no_argument, NULL, OPT_FAIL_FAST },
+		{ "persist", required_argument, NULL, OPT_PERSIST },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sshcmd_opts so;
 	struct sshcmd sc;
 	struct sigaction sa, old_winch;
 	struct fanout_spec fs;
-	const char *command = NULL;
+	const char *command = NULL, *persist = NULL;
 	char *built = NULL;
 	long long timeout_s = 0;
 	int ch, rc, saved_errno;
@@ -119,6 +142,9 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case OPT_FAIL_FAST:
 			fs.fail_fast = 1;
+			break;
+		case OPT_PERSIST:
+			persist = optarg;
 			break;
 		default:
 			return cmd_bad_option(argv, ch, err);
@@ -162,6 +188,13 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				return rc;
 			command = built;
 		}
+	}
+	if ((rc = parse_persist(persist != NULL ? "--persist" : "ssh/persist",
+	         persist != NULL ? persist
+	                         : config_get(ctx->cfg, "ssh/persist"),
+	         &fs.persist_s, err)) != 0) {
+		free(built);
+		return rc;
 	}
 	if (timeout_s > 24 * 3600) {
 		free(built);
@@ -219,7 +252,8 @@ const struct cmd_entry cmd_ssh_entry = {
 	.name = "ssh",
 	.alias = NULL,
 	.usage = "ssh [--fail-fast] " SSHCMD_USAGE_MANY SSHCMD_USAGE_GCLOUD
-	         " [--timeout duration] [--output prefix|raw|jsonl] "
+	         " [--timeout duration] [--persist no|duration] "
+	         "[--output prefix|raw|jsonl] "
 	         "[--output-dir dir] [--command string] name [-- command ...]",
 	.summary = "run a command or a shell on a node's workers over SSH",
 	.min_args = 1,

@@ -90,6 +90,10 @@ static const struct config_key keys[] = {
 	    0, 0, NULL },
 	{ "ssh/known_hosts_file", "~/.config/tpuctl/known_hosts",
 	    "tpuctl's pinned worker host keys", CONFIG_K_PATH, 0, 0, NULL },
+	{ "ssh/persist", "no",
+	    "keep the SSH sessions of ssh --worker open this long for the "
+	    "next command (10m), or no",
+	    CONFIG_K_STRING, 0, 0, NULL },
 	{ "ssh/port", "22", "SSH port of the workers", CONFIG_K_INT, 1, 65535,
 	    NULL },
 	{ "ssh/server_alive_count_max", "3",

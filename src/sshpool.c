@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "knownhosts.h"
+#include "log.h"
 #include "retry.h"
 #include "shquote.h"
 #include "sshpool.h"
@@ -96,6 +97,22 @@ struct worker {
 	int agent_done; /* every agent identity tried (or no agent) */
 	int zero[2];    /* stream read returned 0 (EOF) */
 	int64_t rx_ms;  /* the last byte read from the server (keepalive) */
+	int cached;     /* the session came from opts->cache */
+};
+
+/* One session of a struct sshpool_cache, with what it was opened for. */
+struct cache_ent {
+	char *host, *user, *keys; /* keys: the pinned lines, '\n'-joined */
+	int port;
+	LIBSSH2_SESSION *s;
+	int fd;
+	int auth_attempts;
+	char hostkey_fp[64];
+};
+
+struct sshpool_cache {
+	struct cache_ent *e;
+	size_t n, cap;
 };
 
 struct pool {
@@ -361,6 +378,127 @@ teardown(struct worker *w, int graceful)
 	w->fd = -1;
 }
 
+static char *
+cache_keys(const struct sshpool_target *t)
+{
+	struct buf b;
+	size_t i;
+
+	buf_init(&b, 0);
+	for (i = 0; i < t->nhostkeys; i++) {
+		buf_puts(&b, t->hostkeys[i]);
+		buf_append(&b, "\n", 1);
+	}
+	buf_append(&b, "", 1);
+	return b.data;
+}
+
+static void
+cache_ent_close(struct cache_ent *c)
+{
+	int i;
+
+	if (c->s != NULL) {
+		libssh2_session_disconnect(c->s, "done");
+		if (c->fd != -1)
+			shutdown(c->fd, SHUT_RDWR);
+		for (i = 0; i < 4; i++)
+			if (libssh2_session_free(c->s) != LIBSSH2_ERROR_EAGAIN)
+				break;
+	}
+	if (c->fd != -1)
+		close(c->fd);
+	free(c->host);
+	free(c->user);
+	free(c->keys);
+}
+
+struct sshpool_cache *
+sshpool_cache_new(void)
+{
+	return xcalloc(1, sizeof(struct sshpool_cache));
+}
+
+void
+sshpool_cache_free(struct sshpool_cache *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->n; i++)
+		cache_ent_close(&c->e[i]);
+	free(c->e);
+	free(c);
+}
+
+size_t
+sshpool_cache_count(const struct sshpool_cache *c)
+{
+	return c != NULL ? c->n : 0;
+}
+
+/* Take the session opened for exactly this target, if one is held. */
+static int
+cache_take(struct sshpool_cache *c, struct worker *w)
+{
+	char *keys = cache_keys(w->t);
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		struct cache_ent *e = &c->e[i];
+
+		if (e->port == w->t->port && strcmp(e->host, w->t->host) == 0 &&
+		    strcmp(e->user, w->t->user) == 0 &&
+		    strcmp(e->keys, keys) == 0)
+			break;
+	}
+	free(keys);
+	if (i == c->n)
+		return 0;
+	w->s = c->e[i].s;
+	w->fd = c->e[i].fd;
+	w->r->auth_attempts = c->e[i].auth_attempts;
+	memcpy(w->r->hostkey_fp, c->e[i].hostkey_fp, sizeof w->r->hostkey_fp);
+	free(c->e[i].host);
+	free(c->e[i].user);
+	free(c->e[i].keys);
+	c->e[i] = c->e[--c->n];
+	return 1;
+}
+
+/* Keep w's session (its channel is closed): 1 when kept. */
+static int
+cache_put(struct sshpool_cache *c, struct worker *w)
+{
+	struct cache_ent *e;
+	int i, rc = LIBSSH2_ERROR_EAGAIN;
+
+	if (w->ch != NULL) {
+		for (i = 0; i < 8 && rc == LIBSSH2_ERROR_EAGAIN; i++)
+			rc = libssh2_channel_free(w->ch);
+		if (rc != 0)
+			return 0; /* teardown frees it */
+		w->ch = NULL;
+	}
+	if (c->n == c->cap) {
+		c->cap = c->cap == 0 ? 16 : c->cap * 2;
+		c->e = xreallocarray(c->e, c->cap, sizeof *c->e);
+	}
+	e = &c->e[c->n++];
+	e->host = xstrdup(w->t->host);
+	e->user = xstrdup(w->t->user);
+	e->keys = cache_keys(w->t);
+	e->port = w->t->port;
+	e->s = w->s;
+	e->fd = w->fd;
+	e->auth_attempts = w->r->auth_attempts;
+	memcpy(e->hostkey_fp, w->r->hostkey_fp, sizeof e->hostkey_fp);
+	w->s = NULL;
+	w->fd = -1;
+	return 1;
+}
+
 static void finish(struct pool *p, struct worker *w, enum sshpool_status st,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -379,6 +517,10 @@ finish(struct pool *p, struct worker *w, enum sshpool_status st,
 	}
 	if (st != SSHPOOL_S_NOT_STARTED)
 		flush_lines(p, w);
+	if (p->o->cache != NULL && w->s != NULL &&
+	    (st == SSHPOOL_S_OK || st == SSHPOOL_S_REMOTE_NONZERO ||
+	        st == SSHPOOL_S_SIGNALED))
+		(void)cache_put(p->o->cache, w);
 	teardown(w, st == SSHPOOL_S_OK || st == SSHPOOL_S_REMOTE_NONZERO ||
 	                st == SSHPOOL_S_SIGNALED);
 	for (i = 0; i < 2; i++) {
@@ -646,6 +788,25 @@ read_exit(struct pool *p, struct worker *w)
 }
 
 /* Drive w until libssh2 would block or w is done. */
+/*
+ * A cached session found dead before its command started: drop it and
+ * connect again from the start (host-key check, auth).  1 when done.
+ */
+static int
+reopen(struct pool *p, struct worker *w)
+{
+	if (!w->cached)
+		return 0;
+	log_debug(
+	    "worker %d: held session is gone; reconnecting", w->t->worker);
+	teardown(w, 0);
+	w->cached = 0;
+	w->r->auth_attempts = 0;
+	w->r->hostkey_fp[0] = '\0';
+	start_connect(p, w);
+	return 1;
+}
+
 static void
 step(struct pool *p, struct worker *w)
 {
@@ -755,6 +916,8 @@ step(struct pool *p, struct worker *w)
 				if (libssh2_session_last_errno(w->s) ==
 				    LIBSSH2_ERROR_EAGAIN)
 					return;
+				if (reopen(p, w))
+					break;
 				finish(p, w, SSHPOOL_S_PROTOCOL,
 				    "worker %d: cannot open a channel: %s",
 				    w->t->worker, ssh_errmsg(w->s));
@@ -766,6 +929,8 @@ step(struct pool *p, struct worker *w)
 			rc = libssh2_channel_exec(w->ch, w->cmdline);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
 				return;
+			if (rc != 0 && reopen(p, w))
+				break;
 			if (rc != 0) {
 				finish(p, w, SSHPOOL_S_PROTOCOL,
 				    "worker %d: cannot run the command: %s",
@@ -875,6 +1040,13 @@ start_worker(struct pool *p, struct worker *w)
 		return;
 	}
 	w->hostkey_pref = hostkey_pref(w);
+	if (p->o->cache != NULL && !p->connect_only &&
+	    cache_take(p->o->cache, w)) {
+		w->cached = 1;
+		w->deadline_ms = tpu_now_ms() + p->connect_ms;
+		w->st = W_OPEN;
+		return;
+	}
 	start_connect(p, w);
 }
 

@@ -132,6 +132,9 @@ struct sshpool_opts {
 	/* Set (e.g. from a SIGINT handler) to stop: channels are closed,
 	 * unfinished workers reported ABORTED or NOT_STARTED. */
 	volatile sig_atomic_t *abort;
+	/* Opt-in session cache (the warm pool's holder): see
+	 * sshpool_cache_new.  NULL: every session is closed after its run. */
+	struct sshpool_cache *cache;
 };
 
 struct sshpool_result {
@@ -159,6 +162,27 @@ int sshpool_run(const struct sshpool_target *targets, size_t n,
     struct tpu_err *);
 
 void sshpool_result_release(struct sshpool_result *);
+
+/*
+ * A session cache (issue 18, used by the connection holder only): with
+ * opts->cache set, sshpool_run keeps the authenticated session of a
+ * worker whose command ran to its end (exit status or signal) instead of
+ * disconnecting it, and a later run takes it for a target only when
+ * host, port, user and the pinned host keys are exactly those it was
+ * opened with; any other target opens a new session, with the normal
+ * host-key check and authentication.  A cached session that is found
+ * dead when its channel is opened (the server closed it, the worker was
+ * restarted or rekeyed) is dropped and the worker reconnected in the
+ * same run, again with the full host-key check: the command had not
+ * started.  A session is used by one run at a time.
+ */
+struct sshpool_cache;
+
+struct sshpool_cache *sshpool_cache_new(void);
+/* Disconnect and free every session held; NULL is allowed. */
+void sshpool_cache_free(struct sshpool_cache *);
+/* Sessions held now. */
+size_t sshpool_cache_count(const struct sshpool_cache *);
 
 /*
  * The command line for target t: its command (or opts_command when

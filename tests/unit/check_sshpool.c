@@ -1451,6 +1451,84 @@ START_TEST(test_sftp_threads)
 }
 END_TEST
 
+/* The pid of the sshd session process worker i's command ran under. */
+static long
+seen_ppid(int i)
+{
+	long pid = -1;
+	char want[8];
+
+	snprintf(want, sizeof want, "[w%d] ", i);
+	ck_assert(tpu_startswith(seen.out[i][0].data, want));
+	pid = strtol(seen.out[i][0].data + strlen(want), NULL, 10);
+	ck_assert_int_gt(pid, 1);
+	return pid;
+}
+
+/* The session cache (issue 18): a session is reused only for the same
+ * host, port, user and pinned keys; a dead one is reopened. */
+START_TEST(test_session_cache)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct sshpool_target t2[2];
+	const char *other_keys[2][2];
+	struct tpu_err err;
+	long p0, p1;
+	int fds = count_fds();
+
+	opts_init(&o, "echo $PPID");
+	o.cache = sshpool_cache_new();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
+	results_release(r, 2);
+	ck_assert_uint_eq(sshpool_cache_count(o.cache), 2);
+	p0 = seen_ppid(0);
+	p1 = seen_ppid(1);
+	/* again: the same sessions, no new authentication */
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
+	ck_assert_int_eq(seen_ppid(0), p0);
+	ck_assert_int_eq(seen_ppid(1), p1);
+	ck_assert(tpu_startswith(r[0].hostkey_fp, "SHA256:"));
+	results_release(r, 2);
+	ck_assert_uint_eq(sshpool_cache_count(o.cache), 2);
+	/* other pinned keys for the same hosts: new sessions */
+	memcpy(t2, tg, sizeof t2);
+	other_keys[0][0] = srv[0].hostpub;
+	other_keys[0][1] = srv[1].hostpub;
+	other_keys[1][0] = srv[1].hostpub;
+	other_keys[1][1] = srv[0].hostpub;
+	t2[0].hostkeys = other_keys[0];
+	t2[0].nhostkeys = 2;
+	t2[1].hostkeys = other_keys[1];
+	t2[1].nhostkeys = 2;
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(t2, 2, &o, r, &err), 0);
+	ck_assert_int_ne(seen_ppid(0), p0);
+	ck_assert_int_ne(seen_ppid(1), p1);
+	results_release(r, 2);
+	ck_assert_uint_eq(sshpool_cache_count(o.cache), 4);
+	/* a held session killed: reopened within the run, command once */
+	ck_assert_int_eq(kill((pid_t)p0, SIGKILL), 0);
+	usleep(200000);
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_OK);
+	ck_assert_int_ne(seen_ppid(0), p0);
+	ck_assert_int_eq(seen_ppid(1), p1);
+	ck_assert_int_eq(seen.done[0], 1);
+	ck_assert_int_eq(r[0].auth_attempts, 1);
+	results_release(r, 2);
+	seen_release();
+	sshpool_cache_free(o.cache);
+	ck_assert_int_eq(count_fds(), fds);
+}
+END_TEST
+
 static Suite *
 sshpool_suite(void)
 {
@@ -1485,6 +1563,7 @@ sshpool_suite(void)
 	tcase_add_test(tc, test_sftp_threads);
 	tcase_add_test(tc, test_pinned_type_not_offered);
 	tcase_add_test(tc, test_agent);
+	tcase_add_test(tc, test_session_cache);
 	suite_add_tcase(s, tc);
 	return s;
 }

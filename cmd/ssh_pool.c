@@ -1,0 +1,888 @@
+/*
+ * The warm pool of issue 18: "tpuctl ssh-pool list|stop", the
+ * connection holder ("tpuctl ssh-pool holder", started by tpuctl
+ * itself) and the client side that "tpuctl ssh --worker=..." uses
+ * through fanout_run (fanout_warm_run in cmd/fanout.h).
+ *
+ * The holder of a slice serves one client at a time on its socket
+ * (src/holder.h): HELLO, then RUN, LIST or STOP (src/holdproto.h).  A
+ * RUN is one sshpool_run with a session cache (src/sshpool.h): the
+ * workers' authenticated sessions stay open between commands, and
+ * every on_output and result of the run goes back to the client, which
+ * feeds them to the same rendering as a cold run.  It exits after the
+ * persist time without a client, on STOP, or when a client's HELLO
+ * names another node id (the node was recreated).
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cJSON.h"
+#include "cmd.h"
+#include "config.h"
+#include "fanout.h"
+#include "holder.h"
+#include "holdproto.h"
+#include "log.h"
+#include "retry.h"
+#include "sshcmd.h"
+#include "util.h"
+#include "xmalloc.h"
+
+/* Buffered frame reading from a socket. */
+struct frd {
+	int fd;
+	struct buf b;
+	size_t off;
+};
+
+static void
+frd_init(struct frd *r, int fd)
+{
+	r->fd = fd;
+	buf_init(&r->b, 0);
+	r->off = 0;
+}
+
+/*
+ * The next frame (valid until the next call): 0; TPU_E_UNREACHABLE when
+ * the peer closed or failed; TPU_E_TRANSIENT after timeout_ms (-1:
+ * none) or when *abort is set; TPU_E_API for bytes that are no frame.
+ */
+static int
+frd_next(struct frd *r, struct holdproto_frame *f, int timeout_ms,
+    volatile sig_atomic_t *abort, struct tpu_err *err)
+{
+	int64_t deadline = timeout_ms >= 0 ? tpu_now_ms() + timeout_ms : 0;
+	char chunk[65536];
+
+	for (;;) {
+		size_t used;
+		int rc = holdproto_frame_next(
+		    r->b.data + r->off, r->b.len - r->off, f, &used, err);
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		ssize_t n;
+		int wait = 200;
+
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
+			r->off += used;
+			return 0;
+		}
+		if (r->off > 0) {
+			memmove(
+			    r->b.data, r->b.data + r->off, r->b.len - r->off);
+			r->b.len -= r->off;
+			r->off = 0;
+		}
+		if (abort != NULL && *abort)
+			return tpu_error(err, TPU_E_TRANSIENT, "interrupted");
+		if (timeout_ms >= 0) {
+			int64_t left = deadline - tpu_now_ms();
+
+			if (left <= 0)
+				return tpu_error(err, TPU_E_TRANSIENT,
+				    "connection holder: no answer");
+			if (left < wait)
+				wait = (int)left;
+		}
+		if (poll(&p, 1, wait) <= 0)
+			continue;
+		n = read(r->fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return tpu_error(err, TPU_E_UNREACHABLE,
+			    "connection holder: connection %s",
+			    n == 0 ? "closed" : strerror(errno));
+		buf_append(&r->b, chunk, (size_t)n);
+	}
+}
+
+/* Send b and empty it: 0 or -1 (the peer is gone). */
+static int
+send_buf(int fd, struct buf *b)
+{
+	size_t off = 0;
+
+	while (off < b->len) {
+		ssize_t w = send(fd, b->data + off, b->len - off, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			buf_clear(b);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	buf_clear(b);
+	return 0;
+}
+
+/* The pool's key of a node: "project/zone/node". */
+static char *
+slice_key(const char *project, const char *zone, const char *node)
+{
+	return xasprintf("%s/%s/%s", project, zone, node);
+}
+
+/* --- the holder ------------------------------------------------------- */
+
+struct holder {
+	char *slice, *node_id;
+	struct sshpool_opts po;
+	struct sshpool_cache *cache;
+	int client;      /* the client being served */
+	int client_gone; /* a send failed */
+	volatile sig_atomic_t abort;
+	volatile int running; /* the watch thread goes on */
+	int64_t idle_ms, last_ms;
+	struct buf out;
+};
+
+static void
+h_on_output(
+    void *arg, size_t idx, int stream, const char *data, size_t len, int flags)
+{
+	struct holder *h = arg;
+
+	if (h->client_gone)
+		return;
+	holdproto_put_out(&h->out, (uint32_t)idx, (uint32_t)stream,
+	    (uint32_t)flags, data, len);
+	if (send_buf(h->client, &h->out) != 0) {
+		h->client_gone = 1;
+		h->abort = SIGPIPE;
+	}
+}
+
+static void
+h_on_done(void *arg, size_t idx, const struct sshpool_result *r)
+{
+	struct holder *h = arg;
+	struct holdproto_done d;
+
+	if (h->client_gone)
+		return;
+	memset(&d, 0, sizeof d);
+	d.idx = (uint32_t)idx;
+	d.status = (uint32_t)r->status;
+	d.exit_status = r->exit_status;
+	memcpy(d.signal, r->signal, sizeof d.signal);
+	d.duration_ms = r->duration_ms > 0 ? (uint32_t)r->duration_ms : 0;
+	d.auth_attempts = (uint32_t)r->auth_attempts;
+	memcpy(d.hostkey_fp, r->hostkey_fp, sizeof d.hostkey_fp);
+	memcpy(d.msg, r->msg, sizeof d.msg);
+	holdproto_put_done(&h->out, &d);
+	if (send_buf(h->client, &h->out) != 0) {
+		h->client_gone = 1;
+		h->abort = SIGPIPE;
+	}
+}
+
+/* A client that goes away mid-run (Ctrl-C, kill) stops the run: its
+ * channels close and the workers' watchers end the commands. */
+static void *
+h_watch(void *arg)
+{
+	struct holder *h = arg;
+
+	while (h->running) {
+		struct pollfd p = { h->client, POLLIN, 0 };
+
+		if (poll(&p, 1, 100) > 0 && (p.revents & (POLLIN | POLLHUP))) {
+			char c;
+
+			if (recv(h->client, &c, 1, MSG_PEEK | MSG_DONTWAIT) !=
+			    1) {
+				h->abort = SIGPIPE;
+				break;
+			}
+			usleep(100000); /* a stray byte: refused at the end */
+		}
+	}
+	return NULL;
+}
+
+static int
+h_run(struct holder *h, const struct holdproto_frame *f)
+{
+	struct holdproto_run run;
+	struct sshpool_target *t;
+	struct sshpool_result *res;
+	struct tpu_err err;
+	pthread_t th;
+	size_t i;
+	int rc, watching;
+
+	tpu_err_init(&err);
+	if (holdproto_get_run(f, &run, &err) != 0) {
+		holdproto_put_text(&h->out, HOLDPROTO_ERROR, err.msg);
+		return send_buf(h->client, &h->out);
+	}
+	t = xcalloc(run.ntargets + 1, sizeof *t);
+	res = xcalloc(run.ntargets + 1, sizeof *res);
+	for (i = 0; i < run.ntargets; i++) {
+		t[i].worker = (int)run.targets[i].worker;
+		t[i].host = run.targets[i].host;
+		t[i].port = (int)run.targets[i].port;
+		t[i].user = run.targets[i].user;
+		t[i].hostkeys = (const char *const *)run.targets[i].hostkeys;
+		t[i].nhostkeys = run.targets[i].nhostkeys;
+		t[i].command = run.targets[i].command;
+	}
+	h->po.flags =
+	    (int)(run.flags & (SSHPOOL_F_LINES | SSHPOOL_F_FAIL_FAST |
+	                          SSHPOOL_F_AGENT | SSHPOOL_F_NO_WATCH));
+	h->po.fanout = (int)run.fanout;
+	h->po.command_timeout_ms = (int)run.timeout_ms;
+	h->abort = 0;
+	h->client_gone = 0;
+	h->running = 1;
+	watching = pthread_create(&th, NULL, h_watch, h) == 0;
+	rc = sshpool_run(t, run.ntargets, &h->po, res, &err);
+	h->running = 0;
+	if (watching)
+		pthread_join(th, NULL);
+	if (!h->client_gone) {
+		holdproto_put_end(&h->out, rc);
+		(void)send_buf(h->client, &h->out);
+	}
+	for (i = 0; i < run.ntargets; i++)
+		sshpool_result_release(&res[i]);
+	free(res);
+	free(t);
+	holdproto_run_release(&run);
+	return 0;
+}
+
+enum { H_GO_ON, H_EXIT };
+
+static int
+h_client(struct holder *h, int fd)
+{
+	struct frd r;
+	struct holdproto_frame f;
+	struct holdproto_hello hello, me;
+	struct tpu_err err;
+	int ret = H_GO_ON;
+
+	tpu_err_init(&err);
+	h->client = fd;
+	frd_init(&r, fd);
+	if (frd_next(&r, &f, 5000, NULL, &err) != 0 ||
+	    holdproto_get_hello(&f, &hello, &err) != 0)
+		goto out;
+	if (hello.version != HOLDPROTO_VERSION ||
+	    (hello.slice[0] != '\0' && strcmp(hello.slice, h->slice) != 0)) {
+		holdproto_put_text(&h->out, HOLDPROTO_ERROR,
+		    "connection holder: another protocol version or slice");
+		(void)send_buf(fd, &h->out);
+		holdproto_hello_release(&hello);
+		goto out;
+	}
+	if (hello.node_id[0] != '\0' &&
+	    strcmp(hello.node_id, h->node_id) != 0) {
+		/* the node was recreated: these sessions are not its */
+		holdproto_put_text(&h->out, HOLDPROTO_ERROR,
+		    "connection holder: the node was recreated");
+		(void)send_buf(fd, &h->out);
+		holdproto_hello_release(&hello);
+		ret = H_EXIT;
+		goto out;
+	}
+	holdproto_hello_release(&hello);
+	me.version = HOLDPROTO_VERSION;
+	me.slice = h->slice;
+	me.node_id = h->node_id;
+	holdproto_put_hello(&h->out, &me);
+	if (send_buf(fd, &h->out) != 0 ||
+	    frd_next(&r, &f, 5000, NULL, &err) != 0)
+		goto out;
+	if (f.type == HOLDPROTO_RUN)
+		(void)h_run(h, &f);
+	else if (f.type == HOLDPROTO_LIST) {
+		char *line = xasprintf("%s\t%s\t%ld\t%zu\t%lld", h->slice,
+		    h->node_id[0] != '\0' ? h->node_id : "-", (long)getpid(),
+		    sshpool_cache_count(h->cache),
+		    (long long)h->idle_ms / 1000);
+
+		holdproto_put_text(&h->out, HOLDPROTO_INFO, line);
+		holdproto_put_end(&h->out, 0);
+		(void)send_buf(fd, &h->out);
+		free(line);
+	} else if (f.type == HOLDPROTO_STOP) {
+		holdproto_put_end(&h->out, 0);
+		(void)send_buf(fd, &h->out);
+		ret = H_EXIT;
+	}
+out:
+	buf_release(&r.b);
+	buf_clear(&h->out);
+	return ret;
+}
+
+static int
+holder_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	enum { O_SLICE = 1, O_NODE_ID, O_IDLE, O_KEY, O_CONNECT, O_AUTH };
+	static const struct option opts[] = {
+		{ "slice", required_argument, NULL, O_SLICE },
+		{ "node-id", required_argument, NULL, O_NODE_ID },
+		{ "persist", required_argument, NULL, O_IDLE },
+		{ "key-file", required_argument, NULL, O_KEY },
+		{ "connect-timeout-ms", required_argument, NULL, O_CONNECT },
+		{ "auth-attempts", required_argument, NULL, O_AUTH },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct holder h;
+	char dir[HOLDER_PATH_MAX], name[32], *sock;
+	long long secs = 0;
+	int ch, rc, lock_fd = -1, lfd = -1;
+
+	(void)ctx;
+	memset(&h, 0, sizeof h);
+	h.po.auth_attempts = 1;
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case O_SLICE:
+			h.slice = optarg;
+			break;
+		case O_NODE_ID:
+			h.node_id = optarg;
+			break;
+		case O_IDLE:
+			if ((rc = tpu_parse_duration(
+			         "--persist", optarg, &secs, err)) != 0)
+				return rc;
+			break;
+		case O_KEY:
+			h.po.keyfile = optarg;
+			break;
+		case O_CONNECT:
+			h.po.connect_timeout_ms = (int)strtol(optarg, NULL, 10);
+			break;
+		case O_AUTH:
+			h.po.auth_attempts = (int)strtol(optarg, NULL, 10);
+			break;
+		default:
+			return cmd_bad_option(argv, ch, err);
+		}
+	}
+	if (h.slice == NULL || h.node_id == NULL || secs <= 0)
+		return tpu_error(err, TPU_E_USAGE,
+		    "ssh-pool holder: --slice, --node-id and --persist are "
+		    "required");
+	if ((rc = holder_dir(dir, sizeof dir, err)) != 0)
+		return rc;
+	holder_name(h.slice, name, sizeof name);
+	if ((rc = holder_listen(dir, name, &lock_fd, &lfd, err)) != 0)
+		return rc == TPU_E_CONFLICT ? 0 : rc; /* another one holds it */
+	signal(SIGPIPE, SIG_IGN);
+	h.cache = sshpool_cache_new();
+	h.po.cache = h.cache;
+	h.po.on_output = h_on_output;
+	h.po.on_done = h_on_done;
+	h.po.arg = &h;
+	h.po.abort = &h.abort;
+	h.idle_ms = secs * 1000;
+	h.last_ms = tpu_now_ms();
+	buf_init(&h.out, 0);
+	for (;;) {
+		int64_t left = h.last_ms + h.idle_ms - tpu_now_ms();
+		struct pollfd p = { lfd, POLLIN, 0 };
+		int fd, ret;
+		struct tpu_err aerr;
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, left > 60000 ? 60000 : (int)left) <= 0)
+			continue;
+		tpu_err_init(&aerr);
+		if (holder_accept(lfd, &fd, &aerr) != 0)
+			continue;
+		ret = h_client(&h, fd);
+		close(fd);
+		h.last_ms = tpu_now_ms();
+		if (ret == H_EXIT)
+			break;
+	}
+	/* the socket goes while the lock is still held: a new holder
+	 * never loses its socket to us */
+	sock = xasprintf("%s/%s.sock", dir, name);
+	unlink(sock);
+	free(sock);
+	close(lfd);
+	sshpool_cache_free(h.cache);
+	buf_release(&h.out);
+	close(lock_fd);
+	return 0;
+}
+
+/* --- the client ------------------------------------------------------- */
+
+/* Start a holder for the slice, detached: setsid, stdio /dev/null. */
+static void
+spawn_holder(const struct sshcmd *sc, const char *key, const char *node_id,
+    int persist_s)
+{
+	char persist[32], ctimeout[32], attempts[32];
+	pid_t pid;
+	int st;
+
+	snprintf(persist, sizeof persist, "%ds", persist_s);
+	snprintf(ctimeout, sizeof ctimeout, "%d", sc->popts.connect_timeout_ms);
+	snprintf(attempts, sizeof attempts, "%d", sc->popts.auth_attempts);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		int fd;
+		const char *av[16];
+		int n = 0;
+
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+			if (fd > 2)
+				close(fd);
+		}
+		av[n++] = "tpuctl";
+		av[n++] = "ssh-pool";
+		av[n++] = "holder";
+		av[n++] = "--slice";
+		av[n++] = key;
+		av[n++] = "--node-id";
+		av[n++] = node_id;
+		av[n++] = "--persist";
+		av[n++] = persist;
+		av[n++] = "--connect-timeout-ms";
+		av[n++] = ctimeout;
+		av[n++] = "--auth-attempts";
+		av[n++] = attempts;
+		if (sc->popts.keyfile != NULL) {
+			av[n++] = "--key-file";
+			av[n++] = sc->popts.keyfile;
+		}
+		av[n] = NULL;
+		execv("/proc/self/exe", (char *const *)av);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Connect to the holder of key (starting one when none runs). */
+static int
+connect_holder(const struct sshcmd *sc, const char *key, const char *node_id,
+    int persist_s, int *fd)
+{
+	char dir[HOLDER_PATH_MAX], name[32];
+	struct tpu_err err;
+	int rc, i;
+
+	tpu_err_init(&err);
+	if ((rc = holder_dir(dir, sizeof dir, &err)) != 0) {
+		log_warn("warm pool not used: %s", err.msg);
+		return -1;
+	}
+	holder_name(key, name, sizeof name);
+	rc = holder_connect(dir, name, fd, &err);
+	if (rc == 0)
+		return 0;
+	if (rc != TPU_E_NOTFOUND) {
+		log_warn("warm pool not used: %s", err.msg);
+		return -1;
+	}
+	spawn_holder(sc, key, node_id, persist_s);
+	for (i = 0; i < 100; i++) {
+		usleep(10000);
+		tpu_err_init(&err);
+		if (holder_connect(dir, name, fd, &err) == 0)
+			return 0;
+	}
+	log_debug("no connection holder came up: %s", err.msg);
+	return -1;
+}
+
+static const char *
+node_id_of(const struct sshcmd_slice *sl)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(sl->node, "id");
+
+	return cJSON_IsString(id) ? id->valuestring : "";
+}
+
+int
+fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
+    struct sshpool_result *res, struct tpu_err *err)
+{
+	const struct sshpool_opts *o = &sc->popts;
+	const struct sshcmd_slice *sl;
+	struct holdproto_hello hello, their;
+	struct holdproto_run run;
+	struct holdproto_frame f;
+	struct buf b;
+	struct frd r;
+	char *key;
+	const char *node_id;
+	unsigned char *done;
+	size_t i, n = sc->ntargets, nfail = 0, nunreach = 0, nfin = 0;
+	int fd = -1, rc = 1, lost = 0, sig;
+	int32_t end = 0;
+
+	if (fs->persist_s <= 0 || sc->qr || sc->nslices != 1 || n == 0 ||
+	    n > HOLDPROTO_TARGETS_MAX || o->passphrase != NULL ||
+	    (o->flags & SSHPOOL_F_ACCEPT_NEW_HOSTKEY) ||
+	    sc->tc.project == NULL || sc->tc.zone == NULL)
+		return 1;
+	sl = sshcmd_slice_of(sc, 0);
+	node_id = node_id_of(sl);
+	key = slice_key(sc->tc.project, sc->tc.zone, sl->name);
+	if (connect_holder(sc, key, node_id, fs->persist_s, &fd) != 0) {
+		free(key);
+		return 1;
+	}
+	buf_init(&b, 0);
+	frd_init(&r, fd);
+	hello.version = HOLDPROTO_VERSION;
+	hello.slice = key;
+	hello.node_id = (char *)node_id;
+	holdproto_put_hello(&b, &hello);
+	tpu_err_init(err);
+	if (send_buf(fd, &b) != 0 || frd_next(&r, &f, 5000, NULL, err) != 0 ||
+	    f.type != HOLDPROTO_HELLO ||
+	    holdproto_get_hello(&f, &their, err) != 0) {
+		/* a holder of another node id says so and exits: cold */
+		log_debug("connection holder not used: %s",
+		    f.type == HOLDPROTO_ERROR ? "refused" : err->msg);
+		tpu_err_init(err);
+		goto out;
+	}
+	holdproto_hello_release(&their);
+	memset(&run, 0, sizeof run);
+	run.flags = (uint32_t)o->flags;
+	run.timeout_ms = (uint32_t)o->command_timeout_ms;
+	run.fanout = (uint32_t)(o->fanout > 0 ? o->fanout : 64);
+	run.ntargets = n;
+	run.targets = xcalloc(n, sizeof *run.targets);
+	for (i = 0; i < n; i++) {
+		const struct sshpool_target *t = &sc->targets[i];
+
+		run.targets[i].worker = (uint32_t)t->worker;
+		run.targets[i].host = (char *)t->host;
+		run.targets[i].port = (uint32_t)t->port;
+		run.targets[i].user = (char *)t->user;
+		run.targets[i].hostkeys = (char **)t->hostkeys;
+		run.targets[i].nhostkeys = t->nhostkeys;
+		if (sshpool_command_line(
+		        t, o->command, &run.targets[i].command, err) != 0) {
+			while (i-- > 0)
+				free(run.targets[i].command);
+			free(run.targets);
+			rc = TPU_E_USAGE;
+			goto out;
+		}
+	}
+	holdproto_put_run(&b, &run);
+	for (i = 0; i < n; i++)
+		free(run.targets[i].command);
+	free(run.targets);
+	for (i = 0; i < n; i++) {
+		memset(&res[i], 0, sizeof res[i]);
+		res[i].exit_status = -1;
+	}
+	if (send_buf(fd, &b) != 0) {
+		log_debug("connection holder gone before the run: cold");
+		goto out;
+	}
+	/* from here the command may run: never run it cold again */
+	done = xcalloc(n, 1);
+	for (;;) {
+		struct holdproto_out out;
+		struct holdproto_done d;
+		struct tpu_err ferr;
+
+		tpu_err_init(&ferr);
+		if (frd_next(&r, &f, -1, o->abort, &ferr) != 0) {
+			lost = 1;
+			break;
+		}
+		if (f.type == HOLDPROTO_OUT &&
+		    holdproto_get_out(&f, &out, &ferr) == 0 && out.idx < n) {
+			if (o->on_output != NULL)
+				o->on_output(o->arg, out.idx, (int)out.stream,
+				    out.data, out.len, (int)out.flags);
+		} else if (f.type == HOLDPROTO_DONE &&
+		           holdproto_get_done(&f, &d, &ferr) == 0 &&
+		           d.idx < n) {
+			struct sshpool_result *x = &res[d.idx];
+
+			x->status = (enum sshpool_status)d.status;
+			x->exit_status = d.exit_status;
+			memcpy(x->signal, d.signal, sizeof x->signal);
+			x->duration_ms = d.duration_ms;
+			x->auth_attempts = (int)d.auth_attempts;
+			memcpy(
+			    x->hostkey_fp, d.hostkey_fp, sizeof x->hostkey_fp);
+			memcpy(x->msg, d.msg, sizeof x->msg);
+			done[d.idx] = 1;
+			if (o->on_done != NULL)
+				o->on_done(o->arg, d.idx, x);
+		} else if (f.type == HOLDPROTO_END &&
+		           holdproto_get_end(&f, &end, &ferr) == 0)
+			break;
+		else {
+			lost = 1;
+			break;
+		}
+	}
+	sig = o->abort != NULL ? *o->abort : 0;
+	for (i = 0; i < n; i++) {
+		if (!done[i]) {
+			res[i].status =
+			    sig != 0 ? SSHPOOL_S_ABORTED : SSHPOOL_S_PROTOCOL;
+			snprintf(res[i].msg, sizeof res[i].msg,
+			    sig != 0
+			        ? "worker %d: interrupted"
+			        : "worker %d: connection holder lost while "
+			          "running the command",
+			    sc->targets[i].worker);
+		}
+		if (res[i].status != SSHPOOL_S_ABORTED &&
+		    res[i].status != SSHPOOL_S_NOT_STARTED)
+			nfin++;
+		if (res[i].status != SSHPOOL_S_OK) {
+			nfail++;
+			nunreach += sshpool_status_unreachable(res[i].status);
+		}
+	}
+	free(done);
+	/* the messages of sshpool_run */
+	tpu_err_init(err);
+	if (sig != 0)
+		rc = tpu_error(err, retry_interrupt_errc(sig),
+		    "%s: %zu of %zu workers finished",
+		    retry_interrupt_name(sig), nfin, n);
+	else if (nfail == 0)
+		rc = 0;
+	else if (nunreach == n)
+		rc = tpu_error(err, TPU_E_UNREACHABLE,
+		    "no worker could be reached or trusted (%zu of %zu)",
+		    nunreach, n);
+	else
+		rc = tpu_error(
+		    err, TPU_E_PARTIAL, "%zu of %zu workers failed", nfail, n);
+	if (lost && sig == 0)
+		log_debug("connection holder lost mid-run");
+out:
+	buf_release(&b);
+	buf_release(&r.b);
+	close(fd);
+	free(key);
+	return rc;
+}
+
+/* --- list, stop ------------------------------------------------------- */
+
+/* Ask one socket: LIST (print its line) or STOP.  0, or -1 when no
+ * holder answers there. */
+static int
+ask(const char *dir, const char *name, int type)
+{
+	struct holdproto_hello hello = { HOLDPROTO_VERSION, (char *)"",
+		(char *)"" };
+	struct holdproto_frame f;
+	struct tpu_err err;
+	struct buf b;
+	struct frd r;
+	int fd, rc = -1;
+
+	tpu_err_init(&err);
+	if (holder_connect(dir, name, &fd, &err) != 0)
+		return -1;
+	buf_init(&b, 0);
+	frd_init(&r, fd);
+	holdproto_put_hello(&b, &hello);
+	{
+		size_t start;
+
+		holdproto_begin(&b, type, &start);
+		holdproto_end(&b, start);
+	}
+	if (send_buf(fd, &b) != 0 || frd_next(&r, &f, 5000, NULL, &err) != 0 ||
+	    f.type != HOLDPROTO_HELLO)
+		goto out;
+	for (;;) {
+		char *text;
+
+		if (frd_next(&r, &f, 5000, NULL, &err) != 0)
+			goto out;
+		if (f.type == HOLDPROTO_END)
+			break;
+		if (f.type == HOLDPROTO_INFO &&
+		    holdproto_get_textmsg(&f, HOLDPROTO_INFO, &text, &err) ==
+		        0) {
+			char *p = text, *slice = strsep(&p, "\t");
+			char *id = strsep(&p, "\t"), *pid = strsep(&p, "\t");
+			char *ns = strsep(&p, "\t"), *idle = p;
+
+			printf("%-40s %-20s %8s %8s %8ss\n", slice,
+			    id != NULL ? id : "-", pid != NULL ? pid : "-",
+			    ns != NULL ? ns : "-", idle != NULL ? idle : "-");
+			free(text);
+		}
+	}
+	rc = 0;
+out:
+	buf_release(&b);
+	buf_release(&r.b);
+	close(fd);
+	return rc;
+}
+
+static int
+each_holder(int type, struct tpu_err *err)
+{
+	char dir[HOLDER_PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int rc;
+
+	if ((rc = holder_dir(dir, sizeof dir, err)) != 0)
+		return rc;
+	if ((d = opendir(dir)) == NULL)
+		return tpu_error(err, TPU_E_IO, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		char name[32];
+
+		if (l < 6 || l - 5 >= sizeof name ||
+		    strcmp(de->d_name + l - 5, ".sock") != 0)
+			continue;
+		memcpy(name, de->d_name, l - 5);
+		name[l - 5] = '\0';
+		(void)ask(dir, name, type);
+	}
+	closedir(d);
+	return 0;
+}
+
+static const struct cmd_entry ssh_pool_children[];
+
+static int
+list_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	int ch;
+
+	(void)ctx;
+	while (
+	    (ch = getopt_long(argc, argv, "+",
+	         (const struct option[]){ { NULL, 0, NULL, 0 } }, NULL)) != -1)
+		return cmd_bad_option(argv, ch, err);
+	if ((ch = cmd_check_operands(&ssh_pool_children[0], argc - optind,
+	         argv + optind, err)) != 0)
+		return ch;
+	printf("%-40s %-20s %8s %8s %9s\n", "SLICE", "NODE_ID", "PID",
+	    "SESSIONS", "PERSIST");
+	return each_holder(HOLDPROTO_LIST, err);
+}
+
+static int
+stop_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	char dir[HOLDER_PATH_MAX], name[32], *key;
+	const char *project, *zone;
+	int ch, rc;
+
+	while (
+	    (ch = getopt_long(argc, argv, "+",
+	         (const struct option[]){ { NULL, 0, NULL, 0 } }, NULL)) != -1)
+		return cmd_bad_option(argv, ch, err);
+	if ((rc = cmd_check_operands(&ssh_pool_children[1], argc - optind,
+	         argv + optind, err)) != 0)
+		return rc;
+	if (argc - optind == 0)
+		return each_holder(HOLDPROTO_STOP, err);
+	project = config_get(ctx->cfg, "core/project");
+	zone = config_get(ctx->cfg, "compute/zone");
+	if (project == NULL || zone == NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "ssh-pool stop %s: core/project and compute/zone must be "
+		    "set (or stop every holder: tpuctl ssh-pool stop)",
+		    argv[optind]);
+	if ((rc = holder_dir(dir, sizeof dir, err)) != 0)
+		return rc;
+	key = slice_key(project, zone, argv[optind]);
+	holder_name(key, name, sizeof name);
+	free(key);
+	if (ask(dir, name, HOLDPROTO_STOP) != 0)
+		return tpu_error(err, TPU_E_NOTFOUND,
+		    "ssh-pool stop: no connection holder for %s", argv[optind]);
+	return 0;
+}
+
+static const struct cmd_entry ssh_pool_children[] = {
+	{
+	    .name = "list",
+	    .usage = "ssh-pool list",
+	    .summary = "list the connection holders of this user",
+	    .min_args = 0,
+	    .max_args = 0,
+	    .exec = list_exec,
+	},
+	{
+	    .name = "stop",
+	    .usage = "ssh-pool stop [name]",
+	    .summary = "stop the connection holder of a node, or all of them",
+	    .min_args = 0,
+	    .max_args = 1,
+	    .exec = stop_exec,
+	},
+	{
+	    .name = "holder",
+	    .usage = "ssh-pool holder --slice key --node-id id --persist "
+	             "duration [--key-file file] [--connect-timeout-ms ms] "
+	             "[--auth-attempts n]",
+	    .summary = "internal: the connection holder tpuctl ssh starts",
+	    .min_args = 0,
+	    .max_args = 0,
+	    .exec = holder_exec,
+	},
+	{
+	    .name = NULL,
+	},
+};
+
+const struct cmd_entry cmd_ssh_pool_entry = {
+	.name = "ssh-pool",
+	.alias = NULL,
+	.usage = "ssh-pool list|stop|holder",
+	.summary = "list or stop the warm SSH connection holders",
+	.min_args = 0,
+	.max_args = -1,
+	.flags = 0,
+	.children = ssh_pool_children,
+};

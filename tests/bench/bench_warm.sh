@@ -1,0 +1,77 @@
+#!/bin/sh
+# Benchmark of the warm pool (issue 18): `tpuctl ssh NODE --worker=all
+# -- true` cold (--persist no) against warm (--persist 10m, the holder
+# already keeping the sessions) on an emulator node of 64 workers
+# (v4-512; real sshd workers on loopback).  Each row is the median wall
+# time of 5 runs; the first warm run (which starts the holder) is not
+# timed.  Target of issue 18: warm <= 0.1x cold (PASS or MISS printed).
+#   WARM_BENCH_CHIPS=512   v4 chips of the node (4 a worker: 64 workers)
+# Nothing leaves loopback.  Fails only when it cannot run.
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${TPUCTL_BIN_DIR:-$top/bin}
+chips=${WARM_BENCH_CHIPS:-512}
+T=$(mktemp -d /tmp/bench_warm.XXXXXX)
+emu_pid=
+cleanup() {
+	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
+	[ -z "$emu_pid" ] || kill "$emu_pid" 2>/dev/null || true
+	[ -z "$emu_pid" ] || wait "$emu_pid" 2>/dev/null || true
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
+    XDG_CACHE_HOME="$T/home/.cache" XDG_RUNTIME_DIR="$T/run"
+mkdir -p "$HOME/.ssh"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+chmod 700 "$HOME" "$HOME/.ssh"
+"$BIN/tpuctl-emulator" serve --state-dir "$T/emu" --set fleet.key_delay_ms=0 \
+    >"$T/emu.log" 2>&1 &
+emu_pid=$!
+i=0
+while [ ! -s "$T/emu/env" ]; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || { echo "emulator did not start" >&2; exit 1; }
+	sleep 0.1
+done
+# shellcheck disable=SC1091
+. "$T/emu/env"
+ssh-keygen -q -t ed25519 -N '' -C bench -f "$HOME/.ssh/google_compute_engine"
+
+node=bench-warm
+"$BIN/tpuctl" create "$node" --accelerator-type "v4-$chips" \
+    --version tpu-ubuntu2204-base --quiet >"$T/create.out" 2>&1 || {
+	echo "create v4-$chips failed: $(tail -2 "$T/create.out")" >&2
+	exit 1
+}
+# the key propagated, the node cached: both rows pay only the command
+"$BIN/tpuctl" ssh "$node" --worker=all --persist no -- true \
+    >/dev/null 2>"$T/err" || {
+	echo "first run failed: $(tail -2 "$T/err")" >&2
+	exit 1
+}
+hosts=$(grep -c '^worker [0-9]*: exit 0' "$T/err")
+
+# median5 PERSIST: the median wall time (s) of 5 runs
+median5() {
+	for _ in 1 2 3 4 5; do
+		/usr/bin/time -f '%e' -o "$T/time" "$BIN/tpuctl" ssh "$node" \
+		    --worker=all --persist "$1" -- true >/dev/null 2>"$T/err" || {
+			echo "run (--persist $1) failed: $(tail -2 "$T/err")" >&2
+			exit 1
+		}
+		cat "$T/time"
+	done | sort -n | sed -n 3p
+}
+
+cold=$(median5 no)
+"$BIN/tpuctl" ssh "$node" --worker=all --persist 10m -- true >/dev/null 2>&1
+warm=$(median5 10m)
+printf 'workers %d, load %s\n' "$hosts" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s wall %6.3f s (median of 5)\n' cold "$cold" warm "$warm"
+awk -v c="$cold" -v w="$warm" 'BEGIN {
+	r = c > 0 ? w / c : 0
+	printf "  target: warm <= 0.1x cold (%.3fx): %s\n", r,
+	    r <= 0.1 ? "PASS" : "MISS" }'
