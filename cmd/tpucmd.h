@@ -89,6 +89,14 @@ enum tpucmd_name_kinds {
 int tpucmd_name(
     struct tpu_ctx *, int kinds, const char **name, struct tpu_err *);
 
+/*
+ * 0 when a node of this state (NULL: unknown) can take SSH sessions
+ * (READY), else TPU_E_PRECONDITION (exit 4) with one line naming the
+ * state and what to do: "tpuctl start NODE" for a stopped node, wait for
+ * one on its way, delete and recreate a preempted one.
+ */
+int tpucmd_node_ready(const char *name, const char *state, struct tpu_err *);
+
 /* 1 when rc ended a wait: --timeout, Ctrl-C or SIGTERM. */
 int tpucmd_is_stop(int);
 

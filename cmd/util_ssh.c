@@ -613,9 +613,8 @@ add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
 	size_t nt;
 	int n = cJSON_GetArraySize(eps), i, rc;
 
-	if (state != NULL && strcmp(state, "READY") != 0)
-		return tpu_error(err, TPU_E_PRECONDITION,
-		    "node '%s' is %s, not READY", sl->name, state);
+	if ((rc = tpucmd_node_ready(sl->name, state, err)) != 0)
+		return rc;
 	if (n <= 0)
 		return tpu_error(err, TPU_E_PRECONDITION,
 		    "node '%s' has no network endpoints yet", sl->name);
@@ -683,6 +682,10 @@ resolve_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_set *set,
 	int rc, patched = 0;
 
 	if (sl->node == NULL && (rc = get_node(sc, sl, use_cache, err)) != 0)
+		return rc;
+	/* before the metadata is touched or a worker is tried */
+	if ((rc = tpucmd_node_ready(sl->name, jstr(sl->node, "state"), err)) !=
+	    0)
 		return rc;
 	/* --dry-run: no metadata patch, no host keys read */
 	if (!sc->o.dry_run &&

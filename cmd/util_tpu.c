@@ -194,6 +194,44 @@ bad:
 	                                : "nodes|queuedResources");
 }
 
+int
+tpucmd_node_ready(const char *name, const char *state, struct tpu_err *err)
+{
+	const char *hint;
+
+	if (state == NULL || strcmp(state, "READY") == 0)
+		return 0;
+	if (strcmp(state, "STOPPED") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is STOPPED: start it with 'tpuctl start %s'",
+		    name, name);
+	if (strcmp(state, "STOPPING") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is STOPPING: wait until it is STOPPED, then "
+		    "'tpuctl start %s'",
+		    name, name);
+	if (strcmp(state, "PREEMPTED") == 0 || strcmp(state, "TERMINATED") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is %s: it cannot be started again; delete it "
+		    "('tpuctl delete %s') and create it anew",
+		    name, state, name);
+	if (strcmp(state, "DELETING") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is DELETING: it is going away", name);
+	hint = strcmp(state, "CREATING") == 0 ||
+	               strcmp(state, "STARTING") == 0 ||
+	               strcmp(state, "RESTARTING") == 0 ||
+	               strcmp(state, "REPAIRING") == 0 ||
+	               strcmp(state, "REIMAGING") == 0 ||
+	               strcmp(state, "UNHIDING") == 0
+	           ? "wait until it is READY"
+	           : "it must be READY";
+	return tpu_error(err, TPU_E_PRECONDITION,
+	    "node '%s' is %s, not READY: %s ('tpuctl describe %s' "
+	    "shows its state)",
+	    name, state, hint, name);
+}
+
 const char *
 tpucmd_zone_of(const char *name, char *buf, size_t len)
 {
