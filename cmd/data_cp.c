@@ -473,19 +473,6 @@ out:
 /* --- progress ------------------------------------------------------------- */
 
 static void
-human(double v, char *out, size_t n)
-{
-	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t i = 0;
-
-	while (v >= 1024 && i + 1 < nitems(u)) {
-		v /= 1024;
-		i++;
-	}
-	snprintf(out, n, i == 0 ? "%.0f %s" : "%.1f %s", v, u[i]);
-}
-
-static void
 prog_draw(struct prog *pr, int final)
 {
 	int64_t now = tpu_now_ms(), el = now - pr->start_ms;
@@ -508,9 +495,9 @@ prog_draw(struct prog *pr, int final)
 		int pct =
 		    pr->total > 0 ? (int)(pr->done * 100 / pr->total) : 100;
 
-		human((double)pr->done, d, sizeof d);
-		human((double)pr->total, t, sizeof t);
-		human(rate, r, sizeof r);
+		tpu_human_size((double)pr->done, d, sizeof d);
+		tpu_human_size((double)pr->total, t, sizeof t);
+		tpu_human_size(rate, r, sizeof r);
 		fprintf(stderr,
 		    "\r\033[K%3d%% %s / %s  %s/s  %zu/%zu files  ETA %ds", pct,
 		    d, t, r, pr->files_done, pr->files,
@@ -729,8 +716,9 @@ run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
 		char d[32], rt[32];
 		int64_t el = tpu_now_ms() - pr.start_ms;
 
-		human((double)pr.done, d, sizeof d);
-		human(el > 0 ? (double)pr.done * 1000.0 / (double)el : 0, rt,
+		tpu_human_size((double)pr.done, d, sizeof d);
+		tpu_human_size(
+		    el > 0 ? (double)pr.done * 1000.0 / (double)el : 0, rt,
 		    sizeof rt);
 		log_info("%zu file%s, %s in %.1f s (%s/s)", p->n,
 		    p->n == 1 ? "" : "s", d, (double)el / 1000.0, rt);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -279,4 +280,17 @@ tpu_show_dup(const char *s, int flags)
 	char *out = xmalloc(n);
 
 	return tpu_show(s, len, out, n, flags);
+}
+
+void
+tpu_human_size(double v, char *out, size_t n)
+{
+	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t i = 0;
+
+	while (v >= 1024 && i + 1 < sizeof u / sizeof u[0]) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(out, n, i == 0 ? "%.0f %s" : "%.1f %s", v, u[i]);
 }
