@@ -46,6 +46,7 @@ struct job {
 struct plan {
 	struct job *v;
 	size_t n, cap;
+	size_t skipped; /* sync: files already the same on both sides */
 };
 
 struct prog {
@@ -663,6 +664,43 @@ worker(void *arg)
 	return NULL;
 }
 
+/*
+ * The one line a successful run ends with, on stderr:
+ * "Copied 12 files (3.4 MiB) in 1.2 s (2.8 MiB/s); deleted 2; 5 up to
+ * date", or "Nothing to copy: 5 files up to date".
+ */
+static void
+summary(const struct plan *p, int64_t bytes, int64_t el)
+{
+	char d[32], rt[32], tail[96] = "";
+	size_t i, nrm = 0, ncp;
+	int len = 0;
+
+	for (i = 0; i < p->n; i++)
+		nrm +=
+		    p->v[i].kind == JOB_RM_OBJ || p->v[i].kind == JOB_RM_LOCAL;
+	ncp = p->n - nrm;
+	if (nrm > 0)
+		len = snprintf(tail, sizeof tail, "; deleted %zu", nrm);
+	if (p->skipped > 0 && len >= 0 && (size_t)len < sizeof tail)
+		snprintf(tail + len, sizeof tail - (size_t)len,
+		    "; %zu up to date", p->skipped);
+	if (ncp == 0 && nrm == 0) {
+		fprintf(stderr, "Nothing to copy: %zu file%s up to date\n",
+		    p->skipped, p->skipped == 1 ? "" : "s");
+		return;
+	}
+	tpu_human_size((double)bytes, d, sizeof d);
+	tpu_human_size(
+	    el > 0 ? (double)bytes * 1000.0 / (double)el : 0, rt, sizeof rt);
+	if (ncp == 0)
+		fprintf(stderr, "Deleted %zu file%s%s\n", nrm,
+		    nrm == 1 ? "" : "s", p->skipped > 0 ? tail + len : "");
+	else
+		fprintf(stderr, "Copied %zu file%s (%s) in %.1f s (%s/s)%s\n",
+		    ncp, ncp == 1 ? "" : "s", d, (double)el / 1000.0, rt, tail);
+}
+
 static int
 run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
     const struct gcsx_opts *o, int parallel, enum prog_mode mode,
@@ -712,17 +750,8 @@ run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
 		pthread_join(th[i], NULL);
 	if (pr.mode == PROG_JSONL || pr.drawn)
 		prog_draw(&pr, 1);
-	if (r.rc == 0 && pr.mode == PROG_AUTO && !ctx->quiet && p->n > 0) {
-		char d[32], rt[32];
-		int64_t el = tpu_now_ms() - pr.start_ms;
-
-		tpu_human_size((double)pr.done, d, sizeof d);
-		tpu_human_size(
-		    el > 0 ? (double)pr.done * 1000.0 / (double)el : 0, rt,
-		    sizeof rt);
-		log_info("%zu file%s, %s in %.1f s (%s/s)", p->n,
-		    p->n == 1 ? "" : "s", d, (double)el / 1000.0, rt);
-	}
+	if (r.rc == 0 && pr.mode == PROG_AUTO && !ctx->quiet)
+		summary(p, pr.done, tpu_now_ms() - pr.start_ms);
 	pthread_mutex_destroy(&r.mu);
 	pthread_mutex_destroy(&pr.mu);
 	if (r.rc != 0) {
@@ -1080,8 +1109,10 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			if (r != NULL) {
 				r->seen = 1;
 				if (r->size == x->size &&
-				    same_content(x->path, &r->obj))
+				    same_content(x->path, &r->obj)) {
+					p.skipped++;
 					continue;
+				}
 			}
 			name = xasprintf("%s%s", prefix, x->key);
 			if ((rc = gcs_object_validate(name, err)) != 0) {
@@ -1120,6 +1151,7 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				if (x->size == r->size &&
 				    same_content(x->path, &r->obj)) {
 					free(lp);
+					p.skipped++;
 					continue;
 				}
 			}

@@ -868,6 +868,9 @@ tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
 		if (limit > 0 && n >= limit)
 			cJSON_Delete(cJSON_DetachItemViaPointer(a.kept, it));
 	}
+	/* as gcloud's list commands, on stderr (stdout stays empty) */
+	if (a.kept->child == NULL && !ctx->quiet)
+		fprintf(stderr, "Listed 0 items.\n");
 	if (out->fmt == OUTPUT_TABLE && out->nfields == 0) {
 		/* the command's own table: short names and the zone */
 		view = l->view != NULL ? l->view(a.kept)
