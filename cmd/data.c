@@ -382,7 +382,14 @@ rm_report(struct rm_job *j, const struct rm_item *it, int rc, struct tpu_err *e)
 		}
 	} else {
 		char *shown = tpu_show_dup(it->name, 0);
-		char *msg = tpu_show_dup(e->msg, 0);
+		char *msg;
+
+		/* 412: the delete was pinned to the listed generation */
+		if (rc == TPU_E_PRECONDITION)
+			tpu_error(e, rc,
+			    "changed since it was listed: not removed (run "
+			    "the command again to remove the new version)");
+		msg = tpu_show_dup(e->msg, 0);
 
 		fprintf(
 		    stderr, "tpuctl: gs://%s/%s: %s\n", j->bucket, shown, msg);

@@ -550,6 +550,15 @@ mkdir_parents(const char *path, struct tpu_err *err)
 	return rc;
 }
 
+/* --no-clobber's 412, in the user's terms (exit 4). */
+static int
+exists_error(const struct job *j, struct tpu_err *err)
+{
+	return tpu_error(err, TPU_E_PRECONDITION,
+	    "gs://%s/%s exists: not overwritten (--no-clobber)", j->dbucket,
+	    j->dname);
+}
+
 static int
 run_job(struct run *r, struct gcs *g, struct job *j, struct tpu_err *err)
 {
@@ -563,7 +572,9 @@ run_job(struct run *r, struct gcs *g, struct job *j, struct tpu_err *err)
 	case JOB_UP:
 		rc = gcsx_upload(
 		    g, j->local, j->dbucket, j->dname, &o, &out, err);
-		if (rc != 0)
+		if (rc == TPU_E_PRECONDITION && r->o.if_generation_match == 0)
+			rc = exists_error(j, err);
+		else if (rc != 0)
 			tpu_error_prefix(err, "cp %s gs://%s/%s", j->local,
 			    j->dbucket, j->dname);
 		break;
@@ -597,13 +608,20 @@ run_job(struct run *r, struct gcs *g, struct job *j, struct tpu_err *err)
 			    "the copy's crc32c differs from the source's");
 		if (rc == 0)
 			prog_bytes(r->pr, j->size);
-		if (rc != 0)
+		if (rc == TPU_E_PRECONDITION && r->o.if_generation_match == 0)
+			rc = exists_error(j, err);
+		else if (rc != 0)
 			tpu_error_prefix(err, "cp gs://%s/%s gs://%s/%s",
 			    j->sbucket, j->sname, j->dbucket, j->dname);
 		break;
 	case JOB_RM_OBJ:
 		rc = gcs_delete(g, j->sbucket, j->sname, j->generation, err);
-		if (rc != 0)
+		if (rc == TPU_E_PRECONDITION) /* 412: pinned to the listing */
+			rc = tpu_error(err, rc,
+			    "gs://%s/%s changed since it was listed: not "
+			    "deleted (run the sync again)",
+			    j->sbucket, j->sname);
+		else if (rc != 0)
 			tpu_error_prefix(
 			    err, "delete gs://%s/%s", j->sbucket, j->sname);
 		break;
