@@ -295,9 +295,87 @@ is_local_dir(const char *p)
 }
 
 /* Plan one source of cp. */
+struct matches {
+	const char *pattern;
+	char **names;
+	size_t n, cap;
+};
+
+static int
+add_match(void *arg, const struct gcs_object *o, const char *prefix)
+{
+	struct matches *m = arg;
+	size_t n;
+
+	(void)prefix;
+	if (o == NULL || (n = strlen(o->name)) == 0 || o->name[n - 1] == '/' ||
+	    !gcs_wildcard_match(m->pattern, o->name))
+		return 0;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->names = xreallocarray(m->names, m->cap, sizeof *m->names);
+	}
+	m->names[m->n++] = xstrdup(o->name);
+	return 0;
+}
+
+static int plan_source(struct gcs *, struct plan *, const char *src,
+    const char *dst, int dst_dir, int recursive, int literal, struct tpu_err *);
+
+/*
+ * A source with wildcards: list the objects under its literal prefix,
+ * each match is a source of its own: one match is copied as a single
+ * source would be, several by their last component into the destination
+ * directory or prefix (as gsutil does); two matches that would land on
+ * one name are refused before anything is copied.
+ */
+static int
+plan_wildcard(struct gcs *g, struct plan *p, const struct gcs_url *su,
+    const char *src, const char *dst, int dst_dir, struct tpu_err *err)
+{
+	struct gcs_list_opts lo;
+	struct matches m;
+	char *prefix, *sub;
+	size_t i, k;
+	int rc;
+
+	memset(&m, 0, sizeof m);
+	memset(&lo, 0, sizeof lo);
+	m.pattern = su->object;
+	prefix = xstrndup(su->object, gcs_wildcard_prefix(su->object));
+	lo.prefix = prefix;
+	rc = gcs_list(g, su->bucket, &lo, add_match, &m, err);
+	free(prefix);
+	if (rc == 0 && m.n == 0)
+		rc = tpu_error(err, TPU_E_NOTFOUND, "no objects match %s", src);
+	if (rc == 0 && m.n > 1 && !dst_dir)
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "%s matches %zu objects: the destination %s must be a "
+		    "directory or prefix (end it with '/')",
+		    src, m.n, dst);
+	for (i = 0; rc == 0 && i < m.n; i++)
+		for (k = i + 1; rc == 0 && k < m.n; k++)
+			if (strcmp(base_name(m.names[i]),
+			        base_name(m.names[k])) == 0)
+				rc = tpu_error(err, TPU_E_USAGE,
+				    "%s: gs://%s/%s and gs://%s/%s would both "
+				    "be copied to %s: use -r on their prefix",
+				    src, su->bucket, m.names[i], su->bucket,
+				    m.names[k], base_name(m.names[i]));
+	for (i = 0; rc == 0 && i < m.n; i++) {
+		sub = xasprintf("gs://%s/%s", su->bucket, m.names[i]);
+		rc = plan_source(g, p, sub, dst, dst_dir, 0, 1, err);
+		free(sub);
+	}
+	for (i = 0; i < m.n; i++)
+		free(m.names[i]);
+	free(m.names);
+	return rc;
+}
+
 static int
 plan_source(struct gcs *g, struct plan *p, const char *src, const char *dst,
-    int dst_dir, int recursive, struct tpu_err *err)
+    int dst_dir, int recursive, int literal, struct tpu_err *err)
 {
 	struct gcs_url su, du;
 	int rc = 0;
@@ -365,6 +443,10 @@ plan_source(struct gcs *g, struct plan *p, const char *src, const char *dst,
 	}
 	if ((rc = gcs_url_parse(src, &su, err)) != 0)
 		goto out;
+	if (!literal && gcs_has_wildcard(su.object)) {
+		rc = plan_wildcard(g, p, &su, src, dst, dst_dir, err);
+		goto out;
+	}
 	if (recursive) {
 		struct gcs_list_opts lo;
 		struct listctx l;
@@ -928,8 +1010,8 @@ cmd_data_cp(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return rc;
 	memset(&p, 0, sizeof p);
 	for (i = 0; i < nsrc && rc == 0; i++)
-		rc =
-		    plan_source(g, &p, argv[i], dst, dst_dir, c.recursive, err);
+		rc = plan_source(
+		    g, &p, argv[i], dst, dst_dir, c.recursive, 0, err);
 	if (rc == 0 && !gcs_is_url(dst) && dst_dir && !is_local_dir(dst) &&
 	    mkdir(dst, 0777) != 0 && errno != EEXIST)
 		rc = tpu_error(
