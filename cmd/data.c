@@ -101,10 +101,11 @@ object_err(struct tpu_err *err, const char *bucket, const char *name)
 struct ls_state {
 	struct tpu_ctx *ctx;
 	const char *bucket;
-	const char *want;   /* -r: only names == want or under want/ */
-	int long_fmt, json; /* -l; --format other than table */
-	int versions;       /* -a: URL#GENERATION (and metageneration) */
-	cJSON *arr;         /* json: the collected resources */
+	const char *want;    /* -r: only names == want or under want/ */
+	const char *pattern; /* wildcards: only names it matches */
+	int long_fmt, json;  /* -l; --format other than table */
+	int versions;        /* -a: URL#GENERATION (and metageneration) */
+	cJSON *arr;          /* json: the collected resources */
 	int64_t nobj, nbytes;
 	int matched;
 };
@@ -114,6 +115,8 @@ ls_keep(const struct ls_state *st, const char *name)
 {
 	size_t n;
 
+	if (st->pattern != NULL)
+		return gcs_wildcard_match(st->pattern, name);
 	if (st->want == NULL)
 		return 1;
 	n = strlen(st->want);
@@ -212,8 +215,17 @@ ls_one(struct gcs *g, struct ls_state *st, const struct gcs_url *u, int rec,
 	lo.versions = versions;
 	st->bucket = u->bucket;
 	st->want = NULL;
+	st->pattern = NULL;
 	st->matched = 0;
-	if (rec) {
+	if (gcs_has_wildcard(u->object)) {
+		/* one flat listing under the literal prefix, the objects
+		   the pattern matches ('*' stays within one part) */
+		dir = xstrndup(u->object, gcs_wildcard_prefix(u->object));
+		lo.prefix = dir;
+		st->pattern = u->object;
+		rc = gcs_list(g, u->bucket, &lo, ls_cb, st, err);
+		st->pattern = NULL;
+	} else if (rec) {
 		lo.prefix = u->object;
 		if (n > 0 && u->object[n - 1] != '/')
 			st->want = u->object;

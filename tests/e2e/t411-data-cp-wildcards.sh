@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 20: gs:// wildcards in data cp sources, as gsutil and gcloud
+# Issue 20: gs:// wildcards in data cp sources and data ls, as gsutil and gcloud
 # storage read them: '*' within one part of the name, '**' across '/',
 # '?' one character.  Several matches go into a directory (or prefix) by
 # their last component; one match is copied like a single source; no
@@ -56,3 +56,15 @@ expect_rc 0 "$TPUCTL" -q data cp "$T/src/big1.tar" gs://e2e-411/src/d/big1.tar
 expect_rc 2 "$TPUCTL" data cp 'gs://e2e-411/src/**big1.tar' "$T/o5/"
 assert_grep 'would both be copied to big1.tar: use -r on their prefix$' "$T/err"
 [ ! -e "$T/o5/big1.tar" ] || fail "a file was copied"
+
+# data ls with wildcards: the objects matched, one listing
+expect_rc 0 "$TPUCTL" data ls 'gs://e2e-411/src/big*.tar'
+sort "$T/out" >"$T/l6"
+printf 'gs://e2e-411/src/big1.tar\ngs://e2e-411/src/big22.tar\n' | cmp -s - "$T/l6" ||
+    fail "ls big*.tar: $(cat "$T/l6")"
+expect_rc 0 "$TPUCTL" data ls -l 'gs://e2e-411/src/**.json'
+assert_grep 'gs://e2e-411/src/d/e/deep\.json$' "$T/out"
+assert_grep 'gs://e2e-411/src/d/x\.json$' "$T/out"
+assert_grep '^TOTAL: 2 objects, ' "$T/out"
+expect_rc 4 "$TPUCTL" data ls 'gs://e2e-411/src/nope*'
+assert_grep 'gs://e2e-411/src/nope\*: matched no objects$' "$T/err"
