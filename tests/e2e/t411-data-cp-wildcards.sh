@@ -1,6 +1,6 @@
 #!/bin/sh
-# Issue 20: gs:// wildcards in data cp sources and data ls, as gsutil and gcloud
-# storage read them: '*' within one part of the name, '**' across '/',
+# Issue 20: gs:// wildcards in data cp sources, data ls and data du (with
+# -s), as gsutil and gcloud storage read them: '*' within one part of the name, '**' across '/',
 # '?' one character.  Several matches go into a directory (or prefix) by
 # their last component; one match is copied like a single source; no
 # match is exit 4; two matches that would land on one name are refused
@@ -68,3 +68,18 @@ assert_grep 'gs://e2e-411/src/d/x\.json$' "$T/out"
 assert_grep '^TOTAL: 2 objects, ' "$T/out"
 expect_rc 4 "$TPUCTL" data ls 'gs://e2e-411/src/nope*'
 assert_grep 'gs://e2e-411/src/nope\*: matched no objects$' "$T/err"
+
+# data du: per object, -s per URL, wildcards, json, no match
+expect_rc 0 "$TPUCTL" data du gs://e2e-411/src/d
+tr -s " " <"$T/out" | sort -k2 >"$T/du"
+printf '9 gs://e2e-411/src/d/big1.tar\n11 gs://e2e-411/src/d/big3.tar\n14 gs://e2e-411/src/d/e/deep.json\n9 gs://e2e-411/src/d/x.json\n' |
+    cmp -s - "$T/du" || fail "du: $(cat "$T/du")"
+expect_rc 0 "$TPUCTL" data du -s gs://e2e-411/src/d 'gs://e2e-411/src/big*.tar'
+tr -s ' ' <"$T/out" >"$T/dus"
+printf '43 gs://e2e-411/src/d\n19 gs://e2e-411/src/big*.tar\n' | cmp -s - "$T/dus" ||
+    fail "du -s: $(cat "$T/dus")"
+expect_rc 0 "$TPUCTL" data du -s --format json gs://e2e-411/src/d
+[ "$(jq -c '.[0] | [.bytes, .objects]' "$T/out")" = "[43,4]" ] ||
+    fail "du -s json: $(cat "$T/out")"
+expect_rc 4 "$TPUCTL" data du gs://e2e-411/nothing-here
+assert_grep '^tpuctl: gs://e2e-411/nothing-here: matched no objects$' "$T/err"
