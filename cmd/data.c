@@ -1126,6 +1126,15 @@ const struct cmd_entry data_children[] = {
 	    .exec = cmd_data_cp,
 	},
 	{
+	    .name = "mv",
+	    .usage = DATA_MV_USAGE,
+	    .summary = "move files and objects (cp, then remove the sources)",
+	    .min_args = 2,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = cmd_data_mv,
+	},
+	{
 	    .name = "sync",
 	    .usage = DATA_SYNC_USAGE,
 	    .summary = "make a prefix or directory mirror another",
@@ -1140,7 +1149,7 @@ const struct cmd_entry data_children[] = {
 const struct cmd_entry cmd_data_entry = {
 	.name = "data",
 	.alias = NULL,
-	.usage = "data ls|rm|mb|stat|cat|du|cp|sync ...",
+	.usage = "data ls|rm|mb|stat|cat|du|cp|mv|sync ...",
 	.summary = "stage data in Cloud Storage buckets",
 	.min_args = 0,
 	.max_args = -1,

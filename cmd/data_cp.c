@@ -47,6 +47,8 @@ struct plan {
 	struct job *v;
 	size_t n, cap;
 	size_t skipped; /* sync: files already the same on both sides */
+	int move;       /* mv: the summary waits for the sources' removal */
+	int64_t bytes, elapsed_ms; /* of the run, for that summary */
 };
 
 struct prog {
@@ -797,8 +799,9 @@ summary(const struct plan *p, int64_t bytes, int64_t el)
 		fprintf(stderr, "Deleted %zu file%s%s\n", nrm,
 		    nrm == 1 ? "" : "s", p->skipped > 0 ? tail + len : "");
 	else
-		fprintf(stderr, "Copied %zu file%s (%s) in %.1f s (%s/s)%s\n",
-		    ncp, ncp == 1 ? "" : "s", d, (double)el / 1000.0, rt, tail);
+		fprintf(stderr, "%s %zu file%s (%s) in %.1f s (%s/s)%s\n",
+		    p->move ? "Moved" : "Copied", ncp, ncp == 1 ? "" : "s", d,
+		    (double)el / 1000.0, rt, tail);
 }
 
 static int
@@ -850,8 +853,10 @@ run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
 		pthread_join(th[i], NULL);
 	if (pr.mode == PROG_JSONL || pr.drawn)
 		prog_draw(&pr, 1);
-	if (r.rc == 0 && pr.mode == PROG_AUTO && !ctx->quiet)
-		summary(p, pr.done, tpu_now_ms() - pr.start_ms);
+	p->bytes = pr.done;
+	p->elapsed_ms = tpu_now_ms() - pr.start_ms;
+	if (r.rc == 0 && pr.mode == PROG_AUTO && !ctx->quiet && !p->move)
+		summary(p, p->bytes, p->elapsed_ms);
 	pthread_mutex_destroy(&r.mu);
 	pthread_mutex_destroy(&pr.mu);
 	if (r.rc != 0) {
@@ -965,8 +970,56 @@ check_operand(const char *s, struct tpu_err *err)
 	return rc;
 }
 
-int
-cmd_data_cp(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+/*
+ * mv: after every copy succeeded, remove each source, pinned to the
+ * generation copied (a source written meanwhile is kept and named).  A
+ * failed copy removes nothing: the sources stay where they were.
+ */
+static int
+remove_sources(struct gcs *g, const struct plan *p, struct tpu_err *err)
+{
+	size_t i;
+	int rc, first = 0;
+
+	for (i = 0; i < p->n; i++) {
+		const struct job *j = &p->v[i];
+		struct tpu_err e;
+
+		tpu_err_init(&e);
+		rc = 0;
+		if (j->kind == JOB_UP) {
+			if (unlink(j->local) != 0 && errno != ENOENT)
+				rc = tpu_error(&e, TPU_E_IO, "remove %s: %s",
+				    j->local, strerror(errno));
+		} else if (j->kind == JOB_COPY || j->kind == JOB_DOWN) {
+			rc = gcs_delete(
+			    g, j->sbucket, j->sname, j->generation, &e);
+			if (rc == TPU_E_PRECONDITION)
+				rc = tpu_error(&e, rc,
+				    "gs://%s/%s changed after it was copied: "
+				    "kept",
+				    j->sbucket, j->sname);
+			else if (rc == TPU_E_NOTFOUND)
+				rc = 0; /* gone already: moved all the same */
+			else if (rc != 0)
+				tpu_error_prefix(&e, "remove gs://%s/%s",
+				    j->sbucket, j->sname);
+		}
+		if (rc != 0) {
+			if (first != 0)
+				log_warn("%s", e.msg);
+			else {
+				first = rc;
+				*err = e;
+			}
+		}
+	}
+	return first;
+}
+
+static int
+data_copy(
+    struct tpu_ctx *ctx, int argc, char **argv, int move, struct tpu_err *err)
 {
 	const struct cmd_entry *e = cmd_current();
 	struct cpopts c;
@@ -1016,11 +1069,29 @@ cmd_data_cp(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    mkdir(dst, 0777) != 0 && errno != EEXIST)
 		rc = tpu_error(
 		    err, TPU_E_IO, "mkdir %s: %s", dst, strerror(errno));
+	p.move = move;
 	if (rc == 0)
 		rc = run_plan(ctx, g, &p, &o, c.parallel, c.mode, err);
+	if (rc == 0 && move) {
+		rc = remove_sources(g, &p, err);
+		if (rc == 0 && c.mode == PROG_AUTO && !ctx->quiet)
+			summary(&p, p.bytes, p.elapsed_ms);
+	}
 	plan_release(&p);
 	gcs_close(g);
 	return rc;
+}
+
+int
+cmd_data_cp(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	return data_copy(ctx, argc, argv, 0, err);
+}
+
+int
+cmd_data_mv(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	return data_copy(ctx, argc, argv, 1, err);
 }
 
 /* --- sync --------------------------------------------------------------- */
