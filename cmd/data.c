@@ -1,5 +1,5 @@
 /*
- * "tpuctl data ls|rm|mb|stat|cat" (and the cp/sync entries of
+ * "tpuctl data ls|rm|mb|stat|cat|du" (and the cp/sync entries of
  * cmd/data_cp.c): Cloud Storage commands on src/gcs.  Every operand is
  * checked (gs:// URL, bucket and object name rules) before anything is
  * sent.
@@ -26,7 +26,7 @@
 
 extern const struct cmd_entry data_children[];
 
-enum { D_LS, D_RM, D_MB, D_STAT, D_CAT };
+enum { D_LS, D_RM, D_MB, D_STAT, D_CAT, D_DU };
 
 /* Parse operand s as a gs:// URL; need_object: an object name is needed. */
 static int
@@ -101,10 +101,11 @@ object_err(struct tpu_err *err, const char *bucket, const char *name)
 struct ls_state {
 	struct tpu_ctx *ctx;
 	const char *bucket;
-	const char *want;   /* -r: only names == want or under want/ */
-	int long_fmt, json; /* -l; --format other than table */
-	int versions;       /* -a: URL#GENERATION (and metageneration) */
-	cJSON *arr;         /* json: the collected resources */
+	const char *want;    /* -r: only names == want or under want/ */
+	const char *pattern; /* wildcards: only names it matches */
+	int long_fmt, json;  /* -l; --format other than table */
+	int versions;        /* -a: URL#GENERATION (and metageneration) */
+	cJSON *arr;          /* json: the collected resources */
 	int64_t nobj, nbytes;
 	int matched;
 };
@@ -114,6 +115,8 @@ ls_keep(const struct ls_state *st, const char *name)
 {
 	size_t n;
 
+	if (st->pattern != NULL)
+		return gcs_wildcard_match(st->pattern, name);
 	if (st->want == NULL)
 		return 1;
 	n = strlen(st->want);
@@ -212,8 +215,17 @@ ls_one(struct gcs *g, struct ls_state *st, const struct gcs_url *u, int rec,
 	lo.versions = versions;
 	st->bucket = u->bucket;
 	st->want = NULL;
+	st->pattern = NULL;
 	st->matched = 0;
-	if (rec) {
+	if (gcs_has_wildcard(u->object)) {
+		/* one flat listing under the literal prefix, the objects
+		   the pattern matches ('*' stays within one part) */
+		dir = xstrndup(u->object, gcs_wildcard_prefix(u->object));
+		lo.prefix = dir;
+		st->pattern = u->object;
+		rc = gcs_list(g, u->bucket, &lo, ls_cb, st, err);
+		st->pattern = NULL;
+	} else if (rec) {
 		lo.prefix = u->object;
 		if (n > 0 && u->object[n - 1] != '/')
 			st->want = u->object;
@@ -382,7 +394,14 @@ rm_report(struct rm_job *j, const struct rm_item *it, int rc, struct tpu_err *e)
 		}
 	} else {
 		char *shown = tpu_show_dup(it->name, 0);
-		char *msg = tpu_show_dup(e->msg, 0);
+		char *msg;
+
+		/* 412: the delete was pinned to the listed generation */
+		if (rc == TPU_E_PRECONDITION)
+			tpu_error(e, rc,
+			    "changed since it was listed: not removed (run "
+			    "the command again to remove the new version)");
+		msg = tpu_show_dup(e->msg, 0);
 
 		fprintf(
 		    stderr, "tpuctl: gs://%s/%s: %s\n", j->bucket, shown, msg);
@@ -712,6 +731,146 @@ stat_table(FILE *fp, const struct gcs_object *o)
 	stat_row(fp, "Metageneration:", n);
 }
 
+/* ---- du ---- */
+
+struct du_state {
+	const char *pattern; /* wildcards: names it matches */
+	const char *want;    /* names == want or under want/ (NULL: all) */
+	const char *bucket;
+	int summary; /* -s: one line per URL */
+	int json;    /* --format other than table */
+	cJSON *arr;
+	FILE *fp;
+	int64_t bytes, n;
+};
+
+static int
+du_cb(void *arg, const struct gcs_object *o, const char *prefix)
+{
+	struct du_state *d = arg;
+	size_t n;
+
+	(void)prefix;
+	if (o == NULL)
+		return 0;
+	if (d->pattern != NULL && !gcs_wildcard_match(d->pattern, o->name))
+		return 0;
+	if (d->pattern == NULL && d->want != NULL) {
+		n = strlen(d->want);
+		if (strncmp(o->name, d->want, n) != 0 ||
+		    (o->name[n] != '\0' && o->name[n] != '/'))
+			return 0;
+	}
+	d->bytes += o->size;
+	d->n++;
+	if (d->summary)
+		return 0;
+	if (d->json) {
+		cJSON *it = cJSON_CreateObject();
+		char *url = xasprintf("gs://%s/%s", d->bucket, o->name);
+
+		cJSON_AddStringToObject(it, "url", url);
+		cJSON_AddNumberToObject(it, "bytes", (double)o->size);
+		cJSON_AddItemToArray(d->arr, it);
+		free(url);
+	} else {
+		char *shown = tpu_show_dup(o->name, 0);
+
+		fprintf(d->fp, "%-12" PRId64 " gs://%s/%s\n", o->size,
+		    d->bucket, shown);
+		free(shown);
+	}
+	return 0;
+}
+
+/*
+ * "du [-s] url ...": the bytes of every object under each URL (a bucket,
+ * a prefix, an object, a wildcard pattern), as gsutil du; -s one total
+ * per URL.  A URL that matches nothing is exit 4.
+ */
+static int
+data_du(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	static const struct option opts[] = {
+		{ "summarize", no_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gcs_url *urls = NULL;
+	struct gcs *g = NULL;
+	struct du_state d;
+	int ch, i, nu, rc, summary = 0;
+
+	while ((ch = getopt_long(argc, argv, "s", opts, NULL)) != -1)
+		if (ch == 's')
+			summary = 1;
+		else
+			return cmd_bad_option(argv, ch, err);
+	argc -= optind;
+	argv += optind;
+	if ((rc = cmd_check_operands(&data_children[D_DU], argc, argv, err)) !=
+	    0)
+		return rc;
+	if ((rc = parse_all(argc, argv, 0, &urls, err)) != 0)
+		return rc;
+	nu = argc;
+	memset(&d, 0, sizeof d);
+	d.summary = summary;
+	d.json = ctx->out.fmt != OUTPUT_TABLE;
+	d.fp = ctx->out.fp;
+	if (d.json)
+		d.arr = cJSON_CreateArray();
+	if ((rc = gcs_open(ctx, &g, err)) != 0)
+		goto out;
+	for (i = 0; i < nu && rc == 0; i++) {
+		struct gcs_list_opts lo;
+		const char *obj = urls[i].object;
+		size_t n = strlen(obj);
+		char *pre = NULL;
+
+		memset(&lo, 0, sizeof lo);
+		d.bucket = urls[i].bucket;
+		d.pattern = NULL;
+		d.want = NULL;
+		d.bytes = d.n = 0;
+		if (gcs_has_wildcard(obj)) {
+			pre = xstrndup(obj, gcs_wildcard_prefix(obj));
+			lo.prefix = pre;
+			d.pattern = obj;
+		} else {
+			lo.prefix = obj;
+			if (n > 0 && obj[n - 1] != '/')
+				d.want = obj;
+		}
+		rc = gcs_list(g, urls[i].bucket, &lo, du_cb, &d, err);
+		free(pre);
+		if (rc != 0) {
+			tpu_error_prefix(err, "%s", argv[i]);
+			break;
+		}
+		if (d.n == 0 && n > 0) {
+			rc = tpu_error(err, TPU_E_NOTFOUND,
+			    "%s: matched no objects", argv[i]);
+			break;
+		}
+		if (summary && d.json) {
+			cJSON *it = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(it, "url", argv[i]);
+			cJSON_AddNumberToObject(it, "bytes", (double)d.bytes);
+			cJSON_AddNumberToObject(it, "objects", (double)d.n);
+			cJSON_AddItemToArray(d.arr, it);
+		} else if (summary)
+			fprintf(d.fp, "%-12" PRId64 " %s\n", d.bytes, argv[i]);
+	}
+	if (rc == 0 && d.json)
+		rc = output_emit(&ctx->out, d.arr, NULL, err);
+out:
+	gcs_close(g);
+	cJSON_Delete(d.arr);
+	free_all(urls, nu);
+	return rc;
+}
+
 static int
 data_stat(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -948,6 +1107,15 @@ const struct cmd_entry data_children[] = {
 	    .flags = CMD_NEEDS_AUTH,
 	    .exec = data_cat,
 	},
+	[D_DU] = {
+	    .name = "du",
+	    .usage = "data du [-s] url ...",
+	    .summary = "bytes used by objects (-s: one total per URL)",
+	    .min_args = 1,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = data_du,
+	},
 	{
 	    .name = "cp",
 	    .usage = DATA_CP_USAGE,
@@ -956,6 +1124,15 @@ const struct cmd_entry data_children[] = {
 	    .max_args = -1,
 	    .flags = CMD_NEEDS_AUTH,
 	    .exec = cmd_data_cp,
+	},
+	{
+	    .name = "mv",
+	    .usage = DATA_MV_USAGE,
+	    .summary = "move files and objects (cp, then remove the sources)",
+	    .min_args = 2,
+	    .max_args = -1,
+	    .flags = CMD_NEEDS_AUTH,
+	    .exec = cmd_data_mv,
 	},
 	{
 	    .name = "sync",
@@ -972,7 +1149,7 @@ const struct cmd_entry data_children[] = {
 const struct cmd_entry cmd_data_entry = {
 	.name = "data",
 	.alias = NULL,
-	.usage = "data ls|rm|mb|stat|cat|cp|sync ...",
+	.usage = "data ls|rm|mb|stat|cat|du|cp|mv|sync ...",
 	.summary = "stage data in Cloud Storage buckets",
 	.min_args = 0,
 	.max_args = -1,

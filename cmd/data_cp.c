@@ -46,6 +46,9 @@ struct job {
 struct plan {
 	struct job *v;
 	size_t n, cap;
+	size_t skipped; /* sync: files already the same on both sides */
+	int move;       /* mv: the summary waits for the sources' removal */
+	int64_t bytes, elapsed_ms; /* of the run, for that summary */
 };
 
 struct prog {
@@ -294,9 +297,87 @@ is_local_dir(const char *p)
 }
 
 /* Plan one source of cp. */
+struct matches {
+	const char *pattern;
+	char **names;
+	size_t n, cap;
+};
+
+static int
+add_match(void *arg, const struct gcs_object *o, const char *prefix)
+{
+	struct matches *m = arg;
+	size_t n;
+
+	(void)prefix;
+	if (o == NULL || (n = strlen(o->name)) == 0 || o->name[n - 1] == '/' ||
+	    !gcs_wildcard_match(m->pattern, o->name))
+		return 0;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->names = xreallocarray(m->names, m->cap, sizeof *m->names);
+	}
+	m->names[m->n++] = xstrdup(o->name);
+	return 0;
+}
+
+static int plan_source(struct gcs *, struct plan *, const char *src,
+    const char *dst, int dst_dir, int recursive, int literal, struct tpu_err *);
+
+/*
+ * A source with wildcards: list the objects under its literal prefix,
+ * each match is a source of its own: one match is copied as a single
+ * source would be, several by their last component into the destination
+ * directory or prefix (as gsutil does); two matches that would land on
+ * one name are refused before anything is copied.
+ */
+static int
+plan_wildcard(struct gcs *g, struct plan *p, const struct gcs_url *su,
+    const char *src, const char *dst, int dst_dir, struct tpu_err *err)
+{
+	struct gcs_list_opts lo;
+	struct matches m;
+	char *prefix, *sub;
+	size_t i, k;
+	int rc;
+
+	memset(&m, 0, sizeof m);
+	memset(&lo, 0, sizeof lo);
+	m.pattern = su->object;
+	prefix = xstrndup(su->object, gcs_wildcard_prefix(su->object));
+	lo.prefix = prefix;
+	rc = gcs_list(g, su->bucket, &lo, add_match, &m, err);
+	free(prefix);
+	if (rc == 0 && m.n == 0)
+		rc = tpu_error(err, TPU_E_NOTFOUND, "no objects match %s", src);
+	if (rc == 0 && m.n > 1 && !dst_dir)
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "%s matches %zu objects: the destination %s must be a "
+		    "directory or prefix (end it with '/')",
+		    src, m.n, dst);
+	for (i = 0; rc == 0 && i < m.n; i++)
+		for (k = i + 1; rc == 0 && k < m.n; k++)
+			if (strcmp(base_name(m.names[i]),
+			        base_name(m.names[k])) == 0)
+				rc = tpu_error(err, TPU_E_USAGE,
+				    "%s: gs://%s/%s and gs://%s/%s would both "
+				    "be copied to %s: use -r on their prefix",
+				    src, su->bucket, m.names[i], su->bucket,
+				    m.names[k], base_name(m.names[i]));
+	for (i = 0; rc == 0 && i < m.n; i++) {
+		sub = xasprintf("gs://%s/%s", su->bucket, m.names[i]);
+		rc = plan_source(g, p, sub, dst, dst_dir, 0, 1, err);
+		free(sub);
+	}
+	for (i = 0; i < m.n; i++)
+		free(m.names[i]);
+	free(m.names);
+	return rc;
+}
+
 static int
 plan_source(struct gcs *g, struct plan *p, const char *src, const char *dst,
-    int dst_dir, int recursive, struct tpu_err *err)
+    int dst_dir, int recursive, int literal, struct tpu_err *err)
 {
 	struct gcs_url su, du;
 	int rc = 0;
@@ -364,6 +445,10 @@ plan_source(struct gcs *g, struct plan *p, const char *src, const char *dst,
 	}
 	if ((rc = gcs_url_parse(src, &su, err)) != 0)
 		goto out;
+	if (!literal && gcs_has_wildcard(su.object)) {
+		rc = plan_wildcard(g, p, &su, src, dst, dst_dir, err);
+		goto out;
+	}
 	if (recursive) {
 		struct gcs_list_opts lo;
 		struct listctx l;
@@ -473,19 +558,6 @@ out:
 /* --- progress ------------------------------------------------------------- */
 
 static void
-human(double v, char *out, size_t n)
-{
-	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t i = 0;
-
-	while (v >= 1024 && i + 1 < nitems(u)) {
-		v /= 1024;
-		i++;
-	}
-	snprintf(out, n, i == 0 ? "%.0f %s" : "%.1f %s", v, u[i]);
-}
-
-static void
 prog_draw(struct prog *pr, int final)
 {
 	int64_t now = tpu_now_ms(), el = now - pr->start_ms;
@@ -508,9 +580,9 @@ prog_draw(struct prog *pr, int final)
 		int pct =
 		    pr->total > 0 ? (int)(pr->done * 100 / pr->total) : 100;
 
-		human((double)pr->done, d, sizeof d);
-		human((double)pr->total, t, sizeof t);
-		human(rate, r, sizeof r);
+		tpu_human_size((double)pr->done, d, sizeof d);
+		tpu_human_size((double)pr->total, t, sizeof t);
+		tpu_human_size(rate, r, sizeof r);
 		fprintf(stderr,
 		    "\r\033[K%3d%% %s / %s  %s/s  %zu/%zu files  ETA %ds", pct,
 		    d, t, r, pr->files_done, pr->files,
@@ -562,6 +634,15 @@ mkdir_parents(const char *path, struct tpu_err *err)
 	return rc;
 }
 
+/* --no-clobber's 412, in the user's terms (exit 4). */
+static int
+exists_error(const struct job *j, struct tpu_err *err)
+{
+	return tpu_error(err, TPU_E_PRECONDITION,
+	    "gs://%s/%s exists: not overwritten (--no-clobber)", j->dbucket,
+	    j->dname);
+}
+
 static int
 run_job(struct run *r, struct gcs *g, struct job *j, struct tpu_err *err)
 {
@@ -575,7 +656,9 @@ run_job(struct run *r, struct gcs *g, struct job *j, struct tpu_err *err)
 	case JOB_UP:
 		rc = gcsx_upload(
 		    g, j->local, j->dbucket, j->dname, &o, &out, err);
-		if (rc != 0)
+		if (rc == TPU_E_PRECONDITION && r->o.if_generation_match == 0)
+			rc = exists_error(j, err);
+		else if (rc != 0)
 			tpu_error_prefix(err, "cp %s gs://%s/%s", j->local,
 			    j->dbucket, j->dname);
 		break;
@@ -609,13 +692,20 @@ run_job(struct run *r, struct gcs *g, struct job *j, struct tpu_err *err)
 			    "the copy's crc32c differs from the source's");
 		if (rc == 0)
 			prog_bytes(r->pr, j->size);
-		if (rc != 0)
+		if (rc == TPU_E_PRECONDITION && r->o.if_generation_match == 0)
+			rc = exists_error(j, err);
+		else if (rc != 0)
 			tpu_error_prefix(err, "cp gs://%s/%s gs://%s/%s",
 			    j->sbucket, j->sname, j->dbucket, j->dname);
 		break;
 	case JOB_RM_OBJ:
 		rc = gcs_delete(g, j->sbucket, j->sname, j->generation, err);
-		if (rc != 0)
+		if (rc == TPU_E_PRECONDITION) /* 412: pinned to the listing */
+			rc = tpu_error(err, rc,
+			    "gs://%s/%s changed since it was listed: not "
+			    "deleted (run the sync again)",
+			    j->sbucket, j->sname);
+		else if (rc != 0)
 			tpu_error_prefix(
 			    err, "delete gs://%s/%s", j->sbucket, j->sname);
 		break;
@@ -676,6 +766,44 @@ worker(void *arg)
 	return NULL;
 }
 
+/*
+ * The one line a successful run ends with, on stderr:
+ * "Copied 12 files (3.4 MiB) in 1.2 s (2.8 MiB/s); deleted 2; 5 up to
+ * date", or "Nothing to copy: 5 files up to date".
+ */
+static void
+summary(const struct plan *p, int64_t bytes, int64_t el)
+{
+	char d[32], rt[32], tail[96] = "";
+	size_t i, nrm = 0, ncp;
+	int len = 0;
+
+	for (i = 0; i < p->n; i++)
+		nrm +=
+		    p->v[i].kind == JOB_RM_OBJ || p->v[i].kind == JOB_RM_LOCAL;
+	ncp = p->n - nrm;
+	if (nrm > 0)
+		len = snprintf(tail, sizeof tail, "; deleted %zu", nrm);
+	if (p->skipped > 0 && len >= 0 && (size_t)len < sizeof tail)
+		snprintf(tail + len, sizeof tail - (size_t)len,
+		    "; %zu up to date", p->skipped);
+	if (ncp == 0 && nrm == 0) {
+		fprintf(stderr, "Nothing to copy: %zu file%s up to date\n",
+		    p->skipped, p->skipped == 1 ? "" : "s");
+		return;
+	}
+	tpu_human_size((double)bytes, d, sizeof d);
+	tpu_human_size(
+	    el > 0 ? (double)bytes * 1000.0 / (double)el : 0, rt, sizeof rt);
+	if (ncp == 0)
+		fprintf(stderr, "Deleted %zu file%s%s\n", nrm,
+		    nrm == 1 ? "" : "s", p->skipped > 0 ? tail + len : "");
+	else
+		fprintf(stderr, "%s %zu file%s (%s) in %.1f s (%s/s)%s\n",
+		    p->move ? "Moved" : "Copied", ncp, ncp == 1 ? "" : "s", d,
+		    (double)el / 1000.0, rt, tail);
+}
+
 static int
 run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
     const struct gcsx_opts *o, int parallel, enum prog_mode mode,
@@ -725,16 +853,10 @@ run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
 		pthread_join(th[i], NULL);
 	if (pr.mode == PROG_JSONL || pr.drawn)
 		prog_draw(&pr, 1);
-	if (r.rc == 0 && pr.mode == PROG_AUTO && !ctx->quiet && p->n > 0) {
-		char d[32], rt[32];
-		int64_t el = tpu_now_ms() - pr.start_ms;
-
-		human((double)pr.done, d, sizeof d);
-		human(el > 0 ? (double)pr.done * 1000.0 / (double)el : 0, rt,
-		    sizeof rt);
-		log_info("%zu file%s, %s in %.1f s (%s/s)", p->n,
-		    p->n == 1 ? "" : "s", d, (double)el / 1000.0, rt);
-	}
+	p->bytes = pr.done;
+	p->elapsed_ms = tpu_now_ms() - pr.start_ms;
+	if (r.rc == 0 && pr.mode == PROG_AUTO && !ctx->quiet && !p->move)
+		summary(p, p->bytes, p->elapsed_ms);
 	pthread_mutex_destroy(&r.mu);
 	pthread_mutex_destroy(&pr.mu);
 	if (r.rc != 0) {
@@ -848,8 +970,56 @@ check_operand(const char *s, struct tpu_err *err)
 	return rc;
 }
 
-int
-cmd_data_cp(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+/*
+ * mv: after every copy succeeded, remove each source, pinned to the
+ * generation copied (a source written meanwhile is kept and named).  A
+ * failed copy removes nothing: the sources stay where they were.
+ */
+static int
+remove_sources(struct gcs *g, const struct plan *p, struct tpu_err *err)
+{
+	size_t i;
+	int rc, first = 0;
+
+	for (i = 0; i < p->n; i++) {
+		const struct job *j = &p->v[i];
+		struct tpu_err e;
+
+		tpu_err_init(&e);
+		rc = 0;
+		if (j->kind == JOB_UP) {
+			if (unlink(j->local) != 0 && errno != ENOENT)
+				rc = tpu_error(&e, TPU_E_IO, "remove %s: %s",
+				    j->local, strerror(errno));
+		} else if (j->kind == JOB_COPY || j->kind == JOB_DOWN) {
+			rc = gcs_delete(
+			    g, j->sbucket, j->sname, j->generation, &e);
+			if (rc == TPU_E_PRECONDITION)
+				rc = tpu_error(&e, rc,
+				    "gs://%s/%s changed after it was copied: "
+				    "kept",
+				    j->sbucket, j->sname);
+			else if (rc == TPU_E_NOTFOUND)
+				rc = 0; /* gone already: moved all the same */
+			else if (rc != 0)
+				tpu_error_prefix(&e, "remove gs://%s/%s",
+				    j->sbucket, j->sname);
+		}
+		if (rc != 0) {
+			if (first != 0)
+				log_warn("%s", e.msg);
+			else {
+				first = rc;
+				*err = e;
+			}
+		}
+	}
+	return first;
+}
+
+static int
+data_copy(
+    struct tpu_ctx *ctx, int argc, char **argv, int move, struct tpu_err *err)
 {
 	const struct cmd_entry *e = cmd_current();
 	struct cpopts c;
@@ -893,17 +1063,35 @@ cmd_data_cp(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return rc;
 	memset(&p, 0, sizeof p);
 	for (i = 0; i < nsrc && rc == 0; i++)
-		rc =
-		    plan_source(g, &p, argv[i], dst, dst_dir, c.recursive, err);
+		rc = plan_source(
+		    g, &p, argv[i], dst, dst_dir, c.recursive, 0, err);
 	if (rc == 0 && !gcs_is_url(dst) && dst_dir && !is_local_dir(dst) &&
 	    mkdir(dst, 0777) != 0 && errno != EEXIST)
 		rc = tpu_error(
 		    err, TPU_E_IO, "mkdir %s: %s", dst, strerror(errno));
+	p.move = move;
 	if (rc == 0)
 		rc = run_plan(ctx, g, &p, &o, c.parallel, c.mode, err);
+	if (rc == 0 && move) {
+		rc = remove_sources(g, &p, err);
+		if (rc == 0 && c.mode == PROG_AUTO && !ctx->quiet)
+			summary(&p, p.bytes, p.elapsed_ms);
+	}
 	plan_release(&p);
 	gcs_close(g);
 	return rc;
+}
+
+int
+cmd_data_cp(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	return data_copy(ctx, argc, argv, 0, err);
+}
+
+int
+cmd_data_mv(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
+{
+	return data_copy(ctx, argc, argv, 1, err);
 }
 
 /* --- sync --------------------------------------------------------------- */
@@ -1092,8 +1280,10 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			if (r != NULL) {
 				r->seen = 1;
 				if (r->size == x->size &&
-				    same_content(x->path, &r->obj))
+				    same_content(x->path, &r->obj)) {
+					p.skipped++;
 					continue;
+				}
 			}
 			name = xasprintf("%s%s", prefix, x->key);
 			if ((rc = gcs_object_validate(name, err)) != 0) {
@@ -1132,6 +1322,7 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				if (x->size == r->size &&
 				    same_content(x->path, &r->obj)) {
 					free(lp);
+					p.skipped++;
 					continue;
 				}
 			}

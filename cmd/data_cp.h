@@ -50,11 +50,16 @@
 #define DATA_CP_USAGE                                                          \
 	"data cp [-r] [--no-clobber] [--content-type type] [--parallel n] "    \
 	"[--progress auto|none|jsonl] source ... destination"
+#define DATA_MV_USAGE                                                          \
+	"data mv [-r] [--no-clobber] [--content-type type] [--parallel n] "    \
+	"[--progress auto|none|jsonl] source ... destination"
 #define DATA_SYNC_USAGE                                                        \
 	"data sync [--delete] [--parallel n] [--progress auto|none|jsonl] "    \
 	"source destination"
 
 int cmd_data_cp(struct tpu_ctx *, int argc, char **argv, struct tpu_err *);
+/* "data mv": cp, then each source removed once every copy succeeded. */
+int cmd_data_mv(struct tpu_ctx *, int argc, char **argv, struct tpu_err *);
 int cmd_data_sync(struct tpu_ctx *, int argc, char **argv, struct tpu_err *);
 
 #endif

@@ -4,6 +4,7 @@
  * resumed; it never cancels anything.
  */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,40 @@ ops_list(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    ctx, &operations_children[1], &l, argc, argv, err);
 }
 
+/*
+ * One line on stderr after a successful wait: "operation OP done", and
+ * what it left: "node 'n1' is READY" (the response's name and state).
+ */
+static void
+wait_summary(const char *op, const cJSON *result)
+{
+	const char *name = json_opt_string(result, "name", "");
+	const char *state = json_opt_string(result, "state", "");
+	const char *slash = strrchr(name, '/'), *kind = NULL;
+
+	if (slash != NULL) {
+		size_t n = (size_t)(slash - name);
+
+		if (n >= 6 && strncmp(slash - 6, "/nodes", 6) == 0)
+			kind = "node";
+		else if (n >= 16 &&
+		         strncmp(slash - 16, "/queuedResources", 16) == 0)
+			kind = "queued resource";
+	}
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(result, "state")))
+		state = json_opt_string(
+		    cJSON_GetObjectItemCaseSensitive(result, "state"), "state",
+		    "");
+	if (kind != NULL && *state != '\0')
+		fprintf(stderr, "tpuctl: operation %s done: %s '%s' is %s\n",
+		    op, kind, slash + 1, state);
+	else if (kind != NULL)
+		fprintf(stderr, "tpuctl: operation %s done: %s '%s'\n", op,
+		    kind, slash + 1);
+	else
+		fprintf(stderr, "tpuctl: operation %s done\n", op);
+}
+
 static int
 ops_wait(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -145,7 +180,9 @@ ops_wait(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	what = xasprintf("waiting for %s", tpuapi_basename(path));
 	tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
 	if ((rc = tpuapi_op_wait(&tc.api, path, &w, &result, err)) == 0 &&
-	    result != NULL)
+	    !ctx->quiet)
+		wait_summary(tpuapi_basename(path), result);
+	if (rc == 0 && result != NULL)
 		rc = tpucmd_emit_result(ctx, result, err);
 out:
 	cJSON_Delete(result);

@@ -72,6 +72,9 @@ int tpucmd_old_filter(const char *);
 enum tpucmd_name_kinds {
 	TPUCMD_NAME_NODE = (1 << 0), /* projects/P/locations/Z/nodes/N */
 	TPUCMD_NAME_QR = (1 << 1),   /* .../queuedResources/Q */
+	/* A short name without --zone that the node cache knows in one
+	 * other zone only is used there (one line on stderr says so). */
+	TPUCMD_NAME_CACHED_ZONE = (1 << 2),
 };
 
 /*
@@ -84,6 +87,24 @@ enum tpucmd_name_kinds {
  */
 int tpucmd_name(
     struct tpu_ctx *, int kinds, const char **name, struct tpu_err *);
+
+/*
+ * 0 when a node of this state (NULL: unknown) can take SSH sessions
+ * (READY), else TPU_E_PRECONDITION (exit 4) with one line naming the
+ * state and what to do: "tpuctl start NODE" for a stopped node, wait for
+ * one on its way, delete and recreate a preempted one.
+ */
+int tpucmd_node_ready(const char *name, const char *state, struct tpu_err *);
+
+struct buf;
+/*
+ * Where else resource id of collection ("nodes", "queuedResources")
+ * exists: one list of every zone (locations/-), the zones other than
+ * not_in appended to out as "A, B".  The count of zones; 0 also when the
+ * list failed (a hint for a "not found" message, never an error).
+ */
+int tpucmd_where(struct tpucmd *, const char *collection, const char *id,
+    const char *not_in, struct buf *out);
 
 /* 1 when rc ended a wait: --timeout, Ctrl-C or SIGTERM. */
 int tpucmd_is_stop(int);

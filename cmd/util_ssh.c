@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "catalog.h"
 #include "config.h"
 #include "knownhosts.h"
@@ -621,9 +622,8 @@ add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
 	size_t nt;
 	int n = cJSON_GetArraySize(eps), i, rc;
 
-	if (state != NULL && strcmp(state, "READY") != 0)
-		return tpu_error(err, TPU_E_PRECONDITION,
-		    "node '%s' is %s, not READY", sl->name, state);
+	if ((rc = tpucmd_node_ready(sl->name, state, err)) != 0)
+		return rc;
 	if (n <= 0)
 		return tpu_error(err, TPU_E_PRECONDITION,
 		    "node '%s' has no network endpoints yet", sl->name);
@@ -692,6 +692,10 @@ resolve_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_set *set,
 
 	if (sl->node == NULL && (rc = get_node(sc, sl, use_cache, err)) != 0)
 		return rc;
+	/* before the metadata is touched or a worker is tried */
+	if ((rc = tpucmd_node_ready(sl->name, jstr(sl->node, "state"), err)) !=
+	    0)
+		return rc;
 	/* --dry-run: no metadata patch, no host keys read */
 	if (!sc->o.dry_run &&
 	    (rc = propagate_key(ctx, sc, sl, &patched, err)) != 0)
@@ -720,11 +724,25 @@ get_qr(struct sshcmd *sc, cJSON **idsp, struct tpu_err *err)
 	rc = tpuapi_call(&sc->tc.api, "GET", path, NULL, NULL, 1, &qr, err);
 	free(path);
 	if (rc == TPU_E_NOTFOUND) {
+		struct buf where;
+
 		nodecache_qr_drop(sc->tc.project, sc->tc.zone, sc->name);
-		rc = tpu_error(err, rc,
-		    "node '%s' not found in zone %s of project %s (nor a "
-		    "queued resource of that name)",
-		    sc->name, sc->tc.zone, sc->tc.project);
+		buf_init(&where, 4096);
+		/* one list of each kind across zones: where it is instead */
+		if (tpucmd_where(
+		        &sc->tc, "nodes", sc->name, sc->tc.zone, &where) > 0 ||
+		    tpucmd_where(&sc->tc, "queuedResources", sc->name,
+		        sc->tc.zone, &where) > 0)
+			rc = tpu_error(err, rc,
+			    "'%s' not found in zone %s; exists in zones %s "
+			    "(--zone)",
+			    sc->name, sc->tc.zone, where.data);
+		else
+			rc = tpu_error(err, rc,
+			    "node '%s' not found in zone %s of project %s (nor "
+			    "a queued resource of that name)",
+			    sc->name, sc->tc.zone, sc->tc.project);
+		buf_release(&where);
 		goto out;
 	}
 	if (rc != 0)
@@ -952,8 +970,9 @@ sshcmd_prepare(struct tpu_ctx *ctx, const char *name,
 		}
 		name = at + 1;
 	}
-	if ((rc = tpucmd_name(
-	         ctx, TPUCMD_NAME_NODE | TPUCMD_NAME_QR, &name, err)) != 0) {
+	if ((rc = tpucmd_name(ctx,
+	         TPUCMD_NAME_NODE | TPUCMD_NAME_QR | TPUCMD_NAME_CACHED_ZONE,
+	         &name, err)) != 0) {
 		free(login);
 		return rc;
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "catalog.h"
 #include "cmd.h"
 #include "config.h"
@@ -149,6 +150,103 @@ name_sets(struct tpu_ctx *ctx, const char *key, const char *flag,
 	return 0;
 }
 
+/*
+ * A short name given without --zone that the node cache knows in one
+ * other zone only (and not in the configured one): use that zone, and
+ * say so once.
+ */
+static void
+cached_zone(struct tpu_ctx *ctx, int kinds, const char *name)
+{
+	const char *project = config_get(ctx->cfg, "core/project");
+	const char *zone = config_get(ctx->cfg, "compute/zone");
+	cJSON *zones, *qrs = NULL, *it;
+	const char *z;
+
+	if (project == NULL ||
+	    config_layer_of(ctx->cfg, "compute/zone") == CONFIG_FLAG)
+		return;
+	zones = nodecache_zones(project, name, 0, NODECACHE_ZONE_TTL_MS);
+	if (kinds & TPUCMD_NAME_QR) {
+		qrs = nodecache_zones(project, name, 1, NODECACHE_ZONE_TTL_MS);
+		while ((it = cJSON_DetachItemFromArray(qrs, 0)) != NULL)
+			cJSON_AddItemToArray(zones, it);
+	}
+	z = cJSON_GetStringValue(cJSON_GetArrayItem(zones, 0));
+	if (z != NULL && (zone == NULL || strcmp(z, zone) != 0)) {
+		int n = 0, here = 0;
+
+		cJSON_ArrayForEach(it, zones)
+		{
+			n += strcmp(it->valuestring, z) != 0;
+			here |=
+			    zone != NULL && strcmp(it->valuestring, zone) == 0;
+		}
+		if (n == 0 && !here) {
+			if (!ctx->quiet)
+				fprintf(stderr,
+				    "tpuctl: '%s' is in zone %s (node cache): "
+				    "using that zone (--zone chooses "
+				    "another)\n",
+				    name, z);
+			config_set_flag(ctx->cfg, "compute/zone", z);
+		}
+	}
+	cJSON_Delete(qrs);
+	cJSON_Delete(zones);
+}
+
+int
+tpucmd_where(struct tpucmd *tc, const char *collection, const char *id,
+    const char *not_in, struct buf *out)
+{
+	struct tpu_err e;
+	cJSON *items = NULL, *it, *zones, *z;
+	char *parent;
+	int rc, n = 0;
+
+	tpu_err_init(&e);
+	parent = xasprintf("projects/%s/locations/-", tc->project);
+	rc = tpuapi_list(&tc->api, parent, collection, collection, &items, &e);
+	free(parent);
+	if (rc != 0) {
+		log_debug("%s in every zone: not listed (%d)", collection, rc);
+		cJSON_Delete(items);
+		return 0;
+	}
+	zones = cJSON_CreateArray();
+	cJSON_ArrayForEach(it, items)
+	{
+		const char *name = json_opt_string(it, "name", "");
+		const char *last = strrchr(name, '/');
+		char zone[128];
+		int i = 0, c = 1;
+
+		if (last == NULL || strcmp(last + 1, id) != 0)
+			continue;
+		tpucmd_zone_of(name, zone, sizeof zone);
+		if (zone[0] == '\0' ||
+		    (not_in != NULL && strcmp(zone, not_in) == 0))
+			continue;
+		cJSON_ArrayForEach(z, zones)
+		{
+			if ((c = strcmp(z->valuestring, zone)) >= 0)
+				break;
+			i++;
+		}
+		if (c != 0)
+			cJSON_InsertItemInArray(
+			    zones, i, cJSON_CreateString(zone));
+	}
+	cJSON_ArrayForEach(z, zones)
+	{
+		buf_printf(out, "%s%s", n++ > 0 ? ", " : "", z->valuestring);
+	}
+	cJSON_Delete(zones);
+	cJSON_Delete(items);
+	return n;
+}
+
 int
 tpucmd_name(
     struct tpu_ctx *ctx, int kinds, const char **name, struct tpu_err *err)
@@ -187,7 +285,11 @@ tpucmd_name(
 			return rc;
 		*name = id;
 	}
-	return catalog_node_name_validate(*name, err);
+	if ((rc = catalog_node_name_validate(*name, err)) != 0)
+		return rc;
+	if (kinds & TPUCMD_NAME_CACHED_ZONE)
+		cached_zone(ctx, kinds, *name);
+	return 0;
 bad:
 	return tpu_error(err, TPU_E_USAGE,
 	    "invalid name '%s': expected an id or projects/PROJECT/locations/"
@@ -196,6 +298,44 @@ bad:
 	    kinds == TPUCMD_NAME_QR     ? "queuedResources"
 	    : kinds == TPUCMD_NAME_NODE ? "nodes"
 	                                : "nodes|queuedResources");
+}
+
+int
+tpucmd_node_ready(const char *name, const char *state, struct tpu_err *err)
+{
+	const char *hint;
+
+	if (state == NULL || strcmp(state, "READY") == 0)
+		return 0;
+	if (strcmp(state, "STOPPED") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is STOPPED: start it with 'tpuctl start %s'",
+		    name, name);
+	if (strcmp(state, "STOPPING") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is STOPPING: wait until it is STOPPED, then "
+		    "'tpuctl start %s'",
+		    name, name);
+	if (strcmp(state, "PREEMPTED") == 0 || strcmp(state, "TERMINATED") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is %s: it cannot be started again; delete it "
+		    "('tpuctl delete %s') and create it anew",
+		    name, state, name);
+	if (strcmp(state, "DELETING") == 0)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "node '%s' is DELETING: it is going away", name);
+	hint = strcmp(state, "CREATING") == 0 ||
+	               strcmp(state, "STARTING") == 0 ||
+	               strcmp(state, "RESTARTING") == 0 ||
+	               strcmp(state, "REPAIRING") == 0 ||
+	               strcmp(state, "REIMAGING") == 0 ||
+	               strcmp(state, "UNHIDING") == 0
+	           ? "wait until it is READY"
+	           : "it must be READY";
+	return tpu_error(err, TPU_E_PRECONDITION,
+	    "node '%s' is %s, not READY: %s ('tpuctl describe %s' "
+	    "shows its state)",
+	    name, state, hint, name);
 }
 
 const char *
@@ -315,9 +455,22 @@ tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
 		nodecache_drop(tc.project, tc.zone, argv[0]);
 	if ((rc = tpuapi_call(
 	         &tc.api, "POST", path, NULL, empty, 0, &op, err)) != 0) {
-		if (rc == TPU_E_NOTFOUND)
-			tpu_error(err, rc, "node '%s' not found in zone %s",
-			    argv[0], tc.zone);
+		if (rc == TPU_E_NOTFOUND) {
+			struct buf where;
+
+			buf_init(&where, 4096);
+			if (tpucmd_where(
+			        &tc, "nodes", argv[0], tc.zone, &where) > 0)
+				tpu_error(err, rc,
+				    "node '%s' not found in zone %s; exists "
+				    "in zones %s (--zone)",
+				    argv[0], tc.zone, where.data);
+			else
+				tpu_error(err, rc,
+				    "node '%s' not found in zone %s", argv[0],
+				    tc.zone);
+			buf_release(&where);
+		}
 		goto out;
 	}
 	if (op == NULL) /* --dry-run */
@@ -719,6 +872,9 @@ tpucmd_list_run(struct tpu_ctx *ctx, const struct cmd_entry *e,
 		if (limit > 0 && n >= limit)
 			cJSON_Delete(cJSON_DetachItemViaPointer(a.kept, it));
 	}
+	/* as gcloud's list commands, on stderr (stdout stays empty) */
+	if (a.kept->child == NULL && !ctx->quiet)
+		fprintf(stderr, "Listed 0 items.\n");
 	if (out->fmt == OUTPUT_TABLE && out->nfields == 0) {
 		/* the command's own table: short names and the zone */
 		view = l->view != NULL ? l->view(a.kept)

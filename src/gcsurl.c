@@ -227,3 +227,52 @@ unsafe:
 	    obj, dir);
 	return NULL;
 }
+
+int
+gcs_has_wildcard(const char *obj)
+{
+	return strpbrk(obj, "*?") != NULL;
+}
+
+size_t
+gcs_wildcard_prefix(const char *obj)
+{
+	return strcspn(obj, "*?");
+}
+
+int
+gcs_wildcard_match(const char *p, const char *s)
+{
+	/* Iterative, with two backtrack points: the last '*' (which never
+	 * takes a '/') and the last "**" before it (which takes anything):
+	 * at most O(len(p) * len(s)) steps, no recursion. */
+	const char *sp = NULL, *ss = NULL, *dp = NULL, *ds = NULL;
+
+	while (*s != '\0') {
+		if (p[0] == '*' && p[1] == '*') {
+			while (*p == '*')
+				p++;
+			dp = p;
+			ds = s;
+			sp = NULL;
+		} else if (*p == '*') {
+			p++;
+			sp = p;
+			ss = s;
+		} else if (*p != '\0' && (*p == '?' ? *s != '/' : *p == *s)) {
+			p++;
+			s++;
+		} else if (sp != NULL && *ss != '/') {
+			p = sp;
+			s = ++ss;
+		} else if (dp != NULL) {
+			p = dp;
+			s = ++ds;
+			sp = NULL;
+		} else
+			return 0;
+	}
+	while (*p == '*')
+		p++;
+	return *p == '\0';
+}

@@ -51,4 +51,16 @@ char *gcs_pct_encode(const char *);
 char *gcs_local_path(
     const char *dir, const char *prefix, const char *obj, struct tpu_err *);
 
+/*
+ * Wildcards in object names, as gsutil and gcloud storage read them: '*'
+ * matches any run of characters but '/', "**" any run including '/', '?'
+ * one character but '/'.  gcs_has_wildcard: 1 when obj holds one.
+ * gcs_wildcard_prefix: the length of obj before its first wildcard (the
+ * prefix a listing needs).  gcs_wildcard_match: 1 when name matches the
+ * whole pattern.  A literal '*' or '?' in a name is matched by itself.
+ */
+int gcs_has_wildcard(const char *obj);
+size_t gcs_wildcard_prefix(const char *obj);
+int gcs_wildcard_match(const char *pattern, const char *name);
+
 #endif

@@ -388,3 +388,50 @@ nodecache_names(const char *project, const char *zone, int qrs)
 	free(base);
 	return names;
 }
+
+cJSON *
+nodecache_zones(
+    const char *project, const char *name, int qrs, int64_t max_age_ms)
+{
+	cJSON *zones = cJSON_CreateArray(), *got = NULL, *it;
+	struct dirent *d;
+	char *base, *dir;
+	DIR *dp;
+
+	if (!safe_component(project) || !safe_component(name) ||
+	    (base = base_dir()) == NULL)
+		return zones;
+	dir = xasprintf("%s/%s/%s", base, qrs ? "qrs" : "nodes", project);
+	free(base);
+	if ((dp = opendir(dir)) == NULL) {
+		free(dir);
+		return zones;
+	}
+	while ((d = readdir(dp)) != NULL) {
+		int i = 0, c = 1, hit;
+
+		if (!safe_component(d->d_name))
+			continue;
+		/* the entry's own checks: fresh, private, READY, this name */
+		hit = qrs ? nodecache_qr_get(
+		                project, d->d_name, name, max_age_ms, &got) == 0
+		          : nodecache_get(project, d->d_name, name, max_age_ms,
+		                &got) == 0;
+		cJSON_Delete(got);
+		got = NULL;
+		if (!hit)
+			continue;
+		cJSON_ArrayForEach(it, zones)
+		{
+			if ((c = strcmp(it->valuestring, d->d_name)) >= 0)
+				break;
+			i++;
+		}
+		if (c != 0)
+			cJSON_InsertItemInArray(
+			    zones, i, cJSON_CreateString(d->d_name));
+	}
+	closedir(dp);
+	free(dir);
+	return zones;
+}

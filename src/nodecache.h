@@ -67,4 +67,16 @@ void nodecache_qr_drop(const char *project, const char *zone, const char *qr);
  */
 cJSON *nodecache_names(const char *project, const char *zone, int qrs);
 
+/*
+ * The zones of project whose cache holds a usable entry for name (a node,
+ * or a queued resource when qrs is 1) stored less than max_age_ms ago,
+ * sorted: a JSON array of strings the caller deletes (empty on a miss).
+ * A name given without --zone is looked for there (tpucmd_name).
+ */
+cJSON *nodecache_zones(
+    const char *project, const char *name, int qrs, int64_t max_age_ms);
+
+/* How old a cache entry may be to say where a name lives: a day. */
+#define NODECACHE_ZONE_TTL_MS (24 * 60 * 60 * 1000LL)
+
 #endif

@@ -296,6 +296,17 @@ sshxfer_remote_entry(struct sshxfer_list *l, const char *rel_dir,
 /* ---- remote side ---- */
 
 /* One wait for the socket (200 ms at most); the callers keep deadlines. */
+/* A file copied: counted, with its size (the local side's, after). */
+static void
+count_file(struct sshxfer_result *r, const char *local)
+{
+	struct stat st;
+
+	r->files++;
+	if (stat(local, &st) == 0)
+		r->bytes += (int64_t)st.st_size;
+}
+
 static void
 xwait(struct sshpool_conn *c)
 {
@@ -614,7 +625,8 @@ do_upload(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 			r->dirs += rc == 0;
 		} else {
 			rc = sshpool_sftp_put(c, it->src, dst, &r->err);
-			r->files += rc == 0;
+			if (rc == 0)
+				count_file(r, it->src);
 		}
 		free(dst);
 	}
@@ -725,7 +737,8 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 				                c, it->src, dst, &r->err)
 				          : sshpool_sftp_get(
 				                c, it->src, dst, &r->err);
-				r->files += rc == 0;
+				if (rc == 0)
+					count_file(r, dst);
 			}
 			free(dst);
 		}

@@ -129,6 +129,7 @@ struct sshxfer_result {
 	enum sshpool_status conn; /* connection status */
 	struct tpu_err err;       /* message when rc != 0 */
 	size_t files, dirs;       /* copied */
+	int64_t bytes;            /* of the files copied */
 	size_t skipped;           /* links and special files left out */
 	int64_t duration_ms;
 };

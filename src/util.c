@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -414,4 +415,17 @@ tpu_write_all(int fd, const void *buf, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+void
+tpu_human_size(double v, char *out, size_t n)
+{
+	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t i = 0;
+
+	while (v >= 1024 && i + 1 < sizeof u / sizeof u[0]) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(out, n, i == 0 ? "%.0f %s" : "%.1f %s", v, u[i]);
 }

@@ -11,6 +11,9 @@
 
 #include "err.h"
 
+/* A size for people: "512 B", "3.4 MiB" (binary units up to TiB). */
+void tpu_human_size(double bytes, char *out, size_t n);
+
 /*
  * Parse a decimal integer in [min, max], the OpenBSD strtonum way.  On
  * error returns 0 and sets *errstr to "invalid", "too small" or "too

@@ -149,6 +149,50 @@ START_TEST(local_path_escape)
 }
 END_TEST
 
+START_TEST(wildcards)
+{
+	static const struct {
+		const char *p, *s;
+		int want;
+	} c[] = {
+		{ "big*.tar", "big1.tar", 1 },
+		{ "big*.tar", "big.tar", 1 },
+		{ "big*.tar", "big/1.tar", 0 }, /* '*' stays in its part */
+		{ "dir/**", "dir/a/b/c", 1 },
+		{ "dir/**", "dir/", 1 },
+		{ "dir/**", "dirx/a", 0 },
+		{ "**.json", "a/b/c.json", 1 },
+		{ "**/c*d", "a/c/x/c1d", 1 }, /* back to the "**" */
+		{ "**/c*d", "a/c/x/c1/d", 0 },
+		{ "a?c", "abc", 1 },
+		{ "a?c", "a?c", 1 }, /* a literal '?' matches itself */
+		{ "a?c", "a/c", 0 },
+		{ "a?c", "ac", 0 },
+		{ "*", "", 1 },
+		{ "*", "abc", 1 },
+		{ "*", "a/b", 0 },
+		{ "**", "a/b", 1 },
+		{ "*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0 },
+		{ "x/*/y", "x/q/y", 1 },
+		{ "x/*/y", "x/q/r/y", 0 },
+		{ "x/**/y", "x/q/r/y", 1 },
+		{ "abc", "abc", 1 },
+		{ "abc", "abcd", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++)
+		ck_assert_msg(gcs_wildcard_match(c[i].p, c[i].s) == c[i].want,
+		    "%s ~ %s: want %d", c[i].p, c[i].s, c[i].want);
+	ck_assert_int_eq(gcs_has_wildcard("a/b*"), 1);
+	ck_assert_int_eq(gcs_has_wildcard("a/b?"), 1);
+	ck_assert_int_eq(gcs_has_wildcard("a/b"), 0);
+	ck_assert_uint_eq(gcs_wildcard_prefix("data/big*.tar"), 8);
+	ck_assert_uint_eq(gcs_wildcard_prefix("**"), 0);
+	ck_assert_uint_eq(gcs_wildcard_prefix("plain"), 5);
+}
+END_TEST
+
 static Suite *
 gcsurl_suite(void)
 {
@@ -165,6 +209,7 @@ gcsurl_suite(void)
 	tcase_add_test(tc, pct_encode);
 	tcase_add_test(tc, local_path_safe);
 	tcase_add_test(tc, local_path_escape);
+	tcase_add_test(tc, wildcards);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -510,6 +510,54 @@ START_TEST(names_for_completion)
 }
 END_TEST
 
+START_TEST(zones_of_a_name)
+{
+	cJSON *n, *ids, *zones;
+	char *out;
+
+	zones = nodecache_zones("p", "alpha", 0, NODECACHE_TTL_MS);
+	ck_assert_int_eq(cJSON_GetArraySize(zones), 0); /* no cache yet */
+	cJSON_Delete(zones);
+	n = mknode("alpha", "READY");
+	nodecache_put("p", "us-west4-a", "alpha", n);
+	nodecache_put("p", "europe-west4-b", "alpha", n);
+	nodecache_put("q", "us-central2-b", "alpha", n);
+	cJSON_Delete(n);
+	n = mknode("beta", "READY");
+	nodecache_put("p", "us-central2-b", "beta", n);
+	cJSON_Delete(n);
+	ids = cJSON_CreateArray();
+	cJSON_AddItemToArray(ids, cJSON_CreateString("qr-0"));
+	nodecache_qr_put("p", "us-east1-d", "qr", ids);
+	cJSON_Delete(ids);
+
+	zones = nodecache_zones("p", "alpha", 0, NODECACHE_TTL_MS);
+	out = cJSON_PrintUnformatted(zones);
+	ck_assert_str_eq(out, "[\"europe-west4-b\",\"us-west4-a\"]");
+	cJSON_free(out);
+	cJSON_Delete(zones);
+	zones = nodecache_zones("p", "qr", 1, NODECACHE_TTL_MS);
+	out = cJSON_PrintUnformatted(zones);
+	ck_assert_str_eq(out, "[\"us-east1-d\"]");
+	cJSON_free(out);
+	cJSON_Delete(zones);
+	/* a node is not a queued resource, nor an unknown name anything */
+	zones = nodecache_zones("p", "qr", 0, NODECACHE_TTL_MS);
+	ck_assert_int_eq(cJSON_GetArraySize(zones), 0);
+	cJSON_Delete(zones);
+	zones = nodecache_zones("p", "gamma", 0, NODECACHE_TTL_MS);
+	ck_assert_int_eq(cJSON_GetArraySize(zones), 0);
+	cJSON_Delete(zones);
+	/* unsafe names are never looked up */
+	zones = nodecache_zones("p", "../p", 0, NODECACHE_TTL_MS);
+	ck_assert_int_eq(cJSON_GetArraySize(zones), 0);
+	cJSON_Delete(zones);
+	zones = nodecache_zones("../q", "alpha", 0, NODECACHE_TTL_MS);
+	ck_assert_int_eq(cJSON_GetArraySize(zones), 0);
+	cJSON_Delete(zones);
+}
+END_TEST
+
 static Suite *
 nodecache_suite(void)
 {
@@ -528,6 +576,7 @@ nodecache_suite(void)
 	tcase_add_test(tc, dir_from_env);
 	tcase_add_test(tc, unsafe_names_refused);
 	tcase_add_test(tc, names_for_completion);
+	tcase_add_test(tc, zones_of_a_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

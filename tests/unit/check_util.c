@@ -323,6 +323,23 @@ START_TEST(write_all_pipe)
 }
 END_TEST
 
+START_TEST(human_sizes)
+{
+	char b[32];
+
+	tpu_human_size(0, b, sizeof b);
+	ck_assert_str_eq(b, "0 B");
+	tpu_human_size(1023, b, sizeof b);
+	ck_assert_str_eq(b, "1023 B");
+	tpu_human_size(1024, b, sizeof b);
+	ck_assert_str_eq(b, "1.0 KiB");
+	tpu_human_size(3.4 * 1024 * 1024, b, sizeof b);
+	ck_assert_str_eq(b, "3.4 MiB");
+	tpu_human_size(5.0 * 1024 * 1024 * 1024 * 1024 * 1024, b, sizeof b);
+	ck_assert_str_eq(b, "5120.0 TiB"); /* the largest unit */
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -353,6 +370,8 @@ util_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("write_all");
 	tcase_add_test(tc, write_all_pipe);
+	tc = tcase_create("human");
+	tcase_add_test(tc, human_sizes);
 	suite_add_tcase(s, tc);
 	return s;
 }
