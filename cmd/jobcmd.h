@@ -51,6 +51,10 @@ struct jobcmd {
 	enum fanout_output mode;
 	uint64_t since;    /* show lines after the first `since` of a stream */
 	const size_t *map; /* round index -> target index */
+	/* A write to stdout failed (closed pipe, full disk): nothing more is
+	 * shown, the round in flight is stopped through abort and
+	 * jobcmd_follow returns TPU_E_IO; the job itself is left alone. */
+	int out_errno;
 	volatile sig_atomic_t *abort;
 	/* Set by the caller: the signal its handler caught (0: none), so an
 	 * abort of ours (below) is told from the user's. */
@@ -115,11 +119,22 @@ void jobcmd_status(struct jobcmd *, const unsigned char *mask);
  * Follow the job on the targets not yet final (first: the commands of
  * the first round, e.g. launch + follow; NULL: follow from the offsets)
  * until it has ended on each, resuming dropped streams.  Returns 0,
- * TPU_E_INTERRUPTED/TPU_E_TERMINATED (jc->abort), TPU_E_TIMEOUT, or
- * TPU_E_PARTIAL when fail_fast stopped it on a failure.
+ * TPU_E_INTERRUPTED/TPU_E_TERMINATED (jc->abort), TPU_E_TIMEOUT,
+ * TPU_E_PARTIAL when fail_fast stopped it on a failure, or TPU_E_IO when
+ * stdout could not be written (jc->out_errno; err not set: see
+ * jobcmd_out_error).
  */
 int jobcmd_follow(struct jobcmd *, char **first, int timeout_s, int fail_fast,
     int wait, struct tpu_err *);
+
+/*
+ * After jobcmd_follow returned TPU_E_IO: what the command returns.  A
+ * closed pipe (EPIPE) returns 0 with *epipe set: the caller sets errno to
+ * EPIPE last, so that cmd/main.c's final check of stdout ends tpuctl
+ * quietly by SIGPIPE, as cmd/fanout.c does; any other error is "write
+ * error on standard output" (TPU_E_IO).
+ */
+int jobcmd_out_error(const struct jobcmd *, int *epipe, struct tpu_err *);
 
 /* SIGTERM, SIGKILL after grace_s, on the targets whose job is not final;
  * states recorded. */

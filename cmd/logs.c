@@ -4,8 +4,11 @@
  * copy ends at, so every line is shown once); with --follow, until the
  * job has ended on every selected worker, then the per-worker summary and
  * the job's exit contract (0 / 8 / 9).  Ctrl-C stops the following only.
- * When the slice is gone the local copy is shown alone.
+ * When the slice is gone the local copy is shown alone.  A stdout that
+ * cannot be written stops the following (the job goes on): quietly by
+ * SIGPIPE for a closed pipe, as the ssh fan-out (cmd/fanout.c).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,7 +103,7 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct sigaction sa, old_int, old_term;
 	const char *workers = "all", *es = NULL;
 	size_t i;
-	int ch, rc, follow = 0, sig_set = 0;
+	int ch, rc, follow = 0, sig_set = 0, epipe = 0;
 
 	jobcmd_init(&jc);
 	sshcmd_opts_init(&so);
@@ -160,6 +163,8 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			         "showing the logs kept locally",
 			    jc.spec.name, cerr.msg);
 			rc = offline(&jc, workers, err);
+			if (jc.out_errno != 0)
+				rc = jobcmd_out_error(&jc, &epipe, err);
 			goto out;
 		}
 	}
@@ -186,6 +191,14 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	sig_set = 1;
 	jc.abort = &logs_abort;
 	rc = jobcmd_follow(&jc, NULL, 0, 0, follow, err);
+	if (rc == TPU_E_IO && jc.out_errno != 0) {
+		struct tpu_err e;
+
+		/* the reader is gone: stop following, the job goes on */
+		jobcmd_save(&jc, &e);
+		rc = jobcmd_out_error(&jc, &epipe, err);
+		goto out;
+	}
 	if (rc == TPU_E_INTERRUPTED) {
 		struct tpu_err e;
 
@@ -215,6 +228,8 @@ out:
 		sigaction(SIGTERM, &old_term, NULL);
 	}
 	jobcmd_release(&jc);
+	if (epipe)
+		errno = EPIPE; /* see jobcmd_out_error */
 	return rc;
 }
 

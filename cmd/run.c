@@ -410,6 +410,7 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	int have_su = 0;
 	long long timeout_s = 0;
 	int ch, rc, detach = 0, fail_fast = 0, sig_set = 0, worker_given = 0;
+	int epipe = 0;
 	struct recover rs;
 	const char *backoff_arg = NULL, *zones_arg = NULL;
 
@@ -814,6 +815,30 @@ again:
 	for (i = 0; tar != NULL && !have_su && i < n; i++)
 		if (jobcmd_state(&jc, i)->kind == JOBS_MISSING)
 			sent_forget(&jc, i);
+	if (rc == TPU_E_IO && jc.out_errno != 0) {
+		struct tpu_err e;
+
+		/* the reader of the output is gone: as the remote commands
+		   of `tpuctl ssh ... | head -1`, the job is stopped on every
+		   worker, without a word for a closed pipe (tpuctl-run(1)) */
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sig_set = 0;
+		run_abort = 0;
+		jc.abort = NULL;
+		jobcmd_cancel(&jc, 10);
+		tpu_err_init(&e);
+		jobcmd_save(&jc, &e);
+		rc = jobcmd_out_error(&jc, &epipe, err);
+		if (rc != 0) {
+			tpu_err_init(err);
+			rc = tpu_error(err, TPU_E_IO,
+			    "write error on standard output: %s; job %s "
+			    "cancelled",
+			    strerror(jc.out_errno), jc.spec.name);
+		}
+		goto out;
+	}
 cancel:
 	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TIMEOUT ||
 	    rc == TPU_E_PARTIAL) {
@@ -892,6 +917,8 @@ out:
 	free(envfiles);
 	recover_release(&rs);
 	jobcmd_release(&jc);
+	if (epipe)
+		errno = EPIPE; /* see jobcmd_out_error */
 	return rc;
 }
 

@@ -328,9 +328,20 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
 
 	if ((*nlines)++ < jc->since)
 		return;
+	if (fd == 1 && jc->out_errno != 0)
+		return;
 	buf_init(&b, BUF_NOCAP);
 	fanout_format(&b, jc->mode, who, jc->spec.name, s + 1, data, len, eol);
-	(void)tpu_write_all(fd, b.data, b.len);
+	if (fd == 2)
+		(void)tpu_write_all(fd, b.data, b.len); /* ignored, as fanout */
+	else if (fwrite(b.data, 1, b.len, stdout) != b.len ||
+	         fflush(stdout) != 0) {
+		/* through stdio, flushed at once, so that its error state is
+		   the one cmd/main.c checks; the round in flight stops */
+		jc->out_errno = errno != 0 ? errno : EIO;
+		if (jc->abort != NULL)
+			*jc->abort = 1;
+	}
 	buf_release(&b);
 }
 
@@ -669,6 +680,14 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		}
 		if (nact == 0)
 			break;
+		if (jc->out_errno != 0) {
+			/* stdout failed before (e.g. replaying the local
+			   copy): nothing to show the rest to */
+			for (i = 0; i < n; i++)
+				free(cmds[i]);
+			rc = TPU_E_IO;
+			break;
+		}
 		tpu_err_init(&e);
 		prc = jobcmd_round(jc, cmds, left, fail_fast, res, &e);
 		memset(ask, 0, n);
@@ -707,6 +726,15 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				rest[i] = wait;
 			}
 			nask += ask[i];
+		}
+		if (jc->out_errno != 0) {
+			/* the reader is gone (our abort): stop following;
+			   the job goes on */
+			rc = TPU_E_IO;
+			release_results(res, n);
+			for (i = 0; i < n; i++)
+				free(cmds[i]);
+			break;
 		}
 		if (jc->want_refresh &&
 		    (jc->signaled == NULL || *jc->signaled == 0)) {
@@ -809,6 +837,19 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	free(cmds);
 	(void)err;
 	return rc;
+}
+
+int
+jobcmd_out_error(const struct jobcmd *jc, int *epipe, struct tpu_err *err)
+{
+	*epipe = 0;
+	tpu_err_init(err);
+	if (jc->out_errno == EPIPE) {
+		*epipe = 1;
+		return 0;
+	}
+	return tpu_error(err, TPU_E_IO, "write error on standard output: %s",
+	    strerror(jc->out_errno != 0 ? jc->out_errno : EIO));
 }
 
 int
