@@ -9,6 +9,28 @@
 
 unset CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE 2>/dev/null || true
 PY=python3
+# gcloud writes YAML 1.2 (ruamel): read it back with YAML 1.2's core
+# schema, not PyYAML's 1.1 (which takes yes/no/on/off for booleans)
+cat >"$T/yaml12.py" <<'EOF'
+import re
+import yaml
+# YAML 1.2 core schema: bool, int and float as YAML 1.2 has them.
+class R(yaml.SafeLoader):
+    pass
+drop = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float")
+R.yaml_implicit_resolvers = {k: [r for r in v if r[0] not in drop]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+R.add_implicit_resolver("tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+R.add_implicit_resolver("tag:yaml.org,2002:int",
+    re.compile(r"^(?:[-+]?[0-9_]+|0o[0-7_]+|0x[0-9a-fA-F_]+)$"),
+    list("-+0123456789"))
+R.add_implicit_resolver("tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)"
+               r"(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."))
+EOF
 
 # json: valid, indented, the same data as jsonl.
 expect_rc 0 "$TPUCTL" version --format json
@@ -32,9 +54,10 @@ jq -c 'select(.key != "core/format")' "$T/out" | cmp -s - "$T/elems" ||
     fail "jsonl elements differ"
 expect_rc 0 "$TPUCTL" config list --format yaml
 [ "$(grep -c '^---$' "$T/out")" -eq "$n" ] || fail "yaml documents"
-$PY -c '
+PYTHONPATH="$T" $PY -c '
 import json, sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1]))
+from yaml12 import R
+docs = [d for d in yaml.load_all(open(sys.argv[1]), Loader=R)
         if d["key"] != "core/format"]
 want = [json.loads(l) for l in open(sys.argv[2])]
 sys.exit(0 if docs == want else 1)' "$T/out" "$T/elems" ||
@@ -104,25 +127,9 @@ for v in yes no No ON off y n true False null Null '~' 0123 1e3 .5 -1 \
     ',x' '?' '? x' 'x:' 'üñí' 'a,b'; do
 	expect_rc 0 env TPUCTL_SSH_USER="$v" "$TPUCTL" config get ssh/user \
 	    --format yaml
-	$PY -c '
+	PYTHONPATH="$T" $PY -c '
 import sys, yaml
-# YAML 1.2 core schema: bool, int and float as YAML 1.2 has them.
-import re
-class R(yaml.SafeLoader):
-    pass
-drop = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
-        "tag:yaml.org,2002:float")
-R.yaml_implicit_resolvers = {k: [r for r in v if r[0] not in drop]
-    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-R.add_implicit_resolver("tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-R.add_implicit_resolver("tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?[0-9_]+|0o[0-7_]+|0x[0-9a-fA-F_]+)$"),
-    list("-+0123456789"))
-R.add_implicit_resolver("tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)"
-               r"(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+0123456789."))
+from yaml12 import R
 d = yaml.load(open(sys.argv[1], encoding="utf-8"), Loader=R)
 sys.exit(0 if d["value"] == sys.argv[2] else 1)' "$T/out" "$v" ||
 	    fail "yaml did not keep '$v': $(cat "$T/out")"
