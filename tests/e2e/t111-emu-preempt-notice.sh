@@ -13,7 +13,7 @@
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
-emu_start --set fleet.key_delay_ms=300 --set tpu.preempt_notice_ms=4000
+emu_start --set fleet.key_delay_ms=300 --set tpu.preempt_notice_ms=8000
 fleet_api_setup
 fleet_api POST "$NODES?nodeId=t111" \
     '{"acceleratorType":"v4-16","runtimeVersion":"tpu-ubuntu2204-base","schedulingConfig":{"spot":true}}' \
