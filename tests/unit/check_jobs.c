@@ -464,6 +464,90 @@ START_TEST(test_scripts_launch_status_follow)
 }
 END_TEST
 
+/*
+ * The startup-script of a submitted job, with a curl that answers as the
+ * metadata server of worker W of a 2-worker node (endpoints of worker 0
+ * and 1): the job runs detached in the usual layout with worker 0's
+ * address as MASTER_ADDR; a second boot launches nothing; a worker the
+ * script does not know launches nothing.
+ */
+static void
+boot(const char *script, int worker, int want)
+{
+	char *p = xasprintf("%s/boot.sh", home), *c = xasprintf("%s/bin", home);
+	char *cmd;
+	FILE *fp;
+
+	mkdir(c, 0700);
+	free(c);
+	c = xasprintf("%s/bin/curl", home);
+	fp = fopen(c, "w");
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp,
+	    "#!/bin/sh\n"
+	    "for a; do u=$a; done\n"
+	    "case $u in\n"
+	    "*/agent-worker-number) echo %d ;;\n"
+	    "*/worker-network-endpoints) "
+	    "echo 't1v-n-1-w-0:11:10.1.2.3,t1v-n-1-w-1:12:10.1.2.4' ;;\n"
+	    "*) exit 22 ;;\n"
+	    "esac\n",
+	    worker);
+	fclose(fp);
+	chmod(c, 0700);
+	fp = fopen(p, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(script, fp);
+	fclose(fp);
+	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\" sh %s", p);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), want);
+	free(cmd);
+	free(c);
+	free(p);
+}
+
+START_TEST(test_boot_script)
+{
+	struct jobs_spec s;
+	struct jobs_state st;
+	struct buf o, e;
+	char *script, *cmd;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	spec_fill(&s, 1, 2);
+	free(s.command);
+	s.command = xstrdup("echo \"w=$TPUCTL_WORKER of $TPUCTL_WORKERS "
+	                    "rank=$RANK m=$MASTER_ADDR "
+	                    "j=$JAX_COORDINATOR_ADDRESS v=$V\"; exit 4");
+	{
+		struct tpu_err e2;
+
+		ck_assert_int_eq(
+		    jobs_env_add(&s, "V=it's \"$x\"", "--env", &e2), 0);
+	}
+	script = jobs_boot_script(&s);
+	ck_assert(strncmp(script, "#!/bin/sh\n", 10) == 0);
+	boot(script, 1, 0);
+	wait_final("j1", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, 4);
+	cmd = jobs_follow_cmd("j1", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	ck_assert_str_eq(o.data, "w=1 of 2 rank=1 m=10.1.2.3 "
+	                         "j=10.1.2.3:8476 v=it's \"$x\"\n");
+	free(cmd);
+	/* a second boot: the job is there, nothing launched */
+	boot(script, 1, 97);
+	/* no such worker in the job */
+	boot(script, 5, 1);
+	free(script);
+	jobs_spec_release(&s);
+	buf_release(&o);
+	buf_release(&e);
+}
+END_TEST
+
 START_TEST(test_scripts_follow_while_running)
 {
 	struct jobs_spec s;
@@ -782,6 +866,7 @@ jobs_suite(void)
 	tcase_add_test(ts, test_scripts_cancel);
 	tcase_add_test(ts, test_scripts_cancel_term);
 	tcase_add_test(ts, test_scripts_workdir);
+	tcase_add_test(ts, test_boot_script);
 	suite_add_tcase(s, ts);
 	return s;
 }
