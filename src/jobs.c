@@ -853,6 +853,8 @@ jobs_record(const struct jobs_spec *s, const struct jobs_state *states)
 	cJSON_AddNumberToObject(o, "start", (double)s->start);
 	if (s->restart_count > 0)
 		cJSON_AddNumberToObject(o, "restarts", s->restart_count);
+	if (s->submitted)
+		cJSON_AddBoolToObject(o, "submitted", 1);
 	if (states != NULL) {
 		cJSON *a = cJSON_AddArrayToObject(o, "states");
 		time_t end = 0;
@@ -938,6 +940,8 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 		    r->valuedouble <= 1000)
 			s->restart_count = (int)r->valuedouble;
 	}
+	s->submitted = cJSON_IsTrue(
+	    cJSON_GetObjectItemCaseSensitive(o, "submitted"));
 	a = cJSON_GetObjectItemCaseSensitive(o, "nodes");
 	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == s->nslices) {
 		s->nodes = xcalloc((size_t)s->nslices, sizeof *s->nodes);

@@ -62,6 +62,9 @@ struct jobs_spec {
 	int megascale_port;
 	time_t start;      /* wall clock */
 	int restart_count; /* TPUCTL_RESTART_COUNT: restarts so far */
+	/* started by `tpuctl submit` from the startup-script of its queued
+	 * resource (slice): its workers may not exist yet */
+	int submitted;
 };
 
 void jobs_spec_init(struct jobs_spec *);

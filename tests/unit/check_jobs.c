@@ -248,6 +248,7 @@ START_TEST(test_record_roundtrip)
 	jobs_state_parse("lost 10 -", &st[2]);
 	jobs_state_parse("running 10 -", &st[3]);
 	s.restart_count = 2;
+	s.submitted = 1;
 	o = jobs_record(&s, st);
 	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), 0);
 	ck_assert_str_eq(r.name, "j1");
@@ -262,6 +263,7 @@ START_TEST(test_record_roundtrip)
 	ck_assert_str_eq(r.env[0], "K=v");
 	ck_assert_int_eq(r.start, 1796123702);
 	ck_assert_int_eq(r.restart_count, 2);
+	ck_assert_int_eq(r.submitted, 1);
 	{
 		size_t n, i, found = 0;
 		char **env = jobs_worker_env(&r, "10.0.0.2", 1, 0, &n);
