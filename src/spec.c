@@ -24,6 +24,7 @@
 #include "fsutil.h"
 #include "gcsurl.h"
 #include "json.h"
+#include "shquote.h"
 #include "spec.h"
 #include "suggest.h"
 #include "tpuvalid.h"
@@ -1257,4 +1258,27 @@ spec_diff_qr(const struct spec *s, const cJSON *qr, cJSON *changes)
 		}
 	}
 	return n;
+}
+
+char *
+spec_command_line(const struct spec *s)
+{
+	const cJSON *e;
+	struct buf b;
+	int first = 1;
+
+	if (s->command == NULL)
+		return NULL;
+	if (!cJSON_IsArray(s->command))
+		return xstrdup(as_text(s->command));
+	buf_init(&b, BUF_NOCAP);
+	cJSON_ArrayForEach(e, s->command)
+	{
+		char *q = shquote(as_text(e));
+
+		buf_printf(&b, "%s%s", first ? "" : " ", q);
+		free(q);
+		first = 0;
+	}
+	return buf_detach(&b, NULL);
 }

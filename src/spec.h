@@ -89,6 +89,10 @@ int spec_queued(const struct spec *);
  */
 cJSON *spec_node_ids(const struct spec *);
 
+/* The job's command as one shell line (a list's items shell-quoted and
+ * joined by blanks), NULL without one.  Caller frees. */
+char *spec_command_line(const struct spec *);
+
 /*
  * What differs between the spec and node (the API's v2 Node JSON).
  * Appends one object per difference to changes:

@@ -282,6 +282,37 @@ START_TEST(full_spec)
 }
 END_TEST
 
+START_TEST(command_line)
+{
+	struct spec s;
+	struct tpu_err e;
+	char *c;
+
+	ck_assert_int_eq(parse(&s,
+	                     "name: n1\nslice: {accelerator-type: v4-8}\n"
+	                     "command: [python3, \"it's a b\", 3, true]\n",
+	                     &e),
+	    0);
+	c = spec_command_line(&s);
+	ck_assert_str_eq(c, "'python3' 'it'\\''s a b' '3' 'true'");
+	free(c);
+	spec_release(&s);
+	ck_assert_int_eq(parse(&s,
+	                     "name: n1\nslice: {accelerator-type: v4-8}\n"
+	                     "command: echo \"$HOME\" | wc -c\n",
+	                     &e),
+	    0);
+	c = spec_command_line(&s);
+	ck_assert_str_eq(c, "echo \"$HOME\" | wc -c");
+	free(c);
+	spec_release(&s);
+	ck_assert_int_eq(
+	    parse(&s, "name: n1\nslice: {accelerator-type: v4-8}\n", &e), 0);
+	ck_assert_ptr_null(spec_command_line(&s));
+	spec_release(&s);
+}
+END_TEST
+
 START_TEST(json_spec)
 {
 	struct spec s;
@@ -470,6 +501,7 @@ spec_suite(void)
 	tcase_add_test(tc, load_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("diff");
+	tcase_add_test(tc, command_line);
 	tcase_add_test(tc, diff_node);
 	tcase_add_test(tc, diff_scheduling_and_qr);
 	suite_add_tcase(s, tc);
