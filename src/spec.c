@@ -892,6 +892,14 @@ check_job(struct vctx *v, cJSON *root)
 			free(p);
 			return rc;
 		}
+		/* from now on the path as resolved (what submit packs) */
+		if (strcmp(p, s->workdir) != 0) {
+			cJSON_ReplaceItemInObjectCaseSensitive(
+			    root, "workdir", cJSON_CreateString(p));
+			s->workdir =
+			    cJSON_GetObjectItemCaseSensitive(root, "workdir")
+			        ->valuestring;
+		}
 		free(p);
 	}
 	return 0;

@@ -53,6 +53,7 @@ struct spec {
 	struct catalog_accel acc; /* the slice shape, resolved */
 
 	/* job (for submit; apply and diff only validate them) */
+	/* workdir: as resolved from the spec file's directory */
 	const char *framework, *framework_version, *workdir, *stage;
 	const cJSON *env;     /* object of strings */
 	const cJSON *command; /* a string (shell line) or array of strings */

@@ -351,6 +351,13 @@ START_TEST(workdir_relative)
 
 	tpu_err_init(&e);
 	ck_assert_int_eq(spec_parse(&s, t, strlen(t), "t.yaml", tests, &e), 0);
+	{
+		/* the path as resolved, what submit packs */
+		char *want = xasprintf("%s/unit", tests);
+
+		ck_assert_str_eq(s.workdir, want);
+		free(want);
+	}
 	spec_release(&s);
 	ck_assert_int_eq(
 	    spec_parse(&s, t, strlen(t), "t.yaml", "/nonexistent", &e),
