@@ -388,7 +388,8 @@ START_TEST(load_file)
 	tpu_err_init(&e);
 	/* workdir is relative to the spec's directory, not the cwd */
 	ck_assert_msg(spec_load(&s, path, &e) == 0, "%s", e.msg);
-	ck_assert_str_eq(s.workdir, "src");
+	/* and kept as resolved from there */
+	ck_assert_str_eq(s.workdir, sub);
 	spec_release(&s);
 	unlink(path);
 	ck_assert_int_eq(spec_load(&s, path, &e), TPU_E_USAGE);
