@@ -940,8 +940,8 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 		    r->valuedouble <= 1000)
 			s->restart_count = (int)r->valuedouble;
 	}
-	s->submitted = cJSON_IsTrue(
-	    cJSON_GetObjectItemCaseSensitive(o, "submitted"));
+	s->submitted =
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "submitted"));
 	a = cJSON_GetObjectItemCaseSensitive(o, "nodes");
 	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == s->nslices) {
 		s->nodes = xcalloc((size_t)s->nslices, sizeof *s->nodes);
