@@ -118,6 +118,12 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    argc < 1 ? "missing operand" : "too many operands");
 		goto out;
 	}
+	/* the spec is read twice (here, then by specdiff_open) */
+	if (strcmp(argv[0], "-") == 0) {
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "'-': submit reads a spec file, not standard input");
+		goto out;
+	}
 	/* every refusal before the first request */
 	if ((rc = spec_load(&s, argv[0], err)) != 0)
 		goto out;

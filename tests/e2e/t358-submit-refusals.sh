@@ -37,6 +37,8 @@ refuse "$T/g.yaml" "slice.metadata: startup-script and startup-script-url are su
 printf '%s\ncommand: "true"\n' "$base" >"$T/ok.yaml"
 refuse "$T/ok.yaml" "'-bad'" --name -bad
 refuse "$T/ok.yaml" 'missing operand|too many operands' extra
+expect_rc 2 "$TPUCTL" submit - <"$T/ok.yaml"
+assert_grep "'-': submit reads a spec file, not standard input" "$T/err"
 [ "$(emu_requests | wc -l)" -eq 0 ] ||
     fail "requests were sent: $(emu_requests | jq -c '[.method, .path]')"
 
