@@ -201,9 +201,9 @@ add_node_flags(
 	return add_metadata(a, s->metadata, NULL, err);
 }
 
-static int
-create_missing(
-    struct tpu_ctx *ctx, const struct specdiff *d, struct tpu_err *err)
+int
+specdiff_create(struct tpu_ctx *ctx, const struct specdiff *d, int flags,
+    struct tpu_err *err)
 {
 	const struct spec *s = &d->spec;
 	struct apply_argv a;
@@ -211,9 +211,11 @@ create_missing(
 	int rc;
 
 	memset(&a, 0, sizeof a);
-	if (spec_queued(s)) {
+	if (spec_queued(s) || (flags & SPECDIFF_CREATE_QR)) {
 		add(&a, "queued-resources");
 		add(&a, "create");
+		if (flags & SPECDIFF_CREATE_ASYNC)
+			add(&a, "--async");
 		if (s->node_count > 0) {
 			snprintf(n, sizeof n, "%d", s->node_count);
 			add2(&a, "--node-count", n);
@@ -237,7 +239,7 @@ create_missing(
 	if ((rc = add_node_flags(&a, d, err)) == 0) {
 		add(&a, "--");
 		add(&a, s->name);
-		log_info("apply: %s not found: creating it", s->name);
+		log_info("%s not found: creating it", s->name);
 		rc = cmd_dispatch(NULL, ctx, a.n, a.v, err);
 	}
 	argv_release(&a);
@@ -385,7 +387,7 @@ apply_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	}
 	if (!d.found) {
-		rc = create_missing(ctx, &d, err);
+		rc = specdiff_create(ctx, &d, 0, err);
 		goto out;
 	}
 	if (!ctx->quiet)

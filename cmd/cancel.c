@@ -18,6 +18,39 @@ enum {
 	OPT_GRACE = 0x300,
 };
 
+/*
+ * A submitted job whose queued resource is not ACTIVE yet has not
+ * started anywhere: cancelling it is deleting the queued resource
+ * (--force: with any node it has), so it never starts.
+ */
+static int
+cancel_queued(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
+{
+	char a0[] = "queued-resources", a1[] = "delete", a2[] = "--force";
+	char a3[] = "--";
+	char *v[] = { a0, a1, a2, a3, jc->spec.slice, NULL };
+	struct tpu_err e;
+	int rc, quiet = ctx->quiet, i;
+
+	fprintf(stderr,
+	    "job %s has not started (%s): deleting its queued resource "
+	    "'%s'\n",
+	    jc->spec.name, err->msg, jc->spec.slice);
+	tpu_err_init(err);
+	/* the user asked for it: no second question */
+	ctx->quiet = 1;
+	rc = cmd_dispatch(NULL, ctx, 5, v, err);
+	ctx->quiet = quiet;
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < jc->spec.nslices * jc->spec.nworkers; i++)
+		jc->states[i].kind = JOBS_MISSING;
+	tpu_err_init(&e);
+	jobcmd_save(jc, &e);
+	fprintf(stderr, "job %s cancelled before it started\n", jc->spec.name);
+	return 0;
+}
+
 static int
 cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -61,7 +94,12 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = jobcmd_load(&jc, argv[0], err)) != 0)
 		goto out;
 	so.workers = "all";
-	if ((rc = jobcmd_connect(ctx, &jc, &so, err)) != 0)
+	if ((rc = jobcmd_connect(ctx, &jc, &so, err)) == TPU_E_PRECONDITION &&
+	    jc.spec.submitted) {
+		rc = cancel_queued(ctx, &jc, err);
+		goto out;
+	}
+	if (rc != 0)
 		goto out;
 	for (i = 0; i < jc.sc.ntargets; i++)
 		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;

@@ -46,6 +46,55 @@ record_qr(const struct jobs_spec *s)
 	       (s->nodes != NULL && strcmp(s->nodes[0], s->slice) != 0);
 }
 
+/*
+ * A submitted job (`tpuctl submit`) starts from its queued resource's
+ * startup-script once the capacity arrives: with --follow, wait until
+ * the slice can be reached and every worker has the job (asking every
+ * few seconds, saying so once).  0 connected; an errc when the slice is
+ * gone (e.g. deleted) or the wait was interrupted.
+ */
+static int
+wait_started(struct tpu_ctx *ctx, struct jobcmd *jc, struct sshcmd_opts *so,
+    struct tpu_err *err)
+{
+	int said = 0, rc;
+
+	for (;;) {
+		struct tpu_err cerr;
+		size_t i, nmiss = 0;
+
+		tpu_err_init(&cerr);
+		rc = jobcmd_connect(ctx, jc, so, &cerr);
+		if (rc == 0) {
+			jobcmd_status(jc, NULL);
+			for (i = 0; i < jc->sc.ntargets; i++)
+				nmiss +=
+				    jobcmd_state(jc, i)->kind == JOBS_MISSING;
+			if (nmiss == 0)
+				return 0;
+			snprintf(cerr.msg, sizeof cerr.msg,
+			    "not started yet on %zu of %zu workers", nmiss,
+			    jc->sc.ntargets);
+			jobcmd_detach(jc);
+		} else if (rc != TPU_E_PRECONDITION &&
+		           rc != TPU_E_UNREACHABLE) {
+			*err = cerr;
+			return rc;
+		}
+		if (!said)
+			log_warn(
+			    "job %s (submitted): waiting for it to start: %s",
+			    jc->spec.name, cerr.msg);
+		said = 1;
+		for (i = 0; i < 20 && !logs_abort; i++)
+			tpu_sleep_ms(100);
+		if (logs_abort)
+			return tpu_error(err, TPU_E_INTERRUPTED,
+			    "stopped waiting for job %s (it stays queued)",
+			    jc->spec.name);
+	}
+}
+
 /* The local copy only (the slice is gone or unreachable). */
 static int
 offline(struct jobcmd *jc, const char *workers, struct tpu_err *err)
@@ -149,7 +198,16 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = jobcmd_load(&jc, argv[0], err)) != 0)
 		goto out;
 	so.workers = workers;
-	{
+	if (jc.spec.submitted && follow) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		sig_set = 1;
+		if ((rc = wait_started(ctx, &jc, &so, err)) != 0)
+			goto out;
+	} else {
 		struct tpu_err cerr;
 
 		tpu_err_init(&cerr);
@@ -183,12 +241,14 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		else
 			jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sig_set = 1;
+	if (!sig_set) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		sig_set = 1;
+	}
 	jc.abort = &logs_abort;
 	rc = jobcmd_follow(&jc, NULL, 0, 0, follow, err);
 	if (rc == TPU_E_IO && jc.out_errno != 0) {

@@ -26,10 +26,9 @@
 #include "config.h"
 #include "fsutil.h"
 #include "fwcmd.h"
-#include "gcs.h"
 #include "gcsurl.h"
-#include "gcsxfer.h"
 #include "jobcmd.h"
+#include "jobstage.h"
 #include "log.h"
 #include "pack.h"
 #include "recover.h"
@@ -298,59 +297,13 @@ prelaunch_send(struct jobcmd *jc, const unsigned char *mask, void *arg)
 	free(fail);
 }
 
-/*
- * Upload the archive once to gs://BUCKET/PREFIX/HASH.tar (kept when an
- * object of that name and size is there: the name is the content's
- * hash), and give the workers its media URL: each pulls it with its own
- * credentials when it lacks the archive.
- */
+/* The archive staged once under u (jobstage.h); the workers pull it. */
 static int
 stage_workdir(struct tpu_ctx *ctx, struct jobcmd *jc, const char *tar,
     const struct gcs_url *u, struct tpu_err *err)
 {
-	struct gcs *g = NULL;
-	struct gcs_object obj;
-	struct gcsx_opts o;
-	struct tpu_err e;
-	struct stat st;
-	char *prefix = xstrdup(u->object), *name;
-	size_t k = strlen(prefix);
-	int rc;
-
-	while (k > 0 && prefix[k - 1] == '/')
-		prefix[--k] = '\0';
-	name = k > 0 ? xasprintf("%s/%s.tar", prefix, jc->spec.workdir_hash)
-	             : xasprintf("%s.tar", jc->spec.workdir_hash);
-	free(prefix);
-	memset(&obj, 0, sizeof obj);
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
-		goto out;
-	tpu_err_init(&e);
-	rc = gcs_stat(g, u->bucket, name, 0, &obj, &e);
-	if (rc == 0 && stat(tar, &st) == 0 && obj.size == (int64_t)st.st_size) {
-		log_info(
-		    "workdir already staged as gs://%s/%s", u->bucket, name);
-	} else if (rc == 0 || rc == TPU_E_NOTFOUND) {
-		gcs_object_release(&obj);
-		memset(&obj, 0, sizeof obj);
-		gcsx_opts_init(&o);
-		rc = gcsx_upload(g, tar, u->bucket, name, &o, &obj, err);
-		if (rc != 0) {
-			tpu_error_prefix(err, "--stage");
-			goto out;
-		}
-		log_info("workdir staged as gs://%s/%s", u->bucket, name);
-	} else {
-		*err = e;
-		tpu_error_prefix(err, "--stage");
-		goto out;
-	}
-	jc->spec.stage_url = gcs_media_url(g, u->bucket, name, obj.generation);
-out:
-	gcs_object_release(&obj);
-	gcs_close(g);
-	free(name);
-	return rc;
+	return jobstage_upload(ctx, tar, jc->spec.workdir_hash, u, "--stage",
+	    &jc->spec.stage_url, NULL, NULL, err);
 }
 
 static int

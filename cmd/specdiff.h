@@ -51,4 +51,19 @@ void specdiff_lines(FILE *, const char *prefix, const struct specdiff *);
 /* "node 'n1'" or "queued resource 'q1'" into buf. */
 const char *specdiff_what(const struct specdiff *, char *buf, size_t len);
 
+/*
+ * Create what d's spec describes through "create" (one node) or
+ * "queued-resources create" (a spec that needs one, or any spec with
+ * SPECDIFF_CREATE_QR), with d->zones and every slice field of the spec
+ * (metadata values passed through private files).  SPECDIFF_CREATE_ASYNC:
+ * return once the queued resource is accepted (--async).  Defined in
+ * apply.c.
+ */
+enum {
+	SPECDIFF_CREATE_QR = 1 << 0,
+	SPECDIFF_CREATE_ASYNC = 1 << 1,
+};
+int specdiff_create(
+    struct tpu_ctx *, const struct specdiff *, int flags, struct tpu_err *);
+
 #endif

@@ -479,6 +479,111 @@ jobs_launch_cmd(
 	return cmd;
 }
 
+/* Where the boot script's env puts worker 0's address: a byte no
+ * value of ours or of a checked user entry holds. */
+#define BOOT_MASTER "\001"
+
+/* env as export lines, BOOT_MASTER replaced by "$_tpuctl_master" (left
+ * for the job's shell to expand when it sources the file). */
+static char *
+boot_env_script(char *const *env, size_t n)
+{
+	struct buf b;
+	size_t i;
+
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < n; i++) {
+		const char *eq = strchr(env[i], '='), *v = eq + 1, *m;
+
+		buf_puts(&b, "export ");
+		buf_append(&b, env[i], (size_t)(eq - env[i]));
+		buf_puts(&b, "=");
+		for (;;) {
+			char *piece, *q;
+
+			m = strstr(v, BOOT_MASTER);
+			piece = m != NULL ? xstrndup(v, (size_t)(m - v))
+			                  : xstrdup(v);
+			q = shquote(piece);
+			buf_puts(&b, q);
+			free(q);
+			free(piece);
+			if (m == NULL)
+				break;
+			buf_puts(&b, "\"$_tpuctl_master\"");
+			v = m + strlen(BOOT_MASTER);
+		}
+		buf_puts(&b, "\n");
+	}
+	return buf_detach(&b, NULL);
+}
+
+static const char boot_head_sh[] =
+    "#!/bin/sh\n"
+    "m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
+    "md() {\n"
+    "  curl -sSf --retry 5 -H 'Metadata-Flavor: Google' "
+    "\"http://$m/computeMetadata/v1/instance/attributes/$1\"\n"
+    "}\n"
+    "w=$(md agent-worker-number) || exit 1\n"
+    "ep=$(md worker-network-endpoints) || exit 1\n"
+    "e0=${ep%%,*}\n"
+    "_tpuctl_master=${e0##*:}\n"
+    "export _tpuctl_master\n"
+    "case $w in\n";
+
+char *
+jobs_boot_script(const struct jobs_spec *s)
+{
+	struct buf b;
+	const char *url = s->stage_url != NULL ? s->stage_url : "";
+	char *q;
+	const char *args[8];
+	int w, i;
+
+	buf_init(&b, BUF_NOCAP);
+	q = shquote(s->name);
+	buf_printf(&b, "%s# tpuctl submit: job %s\n", boot_head_sh, q);
+	free(q);
+	for (w = 0; w < s->nworkers; w++) {
+		size_t n;
+		char **env = jobs_worker_env(s, BOOT_MASTER, 0, w, &n);
+		char *e = boot_env_script(env, n);
+
+		q = shquote(e);
+		buf_printf(&b, "%d) e=%s ;;\n", w, q);
+		free(q);
+		free(e);
+		jobs_env_free(env, n);
+	}
+	buf_puts(&b, "*) echo \"tpuctl: worker $w is not part of the job\" "
+	             ">&2; exit 1 ;;\n"
+	             "esac\n");
+	/* launch_sh's arguments, $4 the worker's env */
+	args[0] = s->name;
+	args[1] = s->workdir_hash != NULL ? s->workdir_hash : "";
+	args[2] = url;
+	args[3] = NULL;
+	args[4] = s->command;
+	args[5] = "0";
+	args[6] = job_sh;
+	args[7] = "0";
+	q = shquote(launch_sh);
+	buf_printf(&b, "exec sh -c %s tpuctl-job", q);
+	free(q);
+	for (i = 0; i < 8; i++) {
+		if (args[i] == NULL) {
+			buf_puts(&b, " \"$e\"");
+			continue;
+		}
+		q = shquote(args[i]);
+		buf_printf(&b, " %s", q);
+		free(q);
+	}
+	buf_puts(&b, "\n");
+	return buf_detach(&b, NULL);
+}
+
 char *
 jobs_follow_cmd(const char *name, uint64_t off_out, uint64_t off_err, int wait)
 {
@@ -748,6 +853,8 @@ jobs_record(const struct jobs_spec *s, const struct jobs_state *states)
 	cJSON_AddNumberToObject(o, "start", (double)s->start);
 	if (s->restart_count > 0)
 		cJSON_AddNumberToObject(o, "restarts", s->restart_count);
+	if (s->submitted)
+		cJSON_AddBoolToObject(o, "submitted", 1);
 	if (states != NULL) {
 		cJSON *a = cJSON_AddArrayToObject(o, "states");
 		time_t end = 0;
@@ -833,6 +940,8 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 		    r->valuedouble <= 1000)
 			s->restart_count = (int)r->valuedouble;
 	}
+	s->submitted =
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "submitted"));
 	a = cJSON_GetObjectItemCaseSensitive(o, "nodes");
 	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) == s->nslices) {
 		s->nodes = xcalloc((size_t)s->nslices, sizeof *s->nodes);

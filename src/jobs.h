@@ -62,6 +62,9 @@ struct jobs_spec {
 	int megascale_port;
 	time_t start;      /* wall clock */
 	int restart_count; /* TPUCTL_RESTART_COUNT: restarts so far */
+	/* started by `tpuctl submit` from the startup-script of its queued
+	 * resource (slice): its workers may not exist yet */
+	int submitted;
 };
 
 void jobs_spec_init(struct jobs_spec *);
@@ -177,6 +180,19 @@ enum jobs_launch_flags {
 };
 char *jobs_launch_cmd(
     const struct jobs_spec *, char *const *env, size_t nenv, int flags);
+
+/*
+ * The startup-script of a submitted job (`tpuctl submit`) for the one
+ * node of s (s->nworkers workers, one slice): on every worker at boot it
+ * reads agent-worker-number and worker-network-endpoints from the
+ * metadata server ($GCE_METADATA_HOST, else metadata.google.internal),
+ * takes worker 0's address as MASTER_ADDR, and launches the job as
+ * jobs_launch_cmd does (same layout, workdir pulled from s->stage_url with
+ * the worker's token), detached, with that worker's jobs_worker_env.  A
+ * second boot finds the job's directory and launches nothing (exit 97).
+ * Caller frees.
+ */
+char *jobs_boot_script(const struct jobs_spec *);
 
 /*
  * Print the job's stdout from byte off_out and stderr from off_err (to

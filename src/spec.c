@@ -24,6 +24,7 @@
 #include "fsutil.h"
 #include "gcsurl.h"
 #include "json.h"
+#include "shquote.h"
 #include "spec.h"
 #include "suggest.h"
 #include "tpuvalid.h"
@@ -891,6 +892,14 @@ check_job(struct vctx *v, cJSON *root)
 			free(p);
 			return rc;
 		}
+		/* from now on the path as resolved (what submit packs) */
+		if (strcmp(p, s->workdir) != 0) {
+			cJSON_ReplaceItemInObjectCaseSensitive(
+			    root, "workdir", cJSON_CreateString(p));
+			s->workdir =
+			    cJSON_GetObjectItemCaseSensitive(root, "workdir")
+			        ->valuestring;
+		}
 		free(p);
 	}
 	return 0;
@@ -1257,4 +1266,27 @@ spec_diff_qr(const struct spec *s, const cJSON *qr, cJSON *changes)
 		}
 	}
 	return n;
+}
+
+char *
+spec_command_line(const struct spec *s)
+{
+	const cJSON *e;
+	struct buf b;
+	int first = 1;
+
+	if (s->command == NULL)
+		return NULL;
+	if (!cJSON_IsArray(s->command))
+		return xstrdup(as_text(s->command));
+	buf_init(&b, BUF_NOCAP);
+	cJSON_ArrayForEach(e, s->command)
+	{
+		char *q = shquote(as_text(e));
+
+		buf_printf(&b, "%s%s", first ? "" : " ", q);
+		free(q);
+		first = 0;
+	}
+	return buf_detach(&b, NULL);
 }

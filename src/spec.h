@@ -53,6 +53,7 @@ struct spec {
 	struct catalog_accel acc; /* the slice shape, resolved */
 
 	/* job (for submit; apply and diff only validate them) */
+	/* workdir: as resolved from the spec file's directory */
 	const char *framework, *framework_version, *workdir, *stage;
 	const cJSON *env;     /* object of strings */
 	const cJSON *command; /* a string (shell line) or array of strings */
@@ -88,6 +89,10 @@ int spec_queued(const struct spec *);
  * PREFIX-0 ... PREFIX-(N-1).
  */
 cJSON *spec_node_ids(const struct spec *);
+
+/* The job's command as one shell line (a list's items shell-quoted and
+ * joined by blanks), NULL without one.  Caller frees. */
+char *spec_command_line(const struct spec *);
 
 /*
  * What differs between the spec and node (the API's v2 Node JSON).

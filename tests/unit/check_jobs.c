@@ -248,6 +248,7 @@ START_TEST(test_record_roundtrip)
 	jobs_state_parse("lost 10 -", &st[2]);
 	jobs_state_parse("running 10 -", &st[3]);
 	s.restart_count = 2;
+	s.submitted = 1;
 	o = jobs_record(&s, st);
 	ck_assert_int_eq(jobs_record_parse(o, &r, &got, &err), 0);
 	ck_assert_str_eq(r.name, "j1");
@@ -262,6 +263,7 @@ START_TEST(test_record_roundtrip)
 	ck_assert_str_eq(r.env[0], "K=v");
 	ck_assert_int_eq(r.start, 1796123702);
 	ck_assert_int_eq(r.restart_count, 2);
+	ck_assert_int_eq(r.submitted, 1);
 	{
 		size_t n, i, found = 0;
 		char **env = jobs_worker_env(&r, "10.0.0.2", 1, 0, &n);
@@ -458,6 +460,90 @@ START_TEST(test_scripts_launch_status_follow)
 	ck_assert_str_eq(o.data, "nope none\n");
 	free(cmd);
 	jobs_env_free(env, n);
+	jobs_spec_release(&s);
+	buf_release(&o);
+	buf_release(&e);
+}
+END_TEST
+
+/*
+ * The startup-script of a submitted job, with a curl that answers as the
+ * metadata server of worker W of a 2-worker node (endpoints of worker 0
+ * and 1): the job runs detached in the usual layout with worker 0's
+ * address as MASTER_ADDR; a second boot launches nothing; a worker the
+ * script does not know launches nothing.
+ */
+static void
+boot(const char *script, int worker, int want)
+{
+	char *p = xasprintf("%s/boot.sh", home), *c = xasprintf("%s/bin", home);
+	char *cmd;
+	FILE *fp;
+
+	mkdir(c, 0700);
+	free(c);
+	c = xasprintf("%s/bin/curl", home);
+	fp = fopen(c, "w");
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp,
+	    "#!/bin/sh\n"
+	    "for a; do u=$a; done\n"
+	    "case $u in\n"
+	    "*/agent-worker-number) echo %d ;;\n"
+	    "*/worker-network-endpoints) "
+	    "echo 't1v-n-1-w-0:11:10.1.2.3,t1v-n-1-w-1:12:10.1.2.4' ;;\n"
+	    "*) exit 22 ;;\n"
+	    "esac\n",
+	    worker);
+	fclose(fp);
+	chmod(c, 0700);
+	fp = fopen(p, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(script, fp);
+	fclose(fp);
+	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\" sh %s", p);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), want);
+	free(cmd);
+	free(c);
+	free(p);
+}
+
+START_TEST(test_boot_script)
+{
+	struct jobs_spec s;
+	struct jobs_state st;
+	struct buf o, e;
+	char *script, *cmd;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	spec_fill(&s, 1, 2);
+	free(s.command);
+	s.command = xstrdup("echo \"w=$TPUCTL_WORKER of $TPUCTL_WORKERS "
+	                    "rank=$RANK m=$MASTER_ADDR "
+	                    "j=$JAX_COORDINATOR_ADDRESS v=$V\"; exit 4");
+	{
+		struct tpu_err e2;
+
+		ck_assert_int_eq(
+		    jobs_env_add(&s, "V=it's \"$x\"", "--env", &e2), 0);
+	}
+	script = jobs_boot_script(&s);
+	ck_assert(strncmp(script, "#!/bin/sh\n", 10) == 0);
+	boot(script, 1, 0);
+	wait_final("j1", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, 4);
+	cmd = jobs_follow_cmd("j1", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	ck_assert_str_eq(o.data, "w=1 of 2 rank=1 m=10.1.2.3 "
+	                         "j=10.1.2.3:8476 v=it's \"$x\"\n");
+	free(cmd);
+	/* a second boot: the job is there, nothing launched */
+	boot(script, 1, 97);
+	/* no such worker in the job */
+	boot(script, 5, 1);
+	free(script);
 	jobs_spec_release(&s);
 	buf_release(&o);
 	buf_release(&e);
@@ -782,6 +868,7 @@ jobs_suite(void)
 	tcase_add_test(ts, test_scripts_cancel);
 	tcase_add_test(ts, test_scripts_cancel_term);
 	tcase_add_test(ts, test_scripts_workdir);
+	tcase_add_test(ts, test_boot_script);
 	suite_add_tcase(s, ts);
 	return s;
 }

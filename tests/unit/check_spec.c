@@ -282,6 +282,37 @@ START_TEST(full_spec)
 }
 END_TEST
 
+START_TEST(command_line)
+{
+	struct spec s;
+	struct tpu_err e;
+	char *c;
+
+	ck_assert_int_eq(parse(&s,
+	                     "name: n1\nslice: {accelerator-type: v4-8}\n"
+	                     "command: [python3, \"it's a b\", 3, true]\n",
+	                     &e),
+	    0);
+	c = spec_command_line(&s);
+	ck_assert_str_eq(c, "'python3' 'it'\\''s a b' '3' 'true'");
+	free(c);
+	spec_release(&s);
+	ck_assert_int_eq(parse(&s,
+	                     "name: n1\nslice: {accelerator-type: v4-8}\n"
+	                     "command: echo \"$HOME\" | wc -c\n",
+	                     &e),
+	    0);
+	c = spec_command_line(&s);
+	ck_assert_str_eq(c, "echo \"$HOME\" | wc -c");
+	free(c);
+	spec_release(&s);
+	ck_assert_int_eq(
+	    parse(&s, "name: n1\nslice: {accelerator-type: v4-8}\n", &e), 0);
+	ck_assert_ptr_null(spec_command_line(&s));
+	spec_release(&s);
+}
+END_TEST
+
 START_TEST(json_spec)
 {
 	struct spec s;
@@ -320,6 +351,13 @@ START_TEST(workdir_relative)
 
 	tpu_err_init(&e);
 	ck_assert_int_eq(spec_parse(&s, t, strlen(t), "t.yaml", tests, &e), 0);
+	{
+		/* the path as resolved, what submit packs */
+		char *want = xasprintf("%s/unit", tests);
+
+		ck_assert_str_eq(s.workdir, want);
+		free(want);
+	}
 	spec_release(&s);
 	ck_assert_int_eq(
 	    spec_parse(&s, t, strlen(t), "t.yaml", "/nonexistent", &e),
@@ -350,7 +388,8 @@ START_TEST(load_file)
 	tpu_err_init(&e);
 	/* workdir is relative to the spec's directory, not the cwd */
 	ck_assert_msg(spec_load(&s, path, &e) == 0, "%s", e.msg);
-	ck_assert_str_eq(s.workdir, "src");
+	/* and kept as resolved from there */
+	ck_assert_str_eq(s.workdir, sub);
 	spec_release(&s);
 	unlink(path);
 	ck_assert_int_eq(spec_load(&s, path, &e), TPU_E_USAGE);
@@ -470,6 +509,7 @@ spec_suite(void)
 	tcase_add_test(tc, load_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("diff");
+	tcase_add_test(tc, command_line);
 	tcase_add_test(tc, diff_node);
 	tcase_add_test(tc, diff_scheduling_and_qr);
 	suite_add_tcase(s, tc);
