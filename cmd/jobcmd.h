@@ -126,6 +126,14 @@ int jobcmd_follow(struct jobcmd *, char **first, int timeout_s, int fail_fast,
 void jobcmd_cancel(struct jobcmd *, int grace_s);
 
 /*
+ * The state of each target not skipped on stderr: up to
+ * FANOUT_SUMMARY_LINES one line each ("worker 3: exited 1"), more grouped
+ * on one line by state (src/outgroup.h: "30 workers: exited 0; w3: exited
+ * 1; w7: lost").
+ */
+void jobcmd_print_states(struct jobcmd *);
+
+/*
  * The per-worker summary on stderr ("worker 3: exited 1", "N of M
  * workers succeeded") and the exit contract: 0, TPU_E_PARTIAL,
  * TPU_E_UNREACHABLE (no worker reached) with err set.

@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "jobcmd.h"
 #include "log.h"
+#include "outgroup.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -811,6 +812,47 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	return rc;
 }
 
+void
+jobcmd_print_states(struct jobcmd *jc)
+{
+	size_t n = jc->sc.ntargets, k = 0, i;
+	struct outgroup_item *it;
+	char(*what)[64];
+	struct buf b;
+
+	for (i = 0; i < n; i++)
+		k += !jc->skip[i];
+	if (k <= FANOUT_SUMMARY_LINES) {
+		for (i = 0; i < n; i++) {
+			char name[128], w[64];
+
+			if (jc->skip[i])
+				continue;
+			fprintf(stderr, "%s: %s\n",
+			    fanout_who_name(&jc->who[i], name, sizeof name),
+			    jobs_state_str(jobcmd_state(jc, i), w, sizeof w));
+		}
+		return;
+	}
+	it = xcalloc(k, sizeof *it);
+	what = xcalloc(k, sizeof *what);
+	for (i = 0, k = 0; i < n; i++) {
+		if (jc->skip[i])
+			continue;
+		jobs_state_str(jobcmd_state(jc, i), what[k], sizeof what[k]);
+		it[k].node = jc->who[i].slice < 0 ? NULL : jc->who[i].node;
+		it[k].worker = jc->who[i].worker;
+		it[k].what = what[k];
+		k++;
+	}
+	buf_init(&b, BUF_NOCAP);
+	(void)outgroup_format(it, k, &b);
+	fprintf(stderr, "%s\n", b.data);
+	buf_release(&b);
+	free(what);
+	free(it);
+}
+
 int
 jobcmd_summary(struct jobcmd *jc, int print, struct tpu_err *err)
 {
@@ -818,19 +860,15 @@ jobcmd_summary(struct jobcmd *jc, int print, struct tpu_err *err)
 
 	for (i = 0; i < jc->sc.ntargets; i++) {
 		const struct jobs_state *st = jobcmd_state(jc, i);
-		char name[128], what[64];
 
 		if (jc->skip[i])
 			continue;
 		n++;
 		nok += jobs_state_ok(st);
 		nreach += jc->reached[i];
-		if (print)
-			fprintf(stderr, "%s: %s\n",
-			    fanout_who_name(&jc->who[i], name, sizeof name),
-			    jobs_state_str(st, what, sizeof what));
 	}
 	if (print) {
+		jobcmd_print_states(jc);
 		fprintf(stderr, "job %s: %zu of %zu workers succeeded",
 		    jc->spec.name, nok, n);
 		if (jc->sc.qr)
