@@ -70,6 +70,10 @@ struct jobcmd {
 	 * (e.g. to send them the workdir); may be NULL. */
 	void (*prelaunch)(struct jobcmd *, const unsigned char *mask, void *);
 	void *prelaunch_arg;
+	/* The workers' sessions, kept from one round to the next (the
+	 * workdir check, launch + follow, status, cancel): one SSH
+	 * connection per worker for the whole command, where it holds. */
+	struct sshpool_cache *cache;
 };
 
 void jobcmd_init(struct jobcmd *);

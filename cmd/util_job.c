@@ -67,6 +67,7 @@ jobcmd_release(struct jobcmd *jc)
 	free(jc->who);
 	free(jc->rank);
 	free(jc->states);
+	sshpool_cache_free(jc->cache);
 	if (jc->prepared)
 		sshcmd_release(&jc->sc);
 	jobs_spec_release(&jc->spec);
@@ -106,6 +107,8 @@ jobcmd_detach(struct jobcmd *jc)
 	jc->reached = jc->skip = jc->rstate = NULL;
 	jc->who = NULL;
 	jc->rank = NULL;
+	sshpool_cache_free(jc->cache);
+	jc->cache = NULL;
 	if (jc->prepared)
 		sshcmd_release(&jc->sc);
 	memset(&jc->sc, 0, sizeof jc->sc);
@@ -518,6 +521,9 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		po.on_done = on_done;
 		po.arg = jc;
 		po.abort = jc->abort;
+		if (jc->cache == NULL)
+			jc->cache = sshpool_cache_new();
+		po.cache = jc->cache;
 		alive_opts(jc, &po);
 		jc->map = map;
 		rc = sshpool_run(sub, k, &po, sres, err);
