@@ -110,13 +110,10 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		tpu_err_init(&e);
 		jobcmd_save(&jc, &e);
 	}
+	jobcmd_print_states(&jc);
 	for (i = 0; i < jc.sc.ntargets; i++) {
 		const struct jobs_state *st = jobcmd_state(&jc, i);
-		char name[128], what[64];
 
-		fprintf(stderr, "%s: %s\n",
-		    fanout_who_name(&jc.who[i], name, sizeof name),
-		    jobs_state_str(st, what, sizeof what));
 		nreach += jc.reached[i];
 		nended += jobs_state_final(st) && st->kind != JOBS_LOST;
 	}

@@ -22,9 +22,6 @@
 #include "util.h"
 #include "xmalloc.h"
 
-/* Up to this many workers the summary has a line for each. */
-#define FANOUT_SUMMARY_LINES 16
-
 /* What the output callback needs. */
 struct fanout_rx {
 	enum fanout_output mode;

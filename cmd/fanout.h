@@ -52,6 +52,10 @@ enum fanout_output {
 };
 
 /* Who a target is, for prefixes, jsonl, messages and the summary. */
+/* Up to this many workers a summary has a line for each; more: grouped
+ * (src/outgroup.h). */
+#define FANOUT_SUMMARY_LINES 16
+
 struct fanout_who {
 	int slice;     /* slice index; -1 when the name is a node */
 	int worker;    /* worker index in its slice */

@@ -74,6 +74,10 @@ struct jobcmd {
 	 * (e.g. to send them the workdir); may be NULL. */
 	void (*prelaunch)(struct jobcmd *, const unsigned char *mask, void *);
 	void *prelaunch_arg;
+	/* The workers' sessions, kept from one round to the next (the
+	 * workdir check, launch + follow, status, cancel): one SSH
+	 * connection per worker for the whole command, where it holds. */
+	struct sshpool_cache *cache;
 };
 
 void jobcmd_init(struct jobcmd *);
@@ -139,6 +143,14 @@ int jobcmd_out_error(const struct jobcmd *, int *epipe, struct tpu_err *);
 /* SIGTERM, SIGKILL after grace_s, on the targets whose job is not final;
  * states recorded. */
 void jobcmd_cancel(struct jobcmd *, int grace_s);
+
+/*
+ * The state of each target not skipped on stderr: up to
+ * FANOUT_SUMMARY_LINES one line each ("worker 3: exited 1"), more grouped
+ * on one line by state (src/outgroup.h: "30 workers: exited 0; w3: exited
+ * 1; w7: lost").
+ */
+void jobcmd_print_states(struct jobcmd *);
 
 /*
  * The per-worker summary on stderr ("worker 3: exited 1", "N of M

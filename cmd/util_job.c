@@ -17,6 +17,7 @@
 #include "fsutil.h"
 #include "jobcmd.h"
 #include "log.h"
+#include "outgroup.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -66,6 +67,7 @@ jobcmd_release(struct jobcmd *jc)
 	free(jc->who);
 	free(jc->rank);
 	free(jc->states);
+	sshpool_cache_free(jc->cache);
 	if (jc->prepared)
 		sshcmd_release(&jc->sc);
 	jobs_spec_release(&jc->spec);
@@ -105,6 +107,8 @@ jobcmd_detach(struct jobcmd *jc)
 	jc->reached = jc->skip = jc->rstate = NULL;
 	jc->who = NULL;
 	jc->rank = NULL;
+	sshpool_cache_free(jc->cache);
+	jc->cache = NULL;
 	if (jc->prepared)
 		sshcmd_release(&jc->sc);
 	memset(&jc->sc, 0, sizeof jc->sc);
@@ -528,6 +532,9 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		po.on_done = on_done;
 		po.arg = jc;
 		po.abort = jc->abort;
+		if (jc->cache == NULL)
+			jc->cache = sshpool_cache_new();
+		po.cache = jc->cache;
 		alive_opts(jc, &po);
 		jc->map = map;
 		rc = sshpool_run(sub, k, &po, sres, err);
@@ -839,6 +846,47 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	return rc;
 }
 
+void
+jobcmd_print_states(struct jobcmd *jc)
+{
+	size_t n = jc->sc.ntargets, k = 0, i;
+	struct outgroup_item *it;
+	char(*what)[64];
+	struct buf b;
+
+	for (i = 0; i < n; i++)
+		k += !jc->skip[i];
+	if (k <= FANOUT_SUMMARY_LINES) {
+		for (i = 0; i < n; i++) {
+			char name[128], w[64];
+
+			if (jc->skip[i])
+				continue;
+			fprintf(stderr, "%s: %s\n",
+			    fanout_who_name(&jc->who[i], name, sizeof name),
+			    jobs_state_str(jobcmd_state(jc, i), w, sizeof w));
+		}
+		return;
+	}
+	it = xcalloc(k, sizeof *it);
+	what = xcalloc(k, sizeof *what);
+	for (i = 0, k = 0; i < n; i++) {
+		if (jc->skip[i])
+			continue;
+		jobs_state_str(jobcmd_state(jc, i), what[k], sizeof what[k]);
+		it[k].node = jc->who[i].slice < 0 ? NULL : jc->who[i].node;
+		it[k].worker = jc->who[i].worker;
+		it[k].what = what[k];
+		k++;
+	}
+	buf_init(&b, BUF_NOCAP);
+	(void)outgroup_format(it, k, &b);
+	fprintf(stderr, "%s\n", b.data);
+	buf_release(&b);
+	free(what);
+	free(it);
+}
+
 int
 jobcmd_out_error(const struct jobcmd *jc, int *epipe, struct tpu_err *err)
 {
@@ -859,19 +907,15 @@ jobcmd_summary(struct jobcmd *jc, int print, struct tpu_err *err)
 
 	for (i = 0; i < jc->sc.ntargets; i++) {
 		const struct jobs_state *st = jobcmd_state(jc, i);
-		char name[128], what[64];
 
 		if (jc->skip[i])
 			continue;
 		n++;
 		nok += jobs_state_ok(st);
 		nreach += jc->reached[i];
-		if (print)
-			fprintf(stderr, "%s: %s\n",
-			    fanout_who_name(&jc->who[i], name, sizeof name),
-			    jobs_state_str(st, what, sizeof what));
 	}
 	if (print) {
+		jobcmd_print_states(jc);
 		fprintf(stderr, "job %s: %zu of %zu workers succeeded",
 		    jc->spec.name, nok, n);
 		if (jc->sc.qr)

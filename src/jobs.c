@@ -328,9 +328,12 @@ static const char launch_sh[] =
     "b=$HOME/.tpuctl\n"
     "d=$b/jobs/$n\n"
     "r=0\n"
-    "if ! mkdir \"$d\" 2>/dev/null; then\n"
+    /* the job's directory and, with a workdir, its wd in one mkdir(1)
+       (one process less on every worker); a wd made in the directory of
+       an older job of that name stays empty there */
+    "if ! mkdir \"$d\" ${h:+\"$d/wd\"} 2>/dev/null; then\n"
     "  mkdir -p \"$b/jobs\" \"$b/wd\"\n"
-    "  if mkdir \"$d\" 2>/dev/null; then :\n"
+    "  if mkdir \"$d\" ${h:+\"$d/wd\"} 2>/dev/null; then :\n"
     /* resume: a launch that may have run already is followed instead */
     "  elif [ \"$8\" = 1 ] && [ -s \"$d/pgid\" ]; then r=1\n"
     "  else\n"
@@ -368,7 +371,7 @@ static const char launch_sh[] =
     "    echo \"tpuctl: workdir archive $h is not on this worker\" >&2\n"
     "    exit 98\n"
     "  fi\n"
-    "  if ! mkdir wd || ! tar -x -m -p -f \"$a\" -C wd; then\n"
+    "  if ! tar -x -m -p -f \"$a\" -C wd; then\n"
     "    echo \"tpuctl: cannot unpack the workdir\" >&2; exit 98\n"
     "  fi\n"
     "  wd=$d/wd\n"

@@ -494,6 +494,9 @@ cache_put(struct sshpool_cache *c, struct worker *w)
 	e->fd = w->fd;
 	e->auth_attempts = w->r->auth_attempts;
 	memcpy(e->hostkey_fp, w->r->hostkey_fp, sizeof e->hostkey_fp);
+	/* the worker goes with its run: recv_stamp stamps nobody until the
+	   session is taken again */
+	*libssh2_session_abstract(w->s) = NULL;
 	w->s = NULL;
 	w->fd = -1;
 	return 1;
@@ -1042,6 +1045,11 @@ start_worker(struct pool *p, struct worker *w)
 	w->hostkey_pref = hostkey_pref(w);
 	if (p->o->cache != NULL && !p->connect_only &&
 	    cache_take(p->o->cache, w)) {
+		/* this run's worker is the one recv_stamp stamps now, with
+		   this run's keepalive (none: 0), silent since now */
+		*libssh2_session_abstract(w->s) = w;
+		libssh2_keepalive_config(w->s, 1, (unsigned)p->alive_s);
+		w->rx_ms = tpu_now_ms();
 		w->cached = 1;
 		w->deadline_ms = tpu_now_ms() + p->connect_ms;
 		w->st = W_OPEN;

@@ -12,7 +12,8 @@
 # printed with PASS or MISS.  Then a 64 MiB workdir staged through the
 # bucket (`tpuctl run --stage`: one upload, every worker pulls it with
 # curl) against scp -r of it to each worker, to the end of a `true` job
-# (target: at least 3x faster).
+# (target: at least 3x faster), with where its time goes: the client's
+# upload, and the workers' fetch, sha256 check and unpack, all at once.
 #   RUN_BENCH_SIZES="64"   worker counts
 #   RUN_BENCH_STAGE_MIB=64 size of the staged workdir (0: skip)
 # Nothing leaves loopback.  Numbers only: fails only when it cannot run.
@@ -81,6 +82,46 @@ timed() {
 	echo "$end" >"$T/end.$name"
 }
 
+# stage_parts NODE JOB FANOUT: where the time of a staged run goes.
+# The client's part: one upload of the archive (data cp, as run does).
+# The workers' part, all at once over ssh --worker=all as run does it:
+# each fetches the token and the object with curl, checks the sha256
+# and unpacks, as the launcher; the averages and the slowest fetch.
+stage_parts() {
+	url=$(jq -r .stageUrl "$XDG_STATE_HOME/tpuctl/jobs/$2/job.json")
+	hash=$(jq -r .workdirHash "$XDG_STATE_HOME/tpuctl/jobs/$2/job.json")
+	tar=$XDG_CACHE_HOME/tpuctl/workdirs/$hash.tar
+	if [ -f "$tar" ]; then
+		t0=$(now)
+		"$BIN/tpuctl" data cp "$tar" gs://bench-stage/parts.tar >/dev/null 2>&1
+		up=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+		printf '  client upload of the archive: %s s\n' "$up"
+	fi
+	# the URL is percent-encoded: no quote in it
+	# shellcheck disable=SC2016 # the worker's shell expands these
+	pull='m=${GCE_METADATA_HOST:-metadata.google.internal} a=/tmp/bench-pull.$$
+n() { date +%s.%N; }
+s=$(n)
+t=$(curl -sSf -H "Metadata-Flavor: Google" "http://$m/computeMetadata/v1/instance/service-accounts/default/token" | sed -n "s/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\([^\"]*\)\".*/\1/p")
+curl -sSf -H "Authorization: Bearer $t" -o "$a" "$u" || exit 1
+t1=$(n)
+sha256sum "$a" >/dev/null
+t2=$(n)
+mkdir "$a.d" && tar -x -m -p -f "$a" -C "$a.d"
+t3=$(n)
+rm -rf "$a" "$a.d"
+echo "parts $s $t1 $t2 $t3"'
+	t0=$(now)
+	"$BIN/tpuctl" ssh "$1" --worker=all --fanout "$3" \
+	    --command "u='$url'
+$pull" >"$T/parts" 2>"$T/parts.err" || true
+	all=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+	awk -v all="$all" '$2 == "parts" { n++; g = $4 - $3; h = $5 - $4; x = $6 - $5
+	    sg += g; sh += h; sx += x; if (g > mg) mg = g }
+	    END { if (n == 0) { print "  workers pull: failed"; exit }
+	    printf "  workers pull (%d at once, %s s): fetch avg %.2f s (slowest %.2f), sha256 avg %.2f s, unpack avg %.2f s\n", n, all, sg / n, mg, sh / n, sx / n }' "$T/parts"
+}
+
 misses=0
 for hosts in $sizes; do
 	chips=$((hosts * 8))
@@ -130,7 +171,8 @@ for hosts in $sizes; do
 		head -c $((mib * 1048576)) /dev/urandom >"$T/big/data.bin"
 		timed "tpuctl run --stage" "$BIN/tpuctl" run "$node" \
 		    --fanout "$fan" --stage gs://bench-stage/wd --workdir "$T/big" \
-		    -- true
+		    --name "stage$hosts" -- true
+		stage_parts "$node" "stage$hosts" "$fan"
 		# shellcheck disable=SC2016
 		timed "scp -r big" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/big\" $u@\$1:big' sh {} <'$T/hosts'"
 		if [ -s "$T/end.tpuctl run --stage" ] && [ -s "$T/end.scp -r big" ]; then
