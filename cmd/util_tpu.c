@@ -35,6 +35,11 @@ tpucmd_open(struct tpu_ctx *ctx, struct tpucmd *tc, struct tpu_err *err)
 	int rc, flags = cmd_needs();
 
 	memset(tc, 0, sizeof *tc);
+	if (!(flags & CMD_NEEDS_AUTH)) /* the API client carries credentials */
+		return tpu_error(err, TPU_E_INTERNAL,
+		    "'%s' opens the TPU API but its entry does not declare "
+		    "CMD_NEEDS_AUTH",
+		    cmd_current_path());
 	if (!(flags & (CMD_NEEDS_PROJECT | CMD_NEEDS_ZONE)))
 		return tpu_error(err, TPU_E_INTERNAL,
 		    "'%s' opens the TPU API but its entry declares neither "
