@@ -103,7 +103,7 @@ static const struct cmd_entry auth_children[] = {
 	    .summary = "show the active credential source and the chain tried",
 	    .min_args = 0,
 	    .max_args = 0,
-	    .flags = 0,
+	    .flags = CMD_NEEDS_AUTH,
 	    .exec = auth_list_exec,
 	},
 	{
@@ -123,7 +123,7 @@ static const struct cmd_entry auth_children[] = {
 	    .summary = "remove every cached access token",
 	    .min_args = 0,
 	    .max_args = 0,
-	    .flags = 0,
+	    .flags = CMD_NEEDS_AUTH,
 	    .exec = auth_revoke_exec,
 	},
 	{

@@ -27,7 +27,7 @@
 
 struct create_opts {
 	struct tpucmd_node_opts node;
-	const char *timeout, *zones;
+	const char *timeout, *zones, *provisioning_model;
 	int async;
 };
 
@@ -242,6 +242,7 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		TPUCMD_NODE_OPTIONS,
 		{ "async", no_argument, NULL, 'A' },
 		{ "preemptible", no_argument, NULL, 'p' },
+		{ "provisioning-model", required_argument, NULL, 'M' },
 		{ "reserved", no_argument, NULL, 'r' },
 		{ "spot", no_argument, NULL, 'P' },
 		{ "timeout", required_argument, NULL, 'T' },
@@ -269,6 +270,9 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case 'p':
 			o.node.preemptible = 1;
+			break;
+		case 'M':
+			o.provisioning_model = optarg;
 			break;
 		case 'r':
 			o.node.reserved = 1;
@@ -299,6 +303,15 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    "--zones does not go with a full resource name ('%s' "
 		    "names its zone)",
 		    argv[0]);
+	if (o.provisioning_model != NULL) {
+		if (o.node.spot || o.node.preemptible || o.node.reserved)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--provisioning-model excludes --spot, "
+			    "--preemptible and --reserved");
+		if ((rc = tpucmd_provisioning_model(o.provisioning_model,
+		         &o.node.spot, &o.node.reserved, err)) != 0)
+			return rc;
+	}
 	if ((rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_run_id(run_id, err)) != 0)
@@ -308,6 +321,9 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = tpucmd_create_zones(
 	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
+	/* autocheckpointEnabled and bootDiskConfig are v2alpha1's only */
+	if (o.node.alpha)
+		tc.api.version = "v2alpha1";
 	nzones = cJSON_GetArraySize(zones);
 	cJSON_ArrayForEach(z, zones)
 	{
@@ -343,12 +359,17 @@ const struct cmd_entry cmd_create_entry = {
 	.name = "create",
 	.alias = NULL,
 	.usage =
-	    "create [--async] [--internal-ips] [--metadata-raw] "
-	    "[--preemptible | --reserved | --spot] "
+	    "create [--async] [--autocheckpoint-enabled] [--internal-ips] "
+	    "[--metadata-raw] [--shielded-secure-boot] "
+	    "[--preemptible | --reserved | --spot | "
+	    "--provisioning-model model] "
 	    "[--accelerator-type type | --type generation --topology AxBxC] "
+	    "[--boot-disk confidential-compute=bool,kms-key=key] "
 	    "[--data-disk source=disk,mode=mode] [--description text] "
 	    "[--labels k=v,...] [--metadata k=v,...] "
 	    "[--metadata-from-file k=file,...] [--network network] "
+	    "[--network-config network=n,subnetwork=s,external-ips=bool] "
+	    "[--queue-count n] [--range cidr] "
 	    "[--scopes scope,...] [--service-account email] "
 	    "[--subnetwork subnetwork] [--tags tag,...] "
 	    "[--timeout duration] [--version runtime] [--zone zone] "

@@ -11,42 +11,35 @@
 
 static const char not_yet[] = "not implemented in tpuctl yet (issue 17)";
 
+/* Flags whose fields tpu.v2.json and tpu.v2alpha1.json do not have. */
+static const char no_field_create_reservation[] =
+    "not supported: a Node in tpu.v2 and v2alpha1 has no reservation "
+    "name (schedulingConfig.reserved only); use --reserved, or "
+    "'tpuctl queued-resources create --reserved --reservation NAME'";
+static const char no_field_host[] =
+    "not supported: tpu.v2 and v2alpha1 (the API tpuctl speaks) have no "
+    "reservation host field; pass the full name with --reservation "
+    "projects/P/locations/Z/reservations/R";
+
 static const struct {
 	const char *cmd;  /* "tpuctl create" */
 	const char *flag; /* "--range" */
 	const char *why;
 } refused[] = {
-	{ "tpuctl create", "--autocheckpoint-enabled", not_yet },
-	{ "tpuctl create", "--boot-disk", not_yet },
-	{ "tpuctl create", "--provisioning-model",
-	    "not implemented in tpuctl yet (issue 17): use --spot, "
-	    "--reserved or neither" },
-	{ "tpuctl create", "--queue-count", not_yet },
-	{ "tpuctl create", "--range", not_yet },
-	{ "tpuctl create", "--reservation",
-	    "not implemented for create yet (issue 17): use "
-	    "'tpuctl queued-resources create --reserved --reservation NAME'" },
-	{ "tpuctl create", "--shielded-secure-boot", not_yet },
-	{ "tpuctl queued-resources create", "--autocheckpoint-enabled",
-	    not_yet },
-	{ "tpuctl queued-resources create", "--best-effort", not_yet },
-	{ "tpuctl queued-resources create", "--boot-disk", not_yet },
-	{ "tpuctl queued-resources create", "--max-run-duration", not_yet },
-	{ "tpuctl queued-resources create", "--network-config",
-	    "not implemented in tpuctl yet (issue 17): use --network, "
-	    "--subnetwork and --internal-ips" },
-	{ "tpuctl queued-resources create", "--provisioning-model",
-	    "not implemented in tpuctl yet (issue 17): use --spot, "
-	    "--guaranteed or --reserved" },
-	{ "tpuctl queued-resources create", "--range", not_yet },
+	{ "tpuctl create", "--reservation", no_field_create_reservation },
+	{ "tpuctl queued-resources create", "--max-run-duration",
+	    "not supported: tpu.v2 and v2alpha1 (the API tpuctl speaks) "
+	    "have no maximum run duration field; use "
+	    "--valid-until-duration for how long the request may wait" },
 	{ "tpuctl queued-resources create", "--reservation-host-folder",
-	    not_yet },
+	    no_field_host },
 	{ "tpuctl queued-resources create", "--reservation-host-organization",
-	    not_yet },
+	    no_field_host },
 	{ "tpuctl queued-resources create", "--reservation-host-project",
-	    not_yet },
-	{ "tpuctl queued-resources create", "--shielded-secure-boot", not_yet },
-	{ "tpuctl queued-resources create", "--workload-type", not_yet },
+	    no_field_host },
+	{ "tpuctl queued-resources create", "--workload-type",
+	    "not supported: tpu.v2 and v2alpha1 (the API tpuctl speaks) "
+	    "have no workload type field in a multislice's parameters" },
 	{ "tpuctl ssh", "--tunnel-through-iap",
 	    "IAP tunnelling is not implemented: tpuctl connects to the "
 	    "workers' addresses directly" },

@@ -42,16 +42,22 @@ static const struct cmd_entry qr_children[] = {
 	{
 	    .name = "create",
 	    .usage =
-	        "queued-resources create [--async] [--internal-ips] "
+	        "queued-resources create [--async] "
+	        "[--autocheckpoint-enabled] [--internal-ips] "
 	        "[--metadata-raw] [--no-cancel-on-interrupt] "
-	        "[--guaranteed [--min-duration duration] | "
-	        "--reserved [--reservation name] | --spot] "
+	        "[--shielded-secure-boot] "
+	        "[--best-effort | --guaranteed [--min-duration duration] | "
+	        "--reserved [--reservation name] | --spot | "
+	        "--provisioning-model model] "
 	        "[--accelerator-type type | --type generation --topology "
 	        "AxBxC] "
 	        "[--node-id id | --node-count count [--node-prefix prefix]] "
+	        "[--boot-disk confidential-compute=bool,kms-key=key] "
 	        "[--data-disk source=disk,mode=mode] [--description text] "
 	        "[--labels k=v,...] [--metadata k=v,...] "
 	        "[--metadata-from-file k=file,...] [--network network] "
+	        "[--network-config network=n,subnetwork=s,external-ips=bool] "
+	        "[--queue-count n] [--range cidr] "
 	        "[--scopes scope,...] [--service-account email] "
 	        "[--subnetwork subnetwork] [--tags tag,...] "
 	        "[--timeout duration] "
@@ -174,8 +180,8 @@ struct qr_opts {
 	struct tpucmd_node_opts node;
 	const char *node_id, *node_count, *node_prefix, *reservation;
 	const char *min_duration, *until_dur, *until_time, *after_dur;
-	const char *after_time, *timeout, *zones;
-	int spot, guaranteed, reserved, async, cancel;
+	const char *after_time, *timeout, *zones, *provisioning_model;
+	int spot, guaranteed, reserved, best_effort, async, cancel;
 	long long count, until_secs, after_secs, min_secs;
 };
 
@@ -226,9 +232,19 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 			    "be longer than 63 characters",
 			    o->node_prefix, last);
 	}
-	if (o->spot + o->guaranteed + o->reserved > 1)
+	if (o->provisioning_model != NULL) {
+		if (o->spot || o->guaranteed || o->reserved || o->best_effort)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--provisioning-model excludes --spot, "
+			    "--guaranteed, --reserved and --best-effort");
+		if ((rc = tpucmd_provisioning_model(o->provisioning_model,
+		         &o->spot, &o->reserved, err)) != 0)
+			return rc;
+	}
+	if (o->spot + o->guaranteed + o->reserved + o->best_effort > 1)
 		return tpu_error(err, TPU_E_USAGE,
-		    "--spot, --guaranteed and --reserved exclude each other");
+		    "--spot, --guaranteed, --reserved and --best-effort "
+		    "exclude each other");
 	if (o->reservation != NULL && !o->reserved)
 		return tpu_error(
 		    err, TPU_E_USAGE, "--reservation goes with --reserved");
@@ -307,6 +323,8 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 	cJSON_AddItemToObject(spec, "node", cJSON_Duplicate(node, 1));
 	if (o->spot)
 		cJSON_AddObjectToObject(qr, "spot");
+	if (o->best_effort) /* tpu.v2alpha1 QueuedResource.bestEffort */
+		cJSON_AddObjectToObject(qr, "bestEffort");
 	if (o->guaranteed) {
 		x = cJSON_AddObjectToObject(qr, "guaranteed");
 		if (o->min_duration != NULL) {
@@ -712,6 +730,7 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	static const struct option opts[] = {
 		TPUCMD_NODE_OPTIONS,
 		{ "async", no_argument, NULL, 'A' },
+		{ "best-effort", no_argument, NULL, 'B' },
 		{ "cancel-on-interrupt", no_argument, NULL, 'c' },
 		{ "guaranteed", no_argument, NULL, 'g' },
 		{ "min-duration", required_argument, NULL, 'm' },
@@ -719,6 +738,7 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "node-count", required_argument, NULL, 'n' },
 		{ "node-id", required_argument, NULL, 'i' },
 		{ "node-prefix", required_argument, NULL, 'p' },
+		{ "provisioning-model", required_argument, NULL, 'M' },
 		{ "reservation", required_argument, NULL, 'R' },
 		{ "reserved", no_argument, NULL, 'r' },
 		{ "spot", no_argument, NULL, 's' },
@@ -750,6 +770,12 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		switch (ch) {
 		case 'A':
 			o.async = 1;
+			break;
+		case 'B':
+			o.best_effort = 1;
+			break;
+		case 'M':
+			o.provisioning_model = optarg;
 			break;
 		case 'c':
 			o.cancel = 1;
@@ -821,6 +847,9 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = tpucmd_create_zones(
 	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
+	/* bestEffort, autocheckpointEnabled, bootDiskConfig: v2alpha1's */
+	if (o.best_effort || o.node.alpha)
+		tc.api.version = "v2alpha1";
 	nzones = cJSON_GetArraySize(zones);
 	r.ctx = ctx;
 	r.tc = &tc;

@@ -279,6 +279,29 @@ wants_help(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Run e: a command whose entry does not declare CMD_NEEDS_AUTH never
+ * loads the credential chain nor opens an HTTP client (help, version,
+ * config, completion, plan, ssh-pool work offline); one that did is a
+ * programming error, reported as such (exit 1) so every test run
+ * catches it.
+ */
+static int
+run_exec(const struct cmd_entry *e, struct tpu_ctx *ctx, int argc, char **argv,
+    struct tpu_err *err)
+{
+	int had = ctx->auth != NULL || ctx->http != NULL;
+	int rc = e->exec(ctx, argc, argv, err);
+
+	if ((e->flags & CMD_NEEDS_AUTH) || had ||
+	    (ctx->auth == NULL && ctx->http == NULL))
+		return rc;
+	return tpu_error(err, TPU_E_INTERNAL,
+	    "'%s' loaded credentials or opened an HTTP client but its entry "
+	    "does not declare CMD_NEEDS_AUTH",
+	    current_path);
+}
+
 int
 cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
     char **argv, struct tpu_err *err)
@@ -326,7 +349,7 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 	opterr = 0;
 	if (!(e->flags & CMD_DEFINES_PROFILE))
 		config_warn_profile(ctx->cfg);
-	return e->exec(ctx, argc, argv, err);
+	return run_exec(e, ctx, argc, argv, err);
 }
 
 int

@@ -230,6 +230,12 @@ struct tpucmd_node_opts {
 	const char *metadata_files, *description;
 	const char *disks[16];
 	int ndisks, internal_ips, metadata_raw;
+	/* --range (cidrBlock), --queue-count, --boot-disk, --network-config */
+	const char *range, *queue_count, *boot_disk, *network_config;
+	int secure_boot, autocheckpoint, nnetwork_configs;
+	/* Set by tpucmd_node_body(): a field only tpu.v2alpha1 has
+	 * (autocheckpointEnabled, bootDiskConfig): send to v2alpha1. */
+	int alpha;
 	/* schedulingConfig: set by the command ("create" has the flags). */
 	int spot, preemptible, reserved;
 	/* Filled by tpucmd_node_body(): the slice shape. */
@@ -254,11 +260,27 @@ enum {
 	TPUCMD_OPT_TOPOLOGY,
 	TPUCMD_OPT_TYPE,
 	TPUCMD_OPT_VERSION,
+	TPUCMD_OPT_RANGE,
+	TPUCMD_OPT_QUEUE_COUNT,
+	TPUCMD_OPT_BOOT_DISK,
+	TPUCMD_OPT_NETWORK_CONFIG,
+	TPUCMD_OPT_SECURE_BOOT,
+	TPUCMD_OPT_AUTOCHECKPOINT,
 };
 
 /* getopt_long entries of the node flags, for a command's option table. */
 #define TPUCMD_NODE_OPTIONS                                                    \
 	{ "accelerator-type", required_argument, NULL, TPUCMD_OPT_ACCEL },     \
+	    { "autocheckpoint-enabled", no_argument, NULL,                     \
+		    TPUCMD_OPT_AUTOCHECKPOINT },                               \
+	    { "boot-disk", required_argument, NULL, TPUCMD_OPT_BOOT_DISK },    \
+	    { "network-config", required_argument, NULL,                       \
+		    TPUCMD_OPT_NETWORK_CONFIG },                               \
+	    { "queue-count", required_argument, NULL,                          \
+		    TPUCMD_OPT_QUEUE_COUNT },                                  \
+	    { "range", required_argument, NULL, TPUCMD_OPT_RANGE },            \
+	    { "shielded-secure-boot", no_argument, NULL,                       \
+		    TPUCMD_OPT_SECURE_BOOT },                                  \
 	    { "data-disk", required_argument, NULL, TPUCMD_OPT_DISK },         \
 	    { "description", required_argument, NULL,                          \
 		    TPUCMD_OPT_DESCRIPTION },                                  \
@@ -299,6 +321,15 @@ int tpucmd_node_opt(
  */
 cJSON *tpucmd_node_body(
     struct tpucmd_node_opts *, const char *run_id, struct tpu_err *);
+
+/*
+ * --provisioning-model (gcloud: "One of [standard, spot,
+ * reservation-bound]"; any case, '_' for '-'): sets *spot or *reserved
+ * (standard: neither).  flex-start is refused: its fields are not in
+ * tpu.v2/v2alpha1.
+ */
+int tpucmd_provisioning_model(
+    const char *arg, int *spot, int *reserved, struct tpu_err *);
 
 /* A random 16-hex-digit id for the run-id label. */
 int tpucmd_run_id(char id[17], struct tpu_err *);

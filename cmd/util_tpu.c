@@ -1,6 +1,7 @@
 /*
  * Shared plumbing of the Cloud TPU commands.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -34,6 +35,11 @@ tpucmd_open(struct tpu_ctx *ctx, struct tpucmd *tc, struct tpu_err *err)
 	int rc, flags = cmd_needs();
 
 	memset(tc, 0, sizeof *tc);
+	if (!(flags & CMD_NEEDS_AUTH)) /* the API client carries credentials */
+		return tpu_error(err, TPU_E_INTERNAL,
+		    "'%s' opens the TPU API but its entry does not declare "
+		    "CMD_NEEDS_AUTH",
+		    cmd_current_path());
 	if (!(flags & (CMD_NEEDS_PROJECT | CMD_NEEDS_ZONE)))
 		return tpu_error(err, TPU_E_INTERNAL,
 		    "'%s' opens the TPU API but its entry declares neither "
@@ -1070,6 +1076,25 @@ tpucmd_node_opt(
 	case TPUCMD_OPT_VERSION:
 		o->version = optarg;
 		break;
+	case TPUCMD_OPT_RANGE:
+		o->range = optarg;
+		break;
+	case TPUCMD_OPT_QUEUE_COUNT:
+		o->queue_count = optarg;
+		break;
+	case TPUCMD_OPT_BOOT_DISK:
+		o->boot_disk = optarg;
+		break;
+	case TPUCMD_OPT_NETWORK_CONFIG:
+		o->network_config = optarg;
+		o->nnetwork_configs++;
+		break;
+	case TPUCMD_OPT_SECURE_BOOT:
+		o->secure_boot = 1;
+		break;
+	case TPUCMD_OPT_AUTOCHECKPOINT:
+		o->autocheckpoint = 1;
+		break;
 	default:
 		return 0;
 	}
@@ -1154,16 +1179,83 @@ node_shape(struct tpucmd_node_opts *o, struct tpu_err *err)
 	    "or --type GENERATION --topology AxBxC");
 }
 
+/* gcloud: "min(floor(#vCPU / #vNIC), 32) queues" at most. */
+#define TPUCMD_MAX_QUEUE_COUNT 32
+
+/* The checks of the flags that are not the shape, labels or metadata. */
+static int
+node_extra_check(const struct tpucmd_node_opts *o, struct tpu_err *err)
+{
+	const char *errstr = NULL;
+
+	if (o->nnetwork_configs > 1)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--network-config given %d times: tpu.v2 and v2alpha1 "
+		    "have one networkConfig per node (several networks are "
+		    "not in the API tpuctl speaks)",
+		    o->nnetwork_configs);
+	if (o->network_config != NULL &&
+	    (o->network != NULL || o->subnetwork != NULL || o->internal_ips))
+		return tpu_error(err, TPU_E_USAGE,
+		    "--network-config excludes --network, --subnetwork and "
+		    "--internal-ips (it sets all three)");
+	if (o->queue_count != NULL) {
+		(void)tpu_strtonum(
+		    o->queue_count, 1, TPUCMD_MAX_QUEUE_COUNT, &errstr);
+		if (errstr != NULL)
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid --queue-count '%s': a number of queues "
+			    "from 1 to %d",
+			    o->queue_count, TPUCMD_MAX_QUEUE_COUNT);
+	}
+	if (o->range != NULL)
+		return tpuvalid_cidr29("--range", o->range, err);
+	return 0;
+}
+
+int
+tpucmd_provisioning_model(
+    const char *arg, int *spot, int *reserved, struct tpu_err *err)
+{
+	char v[32];
+	size_t i;
+
+	for (i = 0; arg[i] != '\0' && i + 1 < sizeof v; i++)
+		v[i] =
+		    arg[i] == '_' ? '-' : (char)tolower((unsigned char)arg[i]);
+	v[i] = '\0';
+	if (arg[i] == '\0' && strcmp(v, "standard") == 0)
+		return 0;
+	if (arg[i] == '\0' && strcmp(v, "spot") == 0) {
+		*spot = 1;
+		return 0;
+	}
+	if (arg[i] == '\0' && strcmp(v, "reservation-bound") == 0) {
+		*reserved = 1;
+		return 0;
+	}
+	if (arg[i] == '\0' && strcmp(v, "flex-start") == 0)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--provisioning-model=flex-start is not supported: "
+		    "tpu.v2 and v2alpha1 (the API tpuctl speaks) have no "
+		    "flex-start field");
+	return tpu_error(err, TPU_E_USAGE,
+	    "invalid --provisioning-model '%s': one of standard, spot, "
+	    "reservation-bound",
+	    arg);
+}
+
 cJSON *
 tpucmd_node_body(
     struct tpucmd_node_opts *o, const char *run_id, struct tpu_err *err)
 {
 	struct catalog_accel *acc = &o->acc;
 	cJSON *node = NULL, *labels = NULL, *md, *x;
-	const char *version;
+	const char *version, *errstr = NULL;
 	int i;
 
 	memset(acc, 0, sizeof *acc);
+	o->alpha = 0;
 	if (node_shape(o, err) != 0)
 		return NULL;
 	if (o->spot + o->preemptible + o->reserved > 1) {
@@ -1180,6 +1272,9 @@ tpucmd_node_body(
 		         "anyway (the server decides)",
 		    version, acc->gen->name);
 
+	if (node_extra_check(o, err) != 0)
+		return NULL;
+
 	node = cJSON_CreateObject();
 	if (o->topology != NULL) {
 		x = cJSON_AddObjectToObject(node, "acceleratorConfig");
@@ -1190,13 +1285,40 @@ tpucmd_node_body(
 	cJSON_AddStringToObject(node, "runtimeVersion", version);
 	if (o->description != NULL)
 		cJSON_AddStringToObject(node, "description", o->description);
-	if (o->network != NULL || o->subnetwork != NULL || o->internal_ips) {
+	if (o->network_config != NULL) {
+		if (tpuvalid_network_config(o->network_config, &x, err) != 0)
+			goto fail;
+		cJSON_AddItemToObject(node, "networkConfig", x);
+	} else if (o->network != NULL || o->subnetwork != NULL ||
+	           o->internal_ips || o->queue_count != NULL) {
 		x = cJSON_AddObjectToObject(node, "networkConfig");
 		if (o->network != NULL)
 			cJSON_AddStringToObject(x, "network", o->network);
 		if (o->subnetwork != NULL)
 			cJSON_AddStringToObject(x, "subnetwork", o->subnetwork);
 		cJSON_AddBoolToObject(x, "enableExternalIps", !o->internal_ips);
+	}
+	if (o->queue_count != NULL)
+		cJSON_AddNumberToObject(
+		    cJSON_GetObjectItemCaseSensitive(node, "networkConfig"),
+		    "queueCount",
+		    (double)tpu_strtonum(
+		        o->queue_count, 1, TPUCMD_MAX_QUEUE_COUNT, &errstr));
+	if (o->range != NULL)
+		cJSON_AddStringToObject(node, "cidrBlock", o->range);
+	if (o->secure_boot) {
+		x = cJSON_AddObjectToObject(node, "shieldedInstanceConfig");
+		cJSON_AddBoolToObject(x, "enableSecureBoot", 1);
+	}
+	if (o->autocheckpoint) {
+		cJSON_AddBoolToObject(node, "autocheckpointEnabled", 1);
+		o->alpha = 1;
+	}
+	if (o->boot_disk != NULL) {
+		if (tpuvalid_boot_disk(o->boot_disk, &x, err) != 0)
+			goto fail;
+		cJSON_AddItemToObject(node, "bootDiskConfig", x);
+		o->alpha = 1;
 	}
 	if (o->tags != NULL)
 		cJSON_AddItemToObject(node, "tags", csv_array(o->tags));

@@ -512,3 +512,55 @@ validate_object(const char *name, char *msg, size_t msglen)
 		    ".well-known/acme-challenge/");
 	return 0;
 }
+
+int
+validate_cidr_block(const char *s, char *msg, size_t msglen)
+{
+	char shown[80];
+	unsigned a[4], len;
+	unsigned long addr;
+	int n = -1, i;
+
+	if (sscanf(s, "%3u.%3u.%3u.%3u/%2u%n", &a[0], &a[1], &a[2], &a[3], &len,
+	        &n) == 5 &&
+	    n > 0 && s[n] == '\0' && s[0] >= '0' && s[0] <= '9' && len <= 29) {
+		for (i = 0, addr = 0; i < 4 && a[i] <= 255; i++)
+			addr = addr << 8 | a[i];
+		if (i == 4 && (addr & ((1UL << (32 - len)) - 1)) == 0)
+			return 0;
+	}
+	return vfail(msg, msglen,
+	    "'%s' is not a valid CIDR block: a /29 block such as "
+	    "192.168.0.0/29 (or a larger one), its host bits zero",
+	    SHOW(s));
+}
+
+int
+validate_kms_key(const char *s, char *msg, size_t msglen)
+{
+	static const char *const part[] = { "projects", "locations", "keyRings",
+		"cryptoKeys", "cryptoKeyVersions" };
+	char shown[80];
+	const char *p = s, *slash;
+	size_t i, len;
+
+	for (i = 0; i < nitems(part); i++) {
+		len = strlen(part[i]);
+		if (strncmp(p, part[i], len) != 0 || p[len] != '/')
+			break;
+		p += len + 1;
+		slash = strchr(p, '/');
+		if (*p == '\0' || slash == p)
+			break;
+		if (slash == NULL) {
+			if (i >= 3)
+				return 0;
+			break;
+		}
+		p = slash + 1;
+	}
+	return vfail(msg, msglen,
+	    "'%s' is not a Cloud KMS key name: projects/PROJECT/locations/"
+	    "LOCATION/keyRings/RING/cryptoKeys/KEY",
+	    SHOW(s));
+}

@@ -45,6 +45,14 @@ int validate_labels(const cJSON *, char *msg, size_t msglen);
 int validate_metadata(const cJSON *, char *msg, size_t msglen);
 /* A zone name in Compute Engine's form REGION-LETTER ("us-central2-b"). */
 int validate_zone(const char *, char *msg, size_t msglen);
+/* Node.cidrBlock (tpu.v2.json): "must be a /29 block; the Compute
+ * Engine networks API forbids a smaller block, and using a larger block
+ * would be wasteful": /29 or larger (the emulator's own nodes get a
+ * /20), host bits zero. */
+int validate_cidr_block(const char *, char *msg, size_t msglen);
+/* CustomerEncryptionKey.kmsKeyName (tpu.v2alpha1.json): projects/P/
+ * locations/L/keyRings/R/cryptoKeys/K[/cryptoKeyVersions/V]. */
+int validate_kms_key(const char *, char *msg, size_t msglen);
 /* A Cloud Storage bucket name (buckets.insert). */
 int validate_bucket(const char *, char *msg, size_t msglen);
 /* A Cloud Storage object name (any write that names a new object). */

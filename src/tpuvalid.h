@@ -49,4 +49,37 @@ int tpuvalid_keys_parse(const char *flag, const char *arg,
  * no control characters other than tab and newline. */
 int tpuvalid_description(const char *, struct tpu_err *);
 
+/*
+ * gcloud's boolean values (true/false, yes/no, 1/0, on/off; any case)
+ * for "KEY=VALUE" items: *out 1 or 0.  flag and key name the item in
+ * the message.
+ */
+int tpuvalid_bool(const char *flag, const char *key, const char *val, int *out,
+    struct tpu_err *);
+
+/*
+ * --range: Node.cidrBlock, "This CIDR block must be a /29 block"
+ * (tpu.v2.json): A.B.C.D/29 with the last three address bits zero.
+ */
+int tpuvalid_cidr29(const char *flag, const char *arg, struct tpu_err *);
+
+/* A Cloud KMS key: projects/P/locations/L/keyRings/R/cryptoKeys/K. */
+int tpuvalid_kms_key(const char *flag, const char *arg, struct tpu_err *);
+
+/*
+ * --boot-disk confidential-compute=BOOL,kms-key=KEY into a new
+ * BootDiskConfig (tpu.v2alpha1.json) in *out (the caller deletes it):
+ * enableConfidentialCompute and customerEncryptionKey.kmsKeyName.
+ * Confidential compute needs a KMS key ("CMEK layer is required").
+ */
+int tpuvalid_boot_disk(const char *arg, cJSON **out, struct tpu_err *);
+
+/*
+ * --network-config network=N,subnetwork=S,external-ips=BOOL into a new
+ * NetworkConfig in *out (the caller deletes it): network or subnetwork
+ * is required; enableExternalIps is false unless external-ips is true
+ * (gcloud's default for this flag: internal addresses only).
+ */
+int tpuvalid_network_config(const char *arg, cJSON **out, struct tpu_err *);
+
 #endif

@@ -70,10 +70,10 @@ value() {
 	--ssh-key-expiration) echo 2030-01-01T00:00:00Z ;;
 	--strict-host-key-checking) echo no ;;
 	--node) echo 0 ;;
-	--provisioning-model) echo SPOT ;;
+	--provisioning-model) echo spot ;;
 	--workload-type) echo THROUGHPUT_OPTIMIZED ;;
 	--range) echo 10.0.0.0/29 ;;
-	--boot-disk) echo 'confidential-compute=true' ;;
+	--boot-disk) echo 'confidential-compute=true,kms-key=projects/p1/locations/us/keyRings/r/cryptoKeys/k' ;;
 	--network-config) echo 'network=default,subnetwork=default,external-ips=true' ;;
 	--reservation-host-*) echo host1 ;;
 	--ssh-flag | --scp-flag) echo -v ;;

@@ -70,6 +70,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	one_line(validate_description(s, msg, sizeof msg), msg);
 	msg[0] = '\0';
 	one_line(validate_zone(s, msg, sizeof msg), msg);
+	one_line(validate_cidr_block(s, msg, sizeof msg), msg);
+	one_line(validate_kms_key(s, msg, sizeof msg), msg);
 	if ((j = cJSON_ParseWithOpts(s, NULL, 1)) != NULL) {
 		msg[0] = '\0';
 		one_line(validate_labels(j, msg, sizeof msg), msg);

@@ -1,6 +1,7 @@
 /*
  * libFuzzer target for src/tpuvalid.c: metadata items, key lists and
- * descriptions from arbitrary flag values (never from files).
+ * descriptions, and create's --range, --boot-disk, --network-config and
+ * booleans from arbitrary flag values (never from files).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	cJSON_Delete(keys);
 	(void)tpuvalid_description(s, &e);
+	{
+		cJSON *x = NULL;
+		int b;
+
+		(void)tpuvalid_cidr29("--range", s, &e);
+		(void)tpuvalid_kms_key("--boot-disk kms-key", s, &e);
+		(void)tpuvalid_bool("--f", "k", s, &b, &e);
+		/* an object exactly when it succeeds */
+		if ((tpuvalid_boot_disk(s, &x, &e) == 0) != (x != NULL))
+			abort();
+		cJSON_Delete(x);
+		x = NULL;
+		if ((tpuvalid_network_config(s, &x, &e) == 0) != (x != NULL))
+			abort();
+		cJSON_Delete(x);
+	}
 	cJSON_Delete(obj);
 	free(s);
 	return 0;

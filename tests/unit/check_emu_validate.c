@@ -413,6 +413,41 @@ START_TEST(messages)
 }
 END_TEST
 
+/* Node.cidrBlock "must be a /29 block" (tpu.v2.json); kmsKeyName's
+ * examples in tpu.v2alpha1.json, with or without a key version. */
+START_TEST(cidr_kms)
+{
+	char msg[512];
+
+	ck_assert_int_eq(
+	    validate_cidr_block("10.0.0.8/29", msg, sizeof msg), 0);
+	ck_assert_int_eq(
+	    validate_cidr_block("10.0.0.9/29", msg, sizeof msg), -1);
+	ck_assert_ptr_nonnull(strstr(msg, "/29 block"));
+	ck_assert_int_eq(
+	    validate_cidr_block("10.0.0.0/30", msg, sizeof msg), -1);
+	ck_assert_int_eq(
+	    validate_cidr_block("10.0.0.256/29", msg, sizeof msg), -1);
+	ck_assert_int_eq(validate_cidr_block("", msg, sizeof msg), -1);
+	ck_assert_int_eq(validate_kms_key("projects/p/locations/l/keyRings/r/"
+	                                  "cryptoKeys/k",
+	                     msg, sizeof msg),
+	    0);
+	ck_assert_int_eq(validate_kms_key("projects/p/locations/l/keyRings/r/"
+	                                  "cryptoKeys/k/cryptoKeyVersions/1",
+	                     msg, sizeof msg),
+	    0);
+	ck_assert_int_eq(validate_kms_key("projects/p/locations/l/keyRings/r",
+	                     msg, sizeof msg),
+	    -1);
+	ck_assert_int_eq(validate_kms_key("projects/p/locations/l/keyRings/r/"
+	                                  "cryptoKeys/k/x/1",
+	                     msg, sizeof msg),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(msg, "Cloud KMS key"));
+}
+END_TEST
+
 static Suite *
 emu_validate_suite(void)
 {
@@ -422,6 +457,7 @@ emu_validate_suite(void)
 	tcase_add_loop_test(tc, table, 0, (int)(sizeof rows / sizeof rows[0]));
 	tcase_add_test(tc, qr_node_prefix);
 	tcase_add_test(tc, messages);
+	tcase_add_test(tc, cidr_kms);
 	suite_add_tcase(s, tc);
 	return s;
 }

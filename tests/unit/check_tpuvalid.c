@@ -178,6 +178,102 @@ START_TEST(description)
 }
 END_TEST
 
+START_TEST(create_fields)
+{
+	struct tpu_err e;
+	cJSON *o = NULL;
+	char *txt;
+	int b = -1;
+
+	tpu_err_init(&e);
+	ck_assert_int_eq(tpuvalid_bool("--f", "k", "TRUE", &b, &e), 0);
+	ck_assert_int_eq(b, 1);
+	ck_assert_int_eq(tpuvalid_bool("--f", "k", "off", &b, &e), 0);
+	ck_assert_int_eq(b, 0);
+	ck_assert_int_eq(tpuvalid_bool("--f", "k", "2", &b, &e), TPU_E_USAGE);
+	ck_assert_str_eq(e.msg, "invalid --f k '2': expected true or false");
+
+	ck_assert_int_eq(tpuvalid_cidr29("--range", "192.168.0.0/29", &e), 0);
+	ck_assert_int_eq(tpuvalid_cidr29("--range", "10.0.0.248/29", &e), 0);
+	ck_assert_int_eq(
+	    tpuvalid_cidr29("--range", "10.0.0.4/29", &e), TPU_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(e.msg, "e.g. 10.0.0.0/29"));
+	ck_assert_int_eq(
+	    tpuvalid_cidr29("--range", "10.0.0.0/28", &e), TPU_E_USAGE);
+	ck_assert_int_eq(
+	    tpuvalid_cidr29("--range", "10.0.0.0/29x", &e), TPU_E_USAGE);
+	ck_assert_int_eq(
+	    tpuvalid_cidr29("--range", "256.0.0.0/29", &e), TPU_E_USAGE);
+	ck_assert_int_eq(
+	    tpuvalid_cidr29("--range", " 1.0.0.0/29", &e), TPU_E_USAGE);
+	ck_assert_int_eq(tpuvalid_cidr29("--range", "", &e), TPU_E_USAGE);
+
+	ck_assert_int_eq(
+	    tpuvalid_kms_key(
+	        "--k", "projects/p/locations/l/keyRings/r/cryptoKeys/k", &e),
+	    0);
+	ck_assert_int_eq(
+	    tpuvalid_kms_key(
+	        "--k", "projects/p/locations/l/keyRings/r/cryptoKeys/", &e),
+	    TPU_E_USAGE);
+	ck_assert_int_eq(
+	    tpuvalid_kms_key(
+	        "--k", "projects/p/locations//keyRings/r/cryptoKeys/k", &e),
+	    TPU_E_USAGE);
+	ck_assert_int_eq(
+	    tpuvalid_kms_key(
+	        "--k", "projects/p/locations/l/keyRings/r/cryptoKeys/k/x", &e),
+	    TPU_E_USAGE);
+	ck_assert_int_eq(tpuvalid_kms_key("--k", "k", &e), TPU_E_USAGE);
+
+	ck_assert_int_eq(tpuvalid_boot_disk("confidential-compute=yes,kms-key="
+	                                    "projects/p/locations/l/keyRings/"
+	                                    "r/cryptoKeys/k",
+	                     &o, &e),
+	    0);
+	txt = cJSON_PrintUnformatted(o);
+	ck_assert_str_eq(txt,
+	    "{\"enableConfidentialCompute\":true,\"customerEncryptionKey\":"
+	    "{\"kmsKeyName\":\"projects/p/locations/l/keyRings/r/"
+	    "cryptoKeys/k\"}}");
+	free(txt);
+	cJSON_Delete(o);
+	ck_assert_int_eq(
+	    tpuvalid_boot_disk("confidential-compute=false", &o, &e), 0);
+	cJSON_Delete(o);
+	ck_assert_int_eq(
+	    tpuvalid_boot_disk("confidential-compute=true", &o, &e),
+	    TPU_E_USAGE);
+	ck_assert_ptr_null(o);
+	ck_assert_int_eq(tpuvalid_boot_disk("size=1", &o, &e), TPU_E_USAGE);
+	ck_assert_int_eq(tpuvalid_boot_disk("", &o, &e), TPU_E_USAGE);
+	ck_assert_int_eq(tpuvalid_boot_disk("kms-key", &o, &e), TPU_E_USAGE);
+
+	ck_assert_int_eq(tpuvalid_network_config("network=n", &o, &e), 0);
+	txt = cJSON_PrintUnformatted(o);
+	ck_assert_str_eq(
+	    txt, "{\"network\":\"n\",\"enableExternalIps\":false}");
+	free(txt);
+	cJSON_Delete(o);
+	ck_assert_int_eq(tpuvalid_network_config(
+	                     "subnetwork=s,external-ips=1,network=n", &o, &e),
+	    0);
+	txt = cJSON_PrintUnformatted(o);
+	ck_assert_str_eq(txt,
+	    "{\"subnetwork\":\"s\",\"enableExternalIps\":true,\"network\":"
+	    "\"n\"}");
+	free(txt);
+	cJSON_Delete(o);
+	ck_assert_int_eq(
+	    tpuvalid_network_config("external-ips=true", &o, &e), TPU_E_USAGE);
+	ck_assert_ptr_null(o);
+	ck_assert_int_eq(
+	    tpuvalid_network_config("network=", &o, &e), TPU_E_USAGE);
+	ck_assert_int_eq(
+	    tpuvalid_network_config("network=n,mtu=1", &o, &e), TPU_E_USAGE);
+}
+END_TEST
+
 static Suite *
 tpuvalid_suite(void)
 {
@@ -190,6 +286,7 @@ tpuvalid_suite(void)
 	tcase_add_test(tc, metadata_files);
 	tcase_add_test(tc, keys);
 	tcase_add_test(tc, description);
+	tcase_add_test(tc, create_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }
