@@ -11,8 +11,11 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "config.h"
+#include "fwcmd.h"
 #include "jobcmd.h"
 #include "util.h"
+#include "xmalloc.h"
 
 enum {
 	OPT_GRACE = 0x300,
@@ -94,6 +97,19 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = jobcmd_load(&jc, argv[0], err)) != 0)
 		goto out;
 	so.workers = "all";
+	if (ctx->dry_run) { /* the slice of its record; nothing signalled */
+		char *what = xasprintf("would cancel job %s (SIGTERM, SIGKILL "
+		                       "after %llds)",
+		    jc.spec.name, grace);
+
+		if (jc.spec.zone != NULL && jc.spec.zone[0] != '\0' &&
+		    config_layer_of(ctx->cfg, "compute/zone") != CONFIG_FLAG)
+			config_set_flag(ctx->cfg, "compute/zone", jc.spec.zone);
+		so.default_nodes = "all";
+		rc = fwcmd_dry_run(ctx, jc.spec.slice, &so, what, err);
+		free(what);
+		goto out;
+	}
 	if ((rc = jobcmd_connect(ctx, &jc, &so, err)) == TPU_E_PRECONDITION &&
 	    jc.spec.submitted) {
 		rc = cancel_queued(ctx, &jc, err);

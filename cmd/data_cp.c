@@ -24,6 +24,7 @@
 #include "gcs.h"
 #include "gcsurl.h"
 #include "gcsxfer.h"
+#include "http.h"
 #include "log.h"
 #include "retry.h"
 #include "util.h"
@@ -987,7 +988,9 @@ remove_sources(struct gcs *g, const struct plan *p, struct tpu_err *err)
 
 		tpu_err_init(&e);
 		rc = 0;
-		if (j->kind == JOB_UP) {
+		if (j->kind == JOB_UP && http_dry_run(gcs_http(g))) {
+			printf("would remove %s\n", j->local);
+		} else if (j->kind == JOB_UP) {
 			if (unlink(j->local) != 0 && errno != ENOENT)
 				rc = tpu_error(&e, TPU_E_IO, "remove %s: %s",
 				    j->local, strerror(errno));
@@ -1066,7 +1069,7 @@ data_copy(
 		rc = plan_source(
 		    g, &p, argv[i], dst, dst_dir, c.recursive, 0, err);
 	if (rc == 0 && !gcs_is_url(dst) && dst_dir && !is_local_dir(dst) &&
-	    mkdir(dst, 0777) != 0 && errno != EEXIST)
+	    !ctx->dry_run && mkdir(dst, 0777) != 0 && errno != EEXIST)
 		rc = tpu_error(
 		    err, TPU_E_IO, "mkdir %s: %s", dst, strerror(errno));
 	p.move = move;

@@ -193,3 +193,19 @@ fwcmd_run(struct tpu_ctx *ctx, struct sshcmd *sc, const char *command,
 	free(merged);
 	return rc;
 }
+
+int
+fwcmd_dry_run(struct tpu_ctx *ctx, const char *name,
+    const struct sshcmd_opts *so, const char *what, struct tpu_err *err)
+{
+	struct sshcmd_opts o = *so;
+	struct sshcmd sc;
+	int rc;
+
+	o.dry_run = 1;
+	if ((rc = sshcmd_prepare(ctx, name, &o, &sc, err)) != 0)
+		return rc;
+	sshcmd_print_dry_run(&sc, what, NULL);
+	sshcmd_release(&sc);
+	return 0;
+}

@@ -45,6 +45,16 @@ int fwcmd_read_script(
 int fwcmd_run(struct tpu_ctx *, struct sshcmd *, const char *command,
     int timeout_s, const char *what, const char *failed, struct tpu_err *);
 
+/*
+ * The global --dry-run of a command that runs something on the workers
+ * (install, run, notebook, cancel): resolve the slice name with reads
+ * only (no ssh-keys patch, no host key pinned), print on stdout one line
+ * per selected worker, "[wN] USER@HOST:PORT: WHAT" (as ssh --dry-run
+ * does), and open no SSH session.  Returns 0 or the resolution's error.
+ */
+int fwcmd_dry_run(struct tpu_ctx *, const char *name,
+    const struct sshcmd_opts *, const char *what, struct tpu_err *);
+
 /* What fwcmd_install installs, and how. */
 struct fwcmd_install {
 	const char *framework;    /* "jax", or what the user gave ("mxnet") */

@@ -283,7 +283,14 @@ fwcmd_install(struct tpu_ctx *ctx, const char *name,
 	log_info("install: %s %s on %s (%s, runtime %s, Python %s)",
 	    ch.framework, ch.version, name, gen, runtime,
 	    ch.runtime_python != NULL ? ch.runtime_python : "?");
-	/* 3. only now the workers */
+	/* 3. only now the workers (--dry-run: what would run, on which) */
+	if (ctx->dry_run) {
+		what = xasprintf("would install %s %s (recipe %s.sh)",
+		    ch.framework, ch.version, ch.framework);
+		rc = fwcmd_dry_run(ctx, name, so, what, err);
+		free(what);
+		goto out;
+	}
 	if ((rc = sshcmd_prepare(ctx, name, so, &sc, err)) != 0)
 		goto out;
 	prepared = 1;

@@ -174,6 +174,15 @@ notebook_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    strerror(errno));
 		goto out;
 	}
+	if (ctx->dry_run) {
+		char *what = xasprintf("would start Jupyter on port %d, "
+		                       "forwarded to 127.0.0.1:%d",
+		    port, lport);
+
+		rc = fwcmd_dry_run(ctx, argv[optind], &so, what, err);
+		free(what);
+		goto out;
+	}
 	if ((rc = sshcmd_prepare(ctx, argv[optind], &so, &sc, err)) != 0)
 		goto out;
 	prepared = 1;

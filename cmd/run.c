@@ -619,6 +619,14 @@ again:
 	if (fi.framework != NULL &&
 	    (rc = fwcmd_install(ctx, jc.spec.slice, &so, &fi, err)) != 0)
 		goto out;
+	if (ctx->dry_run) { /* no job record, no session: what would run */
+		char *what = xasprintf("would run job %s%s: %s", jc.spec.name,
+		    detach ? " (detached)" : "", command);
+
+		rc = fwcmd_dry_run(ctx, jc.spec.slice, &so, what, err);
+		free(what);
+		goto out;
+	}
 	if ((rc = sshcmd_prepare(ctx, jc.spec.slice, &so, &jc.sc, err)) != 0)
 		goto out;
 	jc.prepared = 1;
