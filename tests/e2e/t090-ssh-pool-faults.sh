@@ -75,11 +75,11 @@ s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 def f(b): return struct.pack(">I", len(b)) + b
 def st(x): return struct.pack(">I", len(x)) + x
-s.sendall(f(b"\x01" + struct.pack(">I", 1) + st(b"") + st(b"")))
 s.settimeout(10)
 try:
+    s.sendall(f(b"\x01" + struct.pack(">I", 1) + st(b"") + st(b"")))
     d = s.recv(100)
-except ConnectionResetError:
+except (BrokenPipeError, ConnectionResetError):
     d = b""
 print("answer" if d else "refused")
 ' "$sock" >"$T/nobody" 2>&1 || true
