@@ -484,6 +484,7 @@ cache_take(struct sshpool_cache *c, struct worker *w)
 	}
 	w->s = c->e[i].s;
 	w->fd = c->e[i].fd;
+	*libssh2_session_abstract(w->s) = w; /* recv_stamp's worker */
 	w->r->auth_attempts = c->e[i].auth_attempts;
 	memcpy(w->r->hostkey_fp, c->e[i].hostkey_fp, sizeof w->r->hostkey_fp);
 	free(c->e[i].host);
@@ -528,6 +529,8 @@ cache_put(struct sshpool_cache *c, struct worker *w)
 	e->port = w->t->port;
 	e->s = w->s;
 	e->fd = w->fd;
+	/* the worker goes with its run: nothing to stamp while held */
+	*libssh2_session_abstract(e->s) = NULL;
 	e->auth_attempts = w->r->auth_attempts;
 	memcpy(e->hostkey_fp, w->r->hostkey_fp, sizeof e->hostkey_fp);
 	pthread_mutex_unlock(&c->mu);
