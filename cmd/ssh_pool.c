@@ -144,41 +144,78 @@ slice_key(const char *project, const char *zone, const char *node)
 
 /* --- the holder ------------------------------------------------------- */
 
+/*
+ * The holder serves its clients concurrently, one thread each (a
+ * command started while another runs does not wait for it); their runs
+ * share the session cache, which gives a held session to one run at a
+ * time.
+ */
 struct holder {
 	char *slice, *node_id;
-	struct sshpool_opts po;
+	struct sshpool_opts po; /* what every run shares */
 	struct sshpool_cache *cache;
-	int client;      /* the client being served */
-	int client_gone; /* a send failed */
+	int64_t idle_ms;
+	int wake[2]; /* a client thread wakes the accept loop */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int nclients; /* threads serving a client */
+	int exiting;  /* STOP, or a HELLO with a new node id */
+	int64_t last_ms;
+};
+
+/* One client being served, by its own thread. */
+struct hclient {
+	struct holder *h;
+	int fd;
+	struct sshpool_opts po;
+	pthread_mutex_t send_mu; /* the run's frames and the keepalives */
+	int client_gone;         /* a send failed */
 	volatile sig_atomic_t abort;
-	volatile int running; /* the watch thread goes on */
-	int64_t idle_ms, last_ms;
+	int stop[2]; /* the run ended: the watcher goes */
 	struct buf out;
 };
+
+/* One byte into a wake-up pipe (full: it is awake anyway). */
+static void
+wake(int fd)
+{
+	while (write(fd, "x", 1) < 0 && errno == EINTR)
+		;
+}
+
+/* Send b to the client under its send lock; a failure stops the run. */
+static void
+hc_send(struct hclient *c, struct buf *b)
+{
+	pthread_mutex_lock(&c->send_mu);
+	if (!c->client_gone && send_buf(c->fd, b) != 0) {
+		c->client_gone = 1;
+		c->abort = SIGPIPE;
+	}
+	buf_clear(b);
+	pthread_mutex_unlock(&c->send_mu);
+}
 
 static void
 h_on_output(
     void *arg, size_t idx, int stream, const char *data, size_t len, int flags)
 {
-	struct holder *h = arg;
+	struct hclient *c = arg;
 
-	if (h->client_gone)
+	if (c->client_gone)
 		return;
-	holdproto_put_out(&h->out, (uint32_t)idx, (uint32_t)stream,
+	holdproto_put_out(&c->out, (uint32_t)idx, (uint32_t)stream,
 	    (uint32_t)flags, data, len);
-	if (send_buf(h->client, &h->out) != 0) {
-		h->client_gone = 1;
-		h->abort = SIGPIPE;
-	}
+	hc_send(c, &c->out);
 }
 
 static void
 h_on_done(void *arg, size_t idx, const struct sshpool_result *r)
 {
-	struct holder *h = arg;
+	struct hclient *c = arg;
 	struct holdproto_done d;
 
-	if (h->client_gone)
+	if (c->client_gone)
 		return;
 	memset(&d, 0, sizeof d);
 	d.idx = (uint32_t)idx;
@@ -189,39 +226,57 @@ h_on_done(void *arg, size_t idx, const struct sshpool_result *r)
 	d.auth_attempts = (uint32_t)r->auth_attempts;
 	memcpy(d.hostkey_fp, r->hostkey_fp, sizeof d.hostkey_fp);
 	memcpy(d.msg, r->msg, sizeof d.msg);
-	holdproto_put_done(&h->out, &d);
-	if (send_buf(h->client, &h->out) != 0) {
-		h->client_gone = 1;
-		h->abort = SIGPIPE;
-	}
+	holdproto_put_done(&c->out, &d);
+	hc_send(c, &c->out);
 }
 
-/* A client that goes away mid-run (Ctrl-C, kill) stops the run: its
- * channels close and the workers' watchers end the commands. */
+/*
+ * During a run: a client that goes away (Ctrl-C, kill) stops it (its
+ * channels close and the workers' watchers end the commands), and a
+ * PING every HOLDPROTO_KEEPALIVE_MS tells the client the holder is
+ * alive.  Ends as soon as the run does (c->stop).
+ */
 static void *
 h_watch(void *arg)
 {
-	struct holder *h = arg;
+	struct hclient *c = arg;
+	struct buf ping;
+	int64_t next = tpu_now_ms() + HOLDPROTO_KEEPALIVE_MS;
 
-	while (h->running) {
-		struct pollfd p = { h->client, POLLIN, 0 };
+	buf_init(&ping, 0);
+	for (;;) {
+		struct pollfd p[2] = { { c->fd, POLLIN, 0 },
+			{ c->stop[0], POLLIN, 0 } };
+		int64_t left = next - tpu_now_ms();
+		int n = poll(p, 2, left > 0 ? (int)left : 0);
 
-		if (poll(&p, 1, 100) > 0 && (p.revents & (POLLIN | POLLHUP))) {
-			char c;
+		if (n > 0 && p[1].revents != 0)
+			break;
+		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			char ch;
 
-			if (recv(h->client, &c, 1, MSG_PEEK | MSG_DONTWAIT) !=
-			    1) {
-				h->abort = SIGPIPE;
+			if (recv(c->fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT) != 1) {
+				c->abort = SIGPIPE;
 				break;
 			}
-			usleep(100000); /* a stray byte: refused at the end */
+			/* a stray byte: refused after the run; wait */
+			(void)poll(&p[1], 1, 100);
+		}
+		if (tpu_now_ms() >= next) {
+			size_t start;
+
+			holdproto_begin(&ping, HOLDPROTO_PING, &start);
+			(void)holdproto_end(&ping, start);
+			hc_send(c, &ping);
+			next = tpu_now_ms() + HOLDPROTO_KEEPALIVE_MS;
 		}
 	}
+	buf_release(&ping);
 	return NULL;
 }
 
-static int
-h_run(struct holder *h, const struct holdproto_frame *f)
+static void
+h_run(struct hclient *c, const struct holdproto_frame *f)
 {
 	struct holdproto_run run;
 	struct sshpool_target *t;
@@ -233,8 +288,9 @@ h_run(struct holder *h, const struct holdproto_frame *f)
 
 	tpu_err_init(&err);
 	if (holdproto_get_run(f, &run, &err) != 0) {
-		holdproto_put_text(&h->out, HOLDPROTO_ERROR, err.msg);
-		return send_buf(h->client, &h->out);
+		holdproto_put_text(&c->out, HOLDPROTO_ERROR, err.msg);
+		hc_send(c, &c->out);
+		return;
 	}
 	t = xcalloc(run.ntargets + 1, sizeof *t);
 	res = xcalloc(run.ntargets + 1, sizeof *res);
@@ -247,95 +303,158 @@ h_run(struct holder *h, const struct holdproto_frame *f)
 		t[i].nhostkeys = run.targets[i].nhostkeys;
 		t[i].command = run.targets[i].command;
 	}
-	h->po.flags =
+	c->po = c->h->po;
+	c->po.flags =
 	    (int)(run.flags & (SSHPOOL_F_LINES | SSHPOOL_F_FAIL_FAST |
 	                          SSHPOOL_F_AGENT | SSHPOOL_F_NO_WATCH));
-	h->po.fanout = (int)run.fanout;
-	h->po.command_timeout_ms = (int)run.timeout_ms;
-	h->abort = 0;
-	h->client_gone = 0;
-	h->running = 1;
-	watching = pthread_create(&th, NULL, h_watch, h) == 0;
-	rc = sshpool_run(t, run.ntargets, &h->po, res, &err);
-	h->running = 0;
-	if (watching)
+	c->po.fanout = (int)run.fanout;
+	c->po.command_timeout_ms = (int)run.timeout_ms;
+	c->po.on_output = h_on_output;
+	c->po.on_done = h_on_done;
+	c->po.arg = c;
+	c->po.abort = &c->abort;
+	c->abort = 0;
+	c->client_gone = 0;
+	watching = pipe2(c->stop, O_CLOEXEC) == 0;
+	if (watching && pthread_create(&th, NULL, h_watch, c) != 0) {
+		close(c->stop[0]);
+		close(c->stop[1]);
+		watching = 0;
+	}
+	rc = sshpool_run(t, run.ntargets, &c->po, res, &err);
+	if (!c->client_gone) {
+		holdproto_put_end(&c->out, rc);
+		hc_send(c, &c->out);
+	}
+	if (watching) {
+		wake(c->stop[1]);
 		pthread_join(th, NULL);
-	if (!h->client_gone) {
-		holdproto_put_end(&h->out, rc);
-		(void)send_buf(h->client, &h->out);
+		close(c->stop[0]);
+		close(c->stop[1]);
 	}
 	for (i = 0; i < run.ntargets; i++)
 		sshpool_result_release(&res[i]);
 	free(res);
 	free(t);
 	holdproto_run_release(&run);
-	return 0;
 }
 
-enum { H_GO_ON, H_EXIT };
-
-static int
-h_client(struct holder *h, int fd)
+/* Set the holder exiting and wake its accept loop. */
+static void
+h_exit(struct holder *h)
 {
+	pthread_mutex_lock(&h->mu);
+	h->exiting = 1;
+	wake(h->wake[1]);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void
+h_client(struct hclient *c)
+{
+	struct holder *h = c->h;
 	struct frd r;
 	struct holdproto_frame f;
 	struct holdproto_hello hello, me;
 	struct tpu_err err;
-	int ret = H_GO_ON;
 
 	tpu_err_init(&err);
-	h->client = fd;
-	frd_init(&r, fd);
+	frd_init(&r, c->fd);
 	if (frd_next(&r, &f, 5000, NULL, &err) != 0 ||
 	    holdproto_get_hello(&f, &hello, &err) != 0)
 		goto out;
 	if (hello.version != HOLDPROTO_VERSION ||
 	    (hello.slice[0] != '\0' && strcmp(hello.slice, h->slice) != 0)) {
-		holdproto_put_text(&h->out, HOLDPROTO_ERROR,
+		holdproto_put_text(&c->out, HOLDPROTO_ERROR,
 		    "connection holder: another protocol version or slice");
-		(void)send_buf(fd, &h->out);
+		hc_send(c, &c->out);
+		/* a newer tpuctl: make room for a holder it can talk to */
+		if (hello.version > HOLDPROTO_VERSION)
+			h_exit(h);
 		holdproto_hello_release(&hello);
 		goto out;
 	}
 	if (hello.node_id[0] != '\0' &&
 	    strcmp(hello.node_id, h->node_id) != 0) {
 		/* the node was recreated: these sessions are not its */
-		holdproto_put_text(&h->out, HOLDPROTO_ERROR,
+		holdproto_put_text(&c->out, HOLDPROTO_ERROR,
 		    "connection holder: the node was recreated");
-		(void)send_buf(fd, &h->out);
+		hc_send(c, &c->out);
 		holdproto_hello_release(&hello);
-		ret = H_EXIT;
+		h_exit(h);
 		goto out;
 	}
 	holdproto_hello_release(&hello);
 	me.version = HOLDPROTO_VERSION;
 	me.slice = h->slice;
 	me.node_id = h->node_id;
-	holdproto_put_hello(&h->out, &me);
-	if (send_buf(fd, &h->out) != 0 ||
-	    frd_next(&r, &f, 5000, NULL, &err) != 0)
+	holdproto_put_hello(&c->out, &me);
+	hc_send(c, &c->out);
+	if (c->client_gone || frd_next(&r, &f, 5000, NULL, &err) != 0)
 		goto out;
 	if (f.type == HOLDPROTO_RUN)
-		(void)h_run(h, &f);
+		h_run(c, &f);
 	else if (f.type == HOLDPROTO_LIST) {
 		char *line = xasprintf("%s\t%s\t%ld\t%zu\t%lld", h->slice,
 		    h->node_id[0] != '\0' ? h->node_id : "-", (long)getpid(),
 		    sshpool_cache_count(h->cache),
 		    (long long)h->idle_ms / 1000);
 
-		holdproto_put_text(&h->out, HOLDPROTO_INFO, line);
-		holdproto_put_end(&h->out, 0);
-		(void)send_buf(fd, &h->out);
+		holdproto_put_text(&c->out, HOLDPROTO_INFO, line);
+		holdproto_put_end(&c->out, 0);
+		hc_send(c, &c->out);
 		free(line);
 	} else if (f.type == HOLDPROTO_STOP) {
-		holdproto_put_end(&h->out, 0);
-		(void)send_buf(fd, &h->out);
-		ret = H_EXIT;
+		holdproto_put_end(&c->out, 0);
+		hc_send(c, &c->out);
+		h_exit(h);
 	}
 out:
 	buf_release(&r.b);
-	buf_clear(&h->out);
-	return ret;
+}
+
+static void *
+h_client_thread(void *arg)
+{
+	struct hclient *c = arg;
+	struct holder *h = c->h;
+
+	h_client(c);
+	close(c->fd);
+	buf_release(&c->out);
+	pthread_mutex_destroy(&c->send_mu);
+	free(c);
+	pthread_mutex_lock(&h->mu);
+	h->nclients--;
+	h->last_ms = tpu_now_ms();
+	pthread_cond_broadcast(&h->cv);
+	wake(h->wake[1]); /* under mu: the pipe outlives the last client */
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* Serve fd in a new thread (detached); on failure, in this one. */
+static void
+h_serve(struct holder *h, int fd)
+{
+	struct hclient *c = xcalloc(1, sizeof *c);
+	pthread_attr_t a;
+	pthread_t th;
+	int ok;
+
+	c->h = h;
+	c->fd = fd;
+	pthread_mutex_init(&c->send_mu, NULL);
+	buf_init(&c->out, 0);
+	pthread_mutex_lock(&h->mu);
+	h->nclients++;
+	pthread_mutex_unlock(&h->mu);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&th, &a, h_client_thread, c) == 0;
+	pthread_attr_destroy(&a);
+	if (!ok)
+		(void)h_client_thread(c);
 }
 
 static int
@@ -394,44 +513,66 @@ holder_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	holder_name(h.slice, name, sizeof name);
 	if ((rc = holder_listen(dir, name, &lock_fd, &lfd, err)) != 0)
 		return rc == TPU_E_CONFLICT ? 0 : rc; /* another one holds it */
+	if (pipe2(h.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		rc = tpu_error(err, TPU_E_IO, "pipe: %s", strerror(errno));
+		close(lfd);
+		close(lock_fd);
+		return rc;
+	}
 	signal(SIGPIPE, SIG_IGN);
+	pthread_mutex_init(&h.mu, NULL);
+	pthread_cond_init(&h.cv, NULL);
 	h.cache = sshpool_cache_new();
 	h.po.cache = h.cache;
-	h.po.on_output = h_on_output;
-	h.po.on_done = h_on_done;
-	h.po.arg = &h;
-	h.po.abort = &h.abort;
 	h.idle_ms = secs * 1000;
 	h.last_ms = tpu_now_ms();
-	buf_init(&h.out, 0);
 	for (;;) {
-		int64_t left = h.last_ms + h.idle_ms - tpu_now_ms();
-		struct pollfd p = { lfd, POLLIN, 0 };
-		int fd, ret;
+		struct pollfd p[2] = { { lfd, POLLIN, 0 },
+			{ h.wake[0], POLLIN, 0 } };
+		int64_t left;
+		int fd, busy;
 		struct tpu_err aerr;
+		char drain[64];
 
-		if (left <= 0)
+		pthread_mutex_lock(&h.mu);
+		left = h.last_ms + h.idle_ms - tpu_now_ms();
+		busy = h.nclients > 0;
+		if (h.exiting || (left <= 0 && !busy)) {
+			pthread_mutex_unlock(&h.mu);
 			break;
-		if (poll(&p, 1, left > 60000 ? 60000 : (int)left) <= 0)
+		}
+		pthread_mutex_unlock(&h.mu);
+		if (busy || left > 60000)
+			left = 60000;
+		if (poll(p, 2, (int)left) <= 0)
+			continue;
+		if (p[1].revents != 0)
+			while (read(h.wake[0], drain, sizeof drain) > 0)
+				;
+		if (!(p[0].revents & POLLIN))
 			continue;
 		tpu_err_init(&aerr);
 		if (holder_accept(lfd, &fd, &aerr) != 0)
 			continue;
-		ret = h_client(&h, fd);
-		close(fd);
-		h.last_ms = tpu_now_ms();
-		if (ret == H_EXIT)
-			break;
+		h_serve(&h, fd);
 	}
 	/* the socket goes while the lock is still held: a new holder
-	 * never loses its socket to us */
+	 * never loses its socket to us; the lock goes before the runs
+	 * still going end, so that a new holder can start meanwhile */
 	sock = xasprintf("%s/%s.sock", dir, name);
 	unlink(sock);
 	free(sock);
 	close(lfd);
-	sshpool_cache_free(h.cache);
-	buf_release(&h.out);
 	close(lock_fd);
+	pthread_mutex_lock(&h.mu);
+	while (h.nclients > 0)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+	sshpool_cache_free(h.cache);
+	pthread_cond_destroy(&h.cv);
+	pthread_mutex_destroy(&h.mu);
+	close(h.wake[0]);
+	close(h.wake[1]);
 	return 0;
 }
 
@@ -527,6 +668,23 @@ connect_holder(const struct sshcmd *sc, const char *key, const char *node_id,
 	return -1;
 }
 
+/*
+ * The holder at fd did not answer within its deadline (stopped, hung):
+ * end it, so that the next command replaces its socket and runs cold
+ * instead of waiting for it again.  Its pid is the socket peer's, of
+ * our uid (holder_connect checked it).
+ */
+static void
+end_stuck_holder(int fd)
+{
+	int pid = holder_peer_pid(fd);
+
+	if (pid > 0 && pid != getpid()) {
+		log_warn("connection holder %d did not answer: ended", pid);
+		(void)kill((pid_t)pid, SIGKILL);
+	}
+}
+
 static const char *
 node_id_of(const struct sshcmd_slice *sl)
 {
@@ -550,7 +708,7 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 	const char *node_id;
 	unsigned char *done;
 	size_t i, n = sc->ntargets, nfail = 0, nunreach = 0, nfin = 0;
-	int fd = -1, rc = 1, lost = 0, sig;
+	int fd = -1, rc = 1, lost = 0, stuck = 0, sig, frc = 0;
 	int32_t end = 0;
 
 	if (fs->persist_s <= 0 || sc->qr || sc->nslices != 1 || n == 0 ||
@@ -572,16 +730,21 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 	hello.node_id = (char *)node_id;
 	holdproto_put_hello(&b, &hello);
 	tpu_err_init(err);
-	if (send_buf(fd, &b) != 0 || frd_next(&r, &f, 5000, NULL, err) != 0 ||
+	f.type = 0;
+	if (send_buf(fd, &b) != 0 ||
+	    (frc = frd_next(&r, &f, 5000, NULL, err)) != 0 ||
 	    f.type != HOLDPROTO_HELLO ||
 	    holdproto_get_hello(&f, &their, err) != 0) {
 		/* a holder of another node id says so and exits: cold */
 		log_debug("connection holder not used: %s",
 		    f.type == HOLDPROTO_ERROR ? "refused" : err->msg);
+		if (frc == TPU_E_TRANSIENT)
+			end_stuck_holder(fd);
 		tpu_err_init(err);
 		goto out;
 	}
 	holdproto_hello_release(&their);
+	log_debug("through connection holder %d", holder_peer_pid(fd));
 	memset(&run, 0, sizeof run);
 	run.flags = (uint32_t)o->flags;
 	run.timeout_ms = (uint32_t)o->command_timeout_ms;
@@ -626,10 +789,15 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 		struct tpu_err ferr;
 
 		tpu_err_init(&ferr);
-		if (frd_next(&r, &f, -1, o->abort, &ferr) != 0) {
+		frc = frd_next(&r, &f, HOLDPROTO_DEADLINE_MS, o->abort, &ferr);
+		if (frc != 0) {
 			lost = 1;
+			stuck = frc == TPU_E_TRANSIENT &&
+			        (o->abort == NULL || *o->abort == 0);
 			break;
 		}
+		if (f.type == HOLDPROTO_PING)
+			continue;
 		if (f.type == HOLDPROTO_OUT &&
 		    holdproto_get_out(&f, &out, &ferr) == 0 && out.idx < n) {
 			if (o->on_output != NULL)
@@ -664,12 +832,21 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 		if (!done[i]) {
 			res[i].status =
 			    sig != 0 ? SSHPOOL_S_ABORTED : SSHPOOL_S_PROTOCOL;
-			snprintf(res[i].msg, sizeof res[i].msg,
-			    sig != 0
-			        ? "worker %d: interrupted"
-			        : "worker %d: connection holder lost while "
-			          "running the command",
-			    sc->targets[i].worker);
+			if (sig != 0)
+				snprintf(res[i].msg, sizeof res[i].msg,
+				    "worker %d: interrupted",
+				    sc->targets[i].worker);
+			else if (stuck)
+				snprintf(res[i].msg, sizeof res[i].msg,
+				    "worker %d: connection holder lost while "
+				    "running the command (no answer for %d s)",
+				    sc->targets[i].worker,
+				    HOLDPROTO_DEADLINE_MS / 1000);
+			else
+				snprintf(res[i].msg, sizeof res[i].msg,
+				    "worker %d: connection holder lost while "
+				    "running the command",
+				    sc->targets[i].worker);
 		}
 		if (res[i].status != SSHPOOL_S_ABORTED &&
 		    res[i].status != SSHPOOL_S_NOT_STARTED)
@@ -697,6 +874,8 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 		    err, TPU_E_PARTIAL, "%zu of %zu workers failed", nfail, n);
 	if (lost && sig == 0)
 		log_debug("connection holder lost mid-run");
+	if (stuck)
+		end_stuck_holder(fd);
 out:
 	buf_release(&b);
 	buf_release(&r.b);

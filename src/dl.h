@@ -339,8 +339,8 @@ const struct tpu_dl_crypto *tpu_dl_crypto(void);
 #define libssh2_init TPU_DL_SSH2_(libssh2_init)
 #define libssh2_keepalive_config TPU_DL_SSH2_(libssh2_keepalive_config)
 #define libssh2_keepalive_send TPU_DL_SSH2_(libssh2_keepalive_send)
-#define libssh2_session_banner_set TPU_DL_SSH2_(libssh2_session_banner_set)
 #define libssh2_session_abstract TPU_DL_SSH2_(libssh2_session_abstract)
+#define libssh2_session_banner_set TPU_DL_SSH2_(libssh2_session_banner_set)
 #define libssh2_session_block_directions                                       \
 	TPU_DL_SSH2_(libssh2_session_block_directions)
 #define libssh2_session_callback_set TPU_DL_SSH2_(libssh2_session_callback_set)

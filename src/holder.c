@@ -114,6 +114,18 @@ holder_peer_check(int fd, struct tpu_err *err)
 	return 0;
 }
 
+int
+holder_peer_pid(int fd)
+{
+	struct ucred uc;
+	socklen_t len = sizeof uc;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) != 0 ||
+	    uc.pid <= 0 || uc.uid != geteuid())
+		return -1;
+	return (int)uc.pid;
+}
+
 /* A connected socket to sa, or -1 with errno. */
 static int
 try_connect(const struct sockaddr_un *sa)

@@ -78,4 +78,13 @@ int holder_connect(
  */
 int holder_peer_check(int fd, struct tpu_err *);
 
+/*
+ * The pid of the peer of the Unix socket fd (for a client: the holder
+ * that listens), or -1 when it cannot be read.  A client that finds
+ * the holder stopped or hung past its deadline ends it (SIGKILL) by
+ * this pid, after holder_peer_check said it is of our uid, so that the
+ * next command replaces it instead of waiting for it again.
+ */
+int holder_peer_pid(int fd);
+
 #endif

@@ -18,7 +18,7 @@ rd32(const unsigned char *p)
 static int
 known_type(int t)
 {
-	return t >= HOLDPROTO_HELLO && t <= HOLDPROTO_ERROR;
+	return t >= HOLDPROTO_HELLO && t <= HOLDPROTO_PING;
 }
 
 int

@@ -23,7 +23,7 @@
  *	H: HELLO (version, node id it holds) or ERROR and close
  *	C: RUN (targets with their full command lines)
  *	H: OUT ... (on_output calls of any worker, any stream), DONE per worker,
- *	   END after the last DONE
+ *	   END after the last DONE; PING between them (keepalive)
  *	C: LIST or STOP instead of RUN: H answers INFO lines / END.
  */
 #ifndef TPUCTL_HOLDPROTO_H
@@ -35,7 +35,7 @@
 #include "buf.h"
 #include "err.h"
 
-#define HOLDPROTO_VERSION 1
+#define HOLDPROTO_VERSION 2
 /* Largest frame (type + payload): a RUN of 4,096 workers with their
  * pinned keys fits; an output chunk is far smaller. */
 #define HOLDPROTO_FRAME_MAX (16u << 20)
@@ -52,7 +52,17 @@ enum holdproto_type {
 	HOLDPROTO_INFO = 7,
 	HOLDPROTO_STOP = 8,
 	HOLDPROTO_ERROR = 9,
+	HOLDPROTO_PING = 10, /* no payload: the holder is alive */
 };
+
+/*
+ * While a RUN goes on the holder sends a PING every
+ * HOLDPROTO_KEEPALIVE_MS; a client that gets no frame at all for
+ * HOLDPROTO_DEADLINE_MS takes the holder for lost (stopped or hung):
+ * the command fails as when the holder dies mid-run.
+ */
+#define HOLDPROTO_KEEPALIVE_MS 1000
+#define HOLDPROTO_DEADLINE_MS 10000
 
 /* A frame inside a receive buffer (payload points into it). */
 struct holdproto_frame {

@@ -111,6 +111,7 @@ struct cache_ent {
 };
 
 struct sshpool_cache {
+	pthread_mutex_t mu; /* runs in several threads share a cache */
 	struct cache_ent *e;
 	size_t n, cap;
 };
@@ -416,7 +417,10 @@ cache_ent_close(struct cache_ent *c)
 struct sshpool_cache *
 sshpool_cache_new(void)
 {
-	return xcalloc(1, sizeof(struct sshpool_cache));
+	struct sshpool_cache *c = xcalloc(1, sizeof *c);
+
+	pthread_mutex_init(&c->mu, NULL);
+	return c;
 }
 
 void
@@ -429,13 +433,39 @@ sshpool_cache_free(struct sshpool_cache *c)
 	for (i = 0; i < c->n; i++)
 		cache_ent_close(&c->e[i]);
 	free(c->e);
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
 size_t
 sshpool_cache_count(const struct sshpool_cache *c)
 {
-	return c != NULL ? c->n : 0;
+	size_t n;
+
+	if (c == NULL)
+		return 0;
+	pthread_mutex_lock((pthread_mutex_t *)&c->mu);
+	n = c->n;
+	pthread_mutex_unlock((pthread_mutex_t *)&c->mu);
+	return n;
+}
+
+/* The entry held for exactly this target (keys: cache_keys of it), or
+ * c->n.  Under c->mu. */
+static size_t
+cache_find(const struct sshpool_cache *c, const struct sshpool_target *t,
+    const char *keys)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct cache_ent *e = &c->e[i];
+
+		if (e->port == t->port && strcmp(e->host, t->host) == 0 &&
+		    strcmp(e->user, t->user) == 0 && strcmp(e->keys, keys) == 0)
+			break;
+	}
+	return i;
 }
 
 /* Take the session opened for exactly this target, if one is held. */
@@ -445,17 +475,13 @@ cache_take(struct sshpool_cache *c, struct worker *w)
 	char *keys = cache_keys(w->t);
 	size_t i;
 
-	for (i = 0; i < c->n; i++) {
-		struct cache_ent *e = &c->e[i];
-
-		if (e->port == w->t->port && strcmp(e->host, w->t->host) == 0 &&
-		    strcmp(e->user, w->t->user) == 0 &&
-		    strcmp(e->keys, keys) == 0)
-			break;
-	}
+	pthread_mutex_lock(&c->mu);
+	i = cache_find(c, w->t, keys);
 	free(keys);
-	if (i == c->n)
+	if (i == c->n) {
+		pthread_mutex_unlock(&c->mu);
 		return 0;
+	}
 	w->s = c->e[i].s;
 	w->fd = c->e[i].fd;
 	w->r->auth_attempts = c->e[i].auth_attempts;
@@ -464,6 +490,7 @@ cache_take(struct sshpool_cache *c, struct worker *w)
 	free(c->e[i].user);
 	free(c->e[i].keys);
 	c->e[i] = c->e[--c->n];
+	pthread_mutex_unlock(&c->mu);
 	return 1;
 }
 
@@ -472,6 +499,7 @@ static int
 cache_put(struct sshpool_cache *c, struct worker *w)
 {
 	struct cache_ent *e;
+	char *keys;
 	int i, rc = LIBSSH2_ERROR_EAGAIN;
 
 	if (w->ch != NULL) {
@@ -481,6 +509,14 @@ cache_put(struct sshpool_cache *c, struct worker *w)
 			return 0; /* teardown frees it */
 		w->ch = NULL;
 	}
+	keys = cache_keys(w->t);
+	pthread_mutex_lock(&c->mu);
+	if (cache_find(c, w->t, keys) != c->n) {
+		/* another run's session for it came back first */
+		pthread_mutex_unlock(&c->mu);
+		free(keys);
+		return 0;
+	}
 	if (c->n == c->cap) {
 		c->cap = c->cap == 0 ? 16 : c->cap * 2;
 		c->e = xreallocarray(c->e, c->cap, sizeof *c->e);
@@ -488,15 +524,15 @@ cache_put(struct sshpool_cache *c, struct worker *w)
 	e = &c->e[c->n++];
 	e->host = xstrdup(w->t->host);
 	e->user = xstrdup(w->t->user);
-	e->keys = cache_keys(w->t);
+	e->keys = keys;
 	e->port = w->t->port;
 	e->s = w->s;
 	e->fd = w->fd;
+	/* the worker goes with its run: nothing to stamp while held */
+	*libssh2_session_abstract(e->s) = NULL;
 	e->auth_attempts = w->r->auth_attempts;
 	memcpy(e->hostkey_fp, w->r->hostkey_fp, sizeof e->hostkey_fp);
-	/* the worker goes with its run: recv_stamp stamps nobody until the
-	   session is taken again */
-	*libssh2_session_abstract(w->s) = NULL;
+	pthread_mutex_unlock(&c->mu);
 	w->s = NULL;
 	w->fd = -1;
 	return 1;

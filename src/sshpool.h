@@ -174,7 +174,10 @@ void sshpool_result_release(struct sshpool_result *);
  * dead when its channel is opened (the server closed it, the worker was
  * restarted or rekeyed) is dropped and the worker reconnected in the
  * same run, again with the full host-key check: the command had not
- * started.  A session is used by one run at a time.
+ * started.  A session is used by one run at a time: runs in several
+ * threads may share one cache (it has its own lock); a target whose
+ * session another run has taken opens a new one, and when both end the
+ * cache keeps one session per target (the other is closed).
  */
 struct sshpool_cache;
 

@@ -5,7 +5,12 @@
 # (v4-512; real sshd workers on loopback).  Each row is the median wall
 # time of 5 runs; the first warm run (which starts the holder) is not
 # timed.  Target of issue 18: warm <= 0.1x cold (PASS or MISS printed).
-#   WARM_BENCH_CHIPS=512   v4 chips of the node (4 a worker: 64 workers)
+# A floor row for the warm runs, from the same runs: the CPU time of the
+# emulator's sshd processes (each warm command is still one exec, a fork
+# and a shell, per worker), of the holder and of the client, divided by
+# the cores: what no client-side change can go under.
+#   WARM_BENCH_CHIPS=512   v4 chips of the node (4 a worker: 64 workers;
+#                          2048: 256 workers)
 # Nothing leaves loopback.  Fails only when it cannot run.
 set -eu
 
@@ -52,26 +57,63 @@ node=bench-warm
 	echo "first run failed: $(tail -2 "$T/err")" >&2
 	exit 1
 }
-hosts=$(grep -c '^worker [0-9]*: exit 0' "$T/err")
+# the closing summary: 'N of N workers succeeded'
+hosts=$(sed -n 's/^\([0-9]*\) of [0-9]* workers succeeded$/\1/p' "$T/err")
 
-# median5 PERSIST: the median wall time (s) of 5 runs
+# median5 PERSIST: the median wall time (s) of 5 runs; each run's
+# client CPU (s) appended to $T/cpu
 median5() {
 	for _ in 1 2 3 4 5; do
-		/usr/bin/time -f '%e' -o "$T/time" "$BIN/tpuctl" ssh "$node" \
-		    --worker=all --persist "$1" -- true >/dev/null 2>"$T/err" || {
+		/usr/bin/time -f '%e %U %S' -o "$T/time" "$BIN/tpuctl" ssh \
+		    "$node" --worker=all --persist "$1" -- true >/dev/null \
+		    2>"$T/err" || {
 			echo "run (--persist $1) failed: $(tail -2 "$T/err")" >&2
 			exit 1
 		}
-		cat "$T/time"
+		awk '{ print $2 + $3 }' "$T/time" >>"$T/cpu"
+		cut -d' ' -f1 "$T/time"
 	done | sort -n | sed -n 3p
+}
+
+# ticks PID...: CPU clock ticks (user, system, children waited for) of
+# the processes
+ticks() {
+	for p in "$@"; do
+		sed 's/.*) //' "/proc/$p/stat" 2>/dev/null || true
+	done | awk '{ t += $12 + $13 + $14 + $15 } END { print t + 0 }'
+}
+# the emulator's descendants (its sshd workers and their sessions)
+desc() {
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		desc "$c"
+	done
 }
 
 cold=$(median5 no)
 "$BIN/tpuctl" ssh "$node" --worker=all --persist 10m -- true >/dev/null 2>&1
+holder=$("$BIN/tpuctl" ssh-pool list | awk 'NR > 1 { print $3 }')
+# shellcheck disable=SC2046 # one pid a word
+s0=$(ticks $(desc "$emu_pid"))
+h0=$(ticks "$holder")
+: >"$T/cpu"
 warm=$(median5 10m)
+# shellcheck disable=SC2046
+s1=$(ticks $(desc "$emu_pid"))
+h1=$(ticks "$holder")
 printf 'workers %d, load %s\n' "$hosts" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s wall %6.3f s (median of 5)\n' cold "$cold" warm "$warm"
 awk -v c="$cold" -v w="$warm" 'BEGIN {
 	r = c > 0 ? w / c : 0
 	printf "  target: warm <= 0.1x cold (%.3fx): %s\n", r,
 	    r <= 0.1 ? "PASS" : "MISS" }'
+awk -v s=$((s1 - s0)) -v h=$((h1 - h0)) -v hz="$(getconf CLK_TCK)" \
+    -v cores="$(nproc)" -v n="$hosts" -v w="$warm" '
+	{ c += $1 }
+	END {
+		s = s / hz / 5; h = h / hz / 5; c = c / 5
+		f = (s + h + c) / cores
+		printf "warm floor %6.3f s: sshd %.1f ms CPU/worker, holder " \
+		    "%.1f ms, client %.1f ms, %d cores (warm %.2fx floor)\n",
+		    f, s * 1000 / n, h * 1000, c * 1000, cores,
+		    (f > 0 ? w / f : 0) }' "$T/cpu"

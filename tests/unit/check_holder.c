@@ -175,6 +175,11 @@ START_TEST(one_holder_and_stale_socket)
 	}
 	ck_assert_int_eq(
 	    holder_listen(dir, "h-y", &lk2, &ls2, &err), TPU_E_CONFLICT);
+	/* a client learns the holder's pid (to end it when it hangs) */
+	ck_assert_int_eq(holder_connect(dir, "h-y", &c, &err), 0);
+	ck_assert_int_eq(holder_peer_pid(c), (int)pid);
+	close(c);
+	ck_assert_int_eq(holder_peer_pid(-1), -1);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	snprintf(sock, sizeof sock, "%s/h-y.sock", dir);

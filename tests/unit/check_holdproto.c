@@ -213,6 +213,21 @@ START_TEST(malformed)
 	    holdproto_frame_next(bad_type, sizeof bad_type, &f, &used, &err),
 	    TPU_E_API);
 	ck_assert_ptr_nonnull(strstr(err.msg, "unknown frame type 42"));
+	{
+		/* PING (no payload) is a frame; the type after it is not */
+		static const unsigned char ping[] = { 0, 0, 0, 1, 10 };
+		static const unsigned char next[] = { 0, 0, 0, 1, 11 };
+
+		ck_assert_int_eq(
+		    holdproto_frame_next(ping, sizeof ping, &f, &used, &err),
+		    1);
+		ck_assert_int_eq(f.type, HOLDPROTO_PING);
+		ck_assert_uint_eq(f.len, 0);
+		ck_assert_uint_eq(used, sizeof ping);
+		ck_assert_int_eq(
+		    holdproto_frame_next(next, sizeof next, &f, &used, &err),
+		    TPU_E_API);
+	}
 	ck_assert_int_eq(
 	    holdproto_frame_next(long_str, sizeof long_str, &f, &used, &err),
 	    1);
