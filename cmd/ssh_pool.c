@@ -707,7 +707,7 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 	char *key;
 	const char *node_id;
 	unsigned char *done;
-	size_t i, n = sc->ntargets, nfail = 0, nunreach = 0, nfin = 0;
+	size_t i, n = sc->ntargets;
 	int fd = -1, rc = 1, lost = 0, stuck = 0, sig, frc = 0;
 	int32_t end = 0;
 
@@ -848,30 +848,11 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 				    "running the command",
 				    sc->targets[i].worker);
 		}
-		if (res[i].status != SSHPOOL_S_ABORTED &&
-		    res[i].status != SSHPOOL_S_NOT_STARTED)
-			nfin++;
-		if (res[i].status != SSHPOOL_S_OK) {
-			nfail++;
-			nunreach += sshpool_status_unreachable(res[i].status);
-		}
 	}
 	free(done);
 	/* the messages of sshpool_run */
 	tpu_err_init(err);
-	if (sig != 0)
-		rc = tpu_error(err, retry_interrupt_errc(sig),
-		    "%s: %zu of %zu workers finished",
-		    retry_interrupt_name(sig), nfin, n);
-	else if (nfail == 0)
-		rc = 0;
-	else if (nunreach == n)
-		rc = tpu_error(err, TPU_E_UNREACHABLE,
-		    "no worker could be reached or trusted (%zu of %zu)",
-		    nunreach, n);
-	else
-		rc = tpu_error(
-		    err, TPU_E_PARTIAL, "%zu of %zu workers failed", nfail, n);
+	rc = sshpool_run_status(res, n, sig, err);
 	if (lost && sig == 0)
 		log_debug("connection holder lost mid-run");
 	if (stuck)

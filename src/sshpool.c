@@ -209,6 +209,35 @@ sshpool_status_unreachable(enum sshpool_status s)
 	       s == SSHPOOL_S_HOSTKEY_UNKNOWN || s == SSHPOOL_S_AUTH_FAILED;
 }
 
+int
+sshpool_run_status(
+    const struct sshpool_result *res, size_t n, int sig, struct tpu_err *err)
+{
+	size_t i, nfail = 0, nunreach = 0, nfinished = 0;
+
+	for (i = 0; i < n; i++) {
+		if (res[i].status != SSHPOOL_S_ABORTED &&
+		    res[i].status != SSHPOOL_S_NOT_STARTED)
+			nfinished++;
+		if (res[i].status != SSHPOOL_S_OK) {
+			nfail++;
+			nunreach += sshpool_status_unreachable(res[i].status);
+		}
+	}
+	if (sig != 0)
+		return tpu_error(err, retry_interrupt_errc(sig),
+		    "%s: %zu of %zu workers finished",
+		    retry_interrupt_name(sig), nfinished, n);
+	if (nfail == 0)
+		return 0;
+	if (nunreach == n)
+		return tpu_error(err, TPU_E_UNREACHABLE,
+		    "no worker could be reached or trusted (%zu of %zu)",
+		    nunreach, n);
+	return tpu_error(
+	    err, TPU_E_PARTIAL, "%zu of %zu workers failed", nfail, n);
+}
+
 void
 sshpool_result_release(struct sshpool_result *r)
 {
@@ -1258,7 +1287,7 @@ run_pool(const struct sshpool_target *targets, size_t n,
 	struct pool p;
 	struct pollfd *pfd = NULL;
 	struct worker **pw = NULL;
-	size_t i, next = 0, active, nfail = 0, nunreach = 0, nfinished = 0;
+	size_t i, next = 0, active;
 	char *defpub = NULL;
 	int rc;
 
@@ -1471,30 +1500,10 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		for (k = 0; k < w->nkeys; k++)
 			knownhosts_key_release(&w->keys[k]);
 		free(w->hostkey_pref);
-		if (results[i].status != SSHPOOL_S_ABORTED &&
-		    results[i].status != SSHPOOL_S_NOT_STARTED)
-			nfinished++;
-		if (results[i].status != SSHPOOL_S_OK) {
-			nfail++;
-			if (sshpool_status_unreachable(results[i].status))
-				nunreach++;
-		}
 	}
-	if (rc != 0)
-		; /* poll failed: err is set */
-	else if (p.aborted)
-		rc = tpu_error(err, retry_interrupt_errc(*o->abort),
-		    "%s: %zu of %zu workers finished",
-		    retry_interrupt_name(*o->abort), nfinished, n);
-	else if (nfail == 0)
-		rc = 0;
-	else if (nunreach == n)
-		rc = tpu_error(err, TPU_E_UNREACHABLE,
-		    "no worker could be reached or trusted (%zu of %zu)",
-		    nunreach, n);
-	else
-		rc = tpu_error(
-		    err, TPU_E_PARTIAL, "%zu of %zu workers failed", nfail, n);
+	if (rc == 0) /* else poll failed: err is set */
+		rc = sshpool_run_status(
+		    results, n, p.aborted ? *o->abort : 0, err);
 	if (conn != NULL && n == 1 && results[0].status == SSHPOOL_S_OK &&
 	    p.w[0].s != NULL) {
 		conn->session = p.w[0].s;

@@ -261,6 +261,17 @@ const char *sshpool_status_name(enum sshpool_status);
 /* 1 for statuses where the worker was never reached or trusted. */
 int sshpool_status_unreachable(enum sshpool_status);
 
+/*
+ * The return of a run of n workers from their results, as sshpool_run
+ * gives it: 0 when all are OK; sig (SIGINT/SIGTERM, 0 for none) ->
+ * TPU_E_INTERRUPTED/TERMINATED "... M of N workers finished";
+ * TPU_E_UNREACHABLE when none was reached or trusted; else
+ * TPU_E_PARTIAL "M of N workers failed".  For who relays a run (the
+ * connection holder's client).
+ */
+int sshpool_run_status(
+    const struct sshpool_result *, size_t n, int sig, struct tpu_err *);
+
 struct sshpool_forward_opts {
 	int listen_fd;    /* a listening local socket (the caller binds it) */
 	const char *host; /* where the worker connects (e.g. "localhost") */
