@@ -370,6 +370,7 @@ util_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("write_all");
 	tcase_add_test(tc, write_all_pipe);
+	suite_add_tcase(s, tc);
 	tc = tcase_create("human");
 	tcase_add_test(tc, human_sizes);
 	suite_add_tcase(s, tc);
