@@ -242,8 +242,9 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		fs.command = command;
 		fs.timeout_s = (int)timeout_s;
 		/* as ssh(1) with one worker; with several only when asked
-		   (each gets the same bytes) */
-		if (want_stdin || sc.ntargets == 1)
+		   (each gets the same bytes); the warm holder of --persist
+		   cannot forward it: only with --stdin, then cold */
+		if (want_stdin || (sc.ntargets == 1 && fs.persist_s == 0))
 			fs.stdin_fd = 0;
 		rc = fanout_run(ctx, &sc, &fs, err);
 		goto out;
@@ -266,11 +267,10 @@ out:
 const struct cmd_entry cmd_ssh_entry = {
 	.name = "ssh",
 	.alias = NULL,
-	.usage =
-	    "ssh [--fail-fast] [--stdin] " SSHCMD_USAGE_MANY SSHCMD_USAGE_GCLOUD
-	    " [--timeout duration] [--persist no|duration] "
-	    "[--output prefix|raw|jsonl] "
-	    "[--output-dir dir] [--command string] name [-- command ...]",
+	.usage = "ssh [--fail-fast] " SSHCMD_USAGE_MANY SSHCMD_USAGE_GCLOUD
+	         " [--timeout duration] [--persist no|duration] [--stdin] "
+	         "[--output prefix|raw|jsonl] "
+	         "[--output-dir dir] [--command string] name [-- command ...]",
 	.summary = "run a command or a shell on a node's workers over SSH",
 	.min_args = 1,
 	.max_args = -1,
