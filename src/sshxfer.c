@@ -350,7 +350,7 @@ xfail(struct sshpool_conn *c, const char *what, const char *path,
 	if ((e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH) &&
 	    c->target != NULL)
 		return tpu_error(err, TPU_E_NOTFOUND,
-		    "cannot %s: no such file or directory: %s on worker %d",
+		    "cannot %s '%s' on worker %d: no such file or directory",
 		    what, path, c->target->worker);
 	if (e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH)
 		return tpu_error(err, TPU_E_NOTFOUND,

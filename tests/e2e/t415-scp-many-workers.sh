@@ -62,12 +62,12 @@ assert_grep 'only the last component' "$T/err"
 
 # a missing path, in words, naming the worker
 expect_rc 4 "$TPUCTL" scp --worker 2 $S pod:/tmp/t415-none "$T/m"
-assert_grep 'no such file or directory: /tmp/t415-none on worker 2' "$T/err"
+assert_grep "'/tmp/t415-none' on worker 2: no such file or directory" "$T/err"
 assert_no_grep 'SFTP status' "$T/err"
 
 # a worker that failed leaves no empty wN/
 expect_rc 0 "$TPUCTL" ssh pod --worker 1 $S -- 'rm -rf logs'
 expect_rc 8 "$TPUCTL" scp --worker all --recurse $S pod:logs "$T/part"
-assert_grep '^\[w1\] error: .*no such file or directory: logs on worker 1' "$T/err"
+assert_grep "^\\[w1\\] error: .*'logs' on worker 1: no such file or directory" "$T/err"
 [ ! -e "$T/part/w1" ] || fail "an empty w1/ was left"
 [ -f "$T/part/w0/a.txt" ] || fail "w0 not copied: $(cd "$T/part" && find . | sort | tr '\n' ' ')"
