@@ -37,6 +37,7 @@ fanout_spec_init(struct fanout_spec *fs)
 {
 	memset(fs, 0, sizeof *fs);
 	fs->mode = FANOUT_OUT_PREFIX;
+	fs->stdin_fd = -1;
 }
 
 int
@@ -533,14 +534,20 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	sc->popts.arg = &r;
 	retry_install_signals();
 	sc->popts.abort = &retry_interrupted;
-	rc = fanout_warm_run(sc, fs, res, err);
+	if (fs->stdin_fd >= 0) {
+		sc->popts.flags |= SSHPOOL_F_STDIN;
+		sc->popts.stdin_fd = fs->stdin_fd;
+		rc = 1; /* the holder cannot forward it */
+	} else
+		rc = fanout_warm_run(sc, fs, res, err);
 	if (rc == 1)
 		rc = sshpool_run(
 		    sc->targets, sc->ntargets, &sc->popts, res, err);
 	if (rc == TPU_E_USAGE)
 		goto out;
 	if (rc != 0 && rc != TPU_E_INTERRUPTED && rc != TPU_E_TERMINATED &&
-	    r.out_errno == 0 && r.log_errno == 0 && sc->from_cache)
+	    r.out_errno == 0 && r.log_errno == 0 && sc->from_cache &&
+	    (fs->stdin_fd < 0 || sc->ntargets == 1))
 		rc = retry_fresh(ctx, sc, &r, res, rc, err);
 	if (r.out_errno != 0 || r.log_errno != 0) {
 		rc = output_error(fs, &r, err);
@@ -616,6 +623,7 @@ out:
 		free(res);
 	free(r.fds);
 	free(who);
+	sc->popts.flags &= ~SSHPOOL_F_STDIN;
 	sc->popts.on_output = NULL;
 	sc->popts.arg = NULL;
 	sc->popts.abort = NULL;

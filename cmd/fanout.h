@@ -91,6 +91,11 @@ struct fanout_spec {
 	/* Seconds a warm-pool connection holder keeps the sessions (issue
 	 * 18, --persist / ssh/persist); 0: cold run, no holder. */
 	int persist_s;
+	/* -1 (fanout_spec_init): the remote stdin is /dev/null.  Else the
+	 * fd forwarded to every worker's stdin, then EOF (SSHPOOL_F_STDIN:
+	 * cold run, every worker at once, no retry of unreachable workers
+	 * of several: they would miss what the others had). */
+	int stdin_fd;
 };
 
 void fanout_spec_init(struct fanout_spec *);

@@ -29,6 +29,7 @@ enum {
 	OPT_OUTPUT_DIR,
 	OPT_FAIL_FAST,
 	OPT_PERSIST,
+	OPT_STDIN,
 };
 
 static volatile sig_atomic_t ssh_winch;
@@ -105,6 +106,7 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "output-directory", required_argument, NULL, OPT_OUTPUT_DIR },
 		{ "fail-fast", no_argument, NULL, OPT_FAIL_FAST },
 		{ "persist", required_argument, NULL, OPT_PERSIST },
+		{ "stdin", no_argument, NULL, OPT_STDIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sshcmd_opts so;
@@ -114,7 +116,7 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	const char *command = NULL, *persist = NULL;
 	char *built = NULL;
 	long long timeout_s = 0;
-	int ch, rc, saved_errno;
+	int ch, rc, saved_errno, want_stdin = 0;
 
 	sshcmd_opts_init(&so);
 	fanout_spec_init(&fs);
@@ -145,6 +147,9 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case OPT_PERSIST:
 			persist = optarg;
+			break;
+		case OPT_STDIN:
+			want_stdin = 1;
 			break;
 		default:
 			return cmd_bad_option(argv, ch, err);
@@ -189,6 +194,12 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			command = built;
 		}
 	}
+	if (command == NULL && want_stdin) {
+		free(built);
+		return tpu_error(err, TPU_E_USAGE,
+		    "--stdin forwards stdin to a command given after --; an "
+		    "interactive shell reads it anyway");
+	}
 	if ((rc = parse_persist(persist != NULL ? "--persist" : "ssh/persist",
 	         persist != NULL ? persist
 	                         : config_get(ctx->cfg, "ssh/persist"),
@@ -230,6 +241,11 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (command != NULL) {
 		fs.command = command;
 		fs.timeout_s = (int)timeout_s;
+		/* as ssh(1) with one worker; with several only when asked
+		   (each gets the same bytes); the warm holder of --persist
+		   cannot forward it: only with --stdin, then cold */
+		if (want_stdin || (sc.ntargets == 1 && fs.persist_s == 0))
+			fs.stdin_fd = 0;
 		rc = fanout_run(ctx, &sc, &fs, err);
 		goto out;
 	}
@@ -252,7 +268,7 @@ const struct cmd_entry cmd_ssh_entry = {
 	.name = "ssh",
 	.alias = NULL,
 	.usage = "ssh [--fail-fast] " SSHCMD_USAGE_MANY SSHCMD_USAGE_GCLOUD
-	         " [--timeout duration] [--persist no|duration] "
+	         " [--timeout duration] [--persist no|duration] [--stdin] "
 	         "[--output prefix|raw|jsonl] "
 	         "[--output-dir dir] [--command string] name [-- command ...]",
 	.summary = "run a command or a shell on a node's workers over SSH",

@@ -98,6 +98,8 @@ struct worker {
 	int zero[2];    /* stream read returned 0 (EOF) */
 	int64_t rx_ms;  /* the last byte read from the server (keepalive) */
 	int cached;     /* the session came from opts->cache */
+	size_t in_off;  /* SSHPOOL_F_STDIN: bytes of pool.in sent */
+	int in_done;    /* stdin: EOF sent, or no longer wanted */
 };
 
 /* One session of a struct sshpool_cache, with what it was opened for. */
@@ -130,6 +132,10 @@ struct pool {
 	int alive_s;      /* keepalive interval (s); 0: none */
 	int alive_count;  /* unanswered keepalives before lost */
 	int64_t alive_ms; /* silence after which a worker is lost */
+	/* SSHPOOL_F_STDIN: the chunk of stdin being sent, to every worker */
+	char *in;
+	size_t in_len;
+	int in_eof;
 };
 
 static ssize_t
@@ -875,6 +881,79 @@ reopen(struct pool *p, struct worker *w)
 	return 1;
 }
 
+/*
+ * SSHPOOL_F_STDIN: send w what it has not had of the chunk in p->in,
+ * then EOF once stdin ended.  1 when something was sent.  A write the
+ * channel refuses (the command is gone) ends w's stdin: the reading side
+ * reports a lost connection.
+ */
+static int
+send_stdin(struct pool *p, struct worker *w)
+{
+	ssize_t n;
+	int sent = 0;
+
+	if (!(p->o->flags & SSHPOOL_F_STDIN) || w->in_done)
+		return 0;
+	while (w->in_off < p->in_len) {
+		n = libssh2_channel_write(
+		    w->ch, p->in + w->in_off, p->in_len - w->in_off);
+		if (n == LIBSSH2_ERROR_EAGAIN)
+			return sent;
+		if (n < 0) {
+			w->in_done = 1;
+			return sent;
+		}
+		w->in_off += (size_t)n;
+		sent = 1;
+	}
+	if (p->in_eof &&
+	    libssh2_channel_send_eof(w->ch) != LIBSSH2_ERROR_EAGAIN)
+		w->in_done = 1;
+	return sent;
+}
+
+/*
+ * SSHPOOL_F_STDIN: 1 when the next chunk of stdin is wanted: a command
+ * runs somewhere, and every worker that may still take stdin has taken
+ * the chunk there is.
+ */
+static int
+stdin_wanted(const struct pool *p)
+{
+	size_t i;
+	int running = 0;
+
+	if (!(p->o->flags & SSHPOOL_F_STDIN) || p->in_eof)
+		return 0;
+	for (i = 0; i < p->n; i++) {
+		const struct worker *w = &p->w[i];
+
+		if (w->st == W_DONE || w->st > W_READ || w->in_done)
+			continue;
+		if (w->in_off < p->in_len)
+			return 0;
+		running |= w->st == W_READ;
+	}
+	return running;
+}
+
+/* Read the next chunk of stdin (EOF on an error) for every worker. */
+static void
+read_stdin(struct pool *p)
+{
+	ssize_t n;
+	size_t i;
+
+	n = read(p->o->stdin_fd, p->in, SSHPOOL_CHUNK);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	p->in_len = n > 0 ? (size_t)n : 0;
+	p->in_eof = n <= 0;
+	for (i = 0; i < p->n; i++)
+		p->w[i].in_off = 0;
+}
+
 static void
 step(struct pool *p, struct worker *w)
 {
@@ -1039,6 +1118,8 @@ step(struct pool *p, struct worker *w)
 					return;
 				}
 			}
+			if (send_stdin(p, w))
+				again = 1;
 			if (again) {
 				w->zero[0] = w->zero[1] = 0;
 				extra = 0;
@@ -1047,6 +1128,7 @@ step(struct pool *p, struct worker *w)
 			if (libssh2_channel_eof(w->ch) == 1 && w->zero[0] &&
 			    w->zero[1]) {
 				flush_lines(p, w);
+				w->in_done = 1;
 				w->st = W_CLOSE;
 				break;
 			}
@@ -1214,7 +1296,24 @@ static const char watch_prefix[] =
     "sleep 0.1; i=$((i + 1)); done; "
     "kill -0 $$ 2>/dev/null && { kill -TERM -$$; sleep " SSHPOOL_KILL_GRACE_S
     "; kill -KILL -$$; } ) & )\n"
-    "exec 3<&-\n";
+    "exec 3<&- </dev/null\n";
+
+/*
+ * The watcher when stdin is forwarded (SSHPOOL_F_STDIN): the command
+ * reads the channel's stdin, and its EOF is the data's end, not the
+ * client's.  sshd's session process ($PPID of the login shell) lives as
+ * long as the client's connection: the watcher polls it every second
+ * (and does nothing when it cannot see it at all), then acts as above.
+ */
+static const char watch_prefix_stdin[] =
+    "( ( trap '' HUP INT TERM PIPE; exec </dev/null >/dev/null 2>&1; "
+    "kill -0 $PPID 2>/dev/null || exit 0; "
+    "while kill -0 $$ 2>/dev/null && kill -0 $PPID 2>/dev/null; do "
+    "sleep 1; done; "
+    "i=0; while kill -0 $$ 2>/dev/null && [ $i -lt 10 ]; do "
+    "sleep 0.1; i=$((i + 1)); done; "
+    "kill -0 $$ 2>/dev/null && { kill -TERM -$$; sleep " SSHPOOL_KILL_GRACE_S
+    "; kill -KILL -$$; } ) & )\n";
 
 static int
 validate(struct pool *p, const struct sshpool_target *t, size_t n,
@@ -1230,15 +1329,21 @@ validate(struct pool *p, const struct sshpool_target *t, size_t n,
 			if ((rc = sshpool_command_line(
 			         &t[i], o->command, &line, err)) != 0)
 				return rc;
-			p->w[i].cmdline =
-			    o->flags & SSHPOOL_F_NO_WATCH
-			        ? line
-			        : xasprintf("%s%s", watch_prefix, line);
+			p->w[i].cmdline = o->flags & SSHPOOL_F_NO_WATCH
+			                      ? line
+			                      : xasprintf("%s%s",
+			                            o->flags & SSHPOOL_F_STDIN
+			                                ? watch_prefix_stdin
+			                                : watch_prefix,
+			                            line);
 			if (p->w[i].cmdline != line)
 				free(line);
 		}
 	if (o->keyfile == NULL && !(o->flags & SSHPOOL_F_AGENT))
 		return tpu_error(err, TPU_E_USAGE, "no ssh key file given");
+	if ((o->flags & SSHPOOL_F_STDIN) && o->stdin_fd < 0)
+		return tpu_error(err, TPU_E_USAGE,
+		    "invalid stdin fd %d to forward", o->stdin_fd);
 	if (o->fanout < 0)
 		return tpu_error(err, TPU_E_USAGE,
 		    "invalid fanout %d: must be at least 1", o->fanout);
@@ -1306,6 +1411,8 @@ run_pool(const struct sshpool_target *targets, size_t n,
 	p.retry_ms = o->auth_retry_ms > 0 ? o->auth_retry_ms : 1000;
 	p.retry_max_ms = o->auth_retry_max_ms > 0 ? o->auth_retry_max_ms : 5000;
 	p.line_max = o->line_max > 0 ? o->line_max : 16384;
+	if ((o->flags & SSHPOOL_F_STDIN) && (size_t)p.fanout < n)
+		p.fanout = (int)n; /* every worker takes each chunk */
 	if (o->alive_interval_ms > 0) {
 		/* whole seconds for libssh2, which takes 1 as 2 */
 		p.alive_s = (o->alive_interval_ms + 999) / 1000;
@@ -1323,8 +1430,10 @@ run_pool(const struct sshpool_target *targets, size_t n,
 			p.pubkeyfile = defpub;
 	}
 	p.chunk = xmalloc(SSHPOOL_CHUNK);
+	if (o->flags & SSHPOOL_F_STDIN)
+		p.in = xmalloc(SSHPOOL_CHUNK);
 	p.w = xcalloc(n == 0 ? 1 : n, sizeof *p.w);
-	pfd = xcalloc(n == 0 ? 1 : n, sizeof *pfd);
+	pfd = xcalloc(n + 1, sizeof *pfd);
 	pw = xcalloc(n == 0 ? 1 : n, sizeof *pw);
 	for (i = 0; i < n; i++) {
 		p.w[i].idx = i;
@@ -1339,7 +1448,7 @@ run_pool(const struct sshpool_target *targets, size_t n,
 	for (;;) {
 		int64_t now, wake;
 		nfds_t np = 0;
-		int timeout;
+		int timeout, want_in;
 
 		if (o->abort != NULL && *o->abort && !p.aborted) {
 			p.aborted = 1;
@@ -1462,12 +1571,25 @@ run_pool(const struct sshpool_target *targets, size_t n,
 			}
 			pw[np++] = w;
 		}
+		want_in = stdin_wanted(&p);
+		if (want_in) {
+			pfd[np].fd = o->stdin_fd;
+			pfd[np].events = POLLIN;
+			pfd[np].revents = 0;
+		}
 		now = tpu_now_ms();
 		timeout = wake > now ? (int)(wake - now) : 0;
-		if (poll(pfd, np, timeout) < 0 && errno != EINTR) {
+		if (poll(pfd, np + (nfds_t)want_in, timeout) < 0 &&
+		    errno != EINTR) {
 			rc = tpu_error(
 			    err, TPU_E_INTERNAL, "poll: %s", strerror(errno));
 			p.stopping = 1;
+		}
+		if (want_in && pfd[np].revents != 0 && !p.stopping) {
+			read_stdin(&p);
+			for (i = 0; i < n; i++)
+				if (p.w[i].st == W_READ)
+					step(&p, &p.w[i]);
 		}
 		for (i = 0; i < np; i++) {
 			unsigned long avail = 0;
@@ -1519,6 +1641,7 @@ out:
 	for (i = 0; i < n; i++)
 		free(p.w[i].cmdline);
 	free(p.chunk);
+	free(p.in);
 	free(p.w);
 	free(pfd);
 	free(pw);

@@ -63,11 +63,27 @@ enum sshpool_flags {
 	 * process group gets SIGTERM, then SIGKILL 5 s later, so nothing
 	 * of it keeps running; after a normal end, what it left in the
 	 * background is left alone.  The watcher reads the channel's
-	 * stdin to see it close (sshpool never sends stdin): a caller
-	 * that forwards stdin must set this flag and stop the command its
-	 * own way.  Exit status and signal reporting are unchanged.
+	 * stdin to see it close, and the command's stdin is /dev/null
+	 * (it reads EOF at once), unless SSHPOOL_F_STDIN.  Exit status
+	 * and signal reporting are unchanged.
 	 */
 	SSHPOOL_F_NO_WATCH = (1 << 4),
+	/*
+	 * Forward opts->stdin_fd to the command's stdin on every worker
+	 * (the same bytes to each), then EOF, as ssh(1) does.  Read one
+	 * chunk at a time, and the next only when every worker still
+	 * running has taken the last (flow control: a command that does
+	 * not read stops the reading once the channel's window is full;
+	 * a worker whose command ended, or that failed, no longer
+	 * counts); nothing is read before a command has started.  All
+	 * workers run at once (fanout is raised to n).  The watcher then
+	 * does not use the channel's stdin: it polls, every second, that
+	 * the worker's sshd session process (the login shell's parent)
+	 * still runs, which it does as long as the client's connection
+	 * does; when it goes while the command runs, the group is stopped
+	 * as above.  An error reading stdin_fd ends it as EOF would.
+	 */
+	SSHPOOL_F_STDIN = (1 << 5),
 };
 
 /* Output flags given to on_output. */
@@ -107,6 +123,7 @@ struct sshpool_opts {
 	int auth_retry_ms;      /* first delay between attempts; 0: 1000 */
 	int auth_retry_max_ms;  /* delay cap (doubling); 0: 5000 */
 	size_t line_max;        /* line buffer per stream; 0: 16384 */
+	int stdin_fd;           /* with SSHPOOL_F_STDIN: what is forwarded */
 	/*
 	 * Keepalive (OpenSSH's ServerAliveInterval / ServerAliveCountMax):
 	 * once a session runs its command, a keepalive asking for a reply

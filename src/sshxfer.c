@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +92,20 @@ sshxfer_parse_operand(
 		    "63), before the ':' (write ./%s for a local file)",
 		    (int)(colon - base), base, arg, arg);
 	op->node = xstrndup(arg, (size_t)(colon - arg));
-	op->path = xstrdup(colon + 1);
+	colon++;
+	/* ~ is the login's home, where SFTP paths start: as scp does */
+	if (colon[0] == '~' && colon[1] != '\0' && colon[1] != '/') {
+		free(op->node);
+		op->node = NULL;
+		return tpu_error(err, TPU_E_USAGE,
+		    "'%s': only ~ (the login's home) is expanded, not "
+		    "~user",
+		    arg);
+	}
+	if (colon[0] == '~')
+		for (colon++; *colon == '/'; colon++)
+			;
+	op->path = xstrdup(colon);
 	return 0;
 }
 
@@ -333,6 +347,11 @@ xfail(struct sshpool_conn *c, const char *what, const char *path,
 	        ? libssh2_sftp_last_error(c->sftp)
 	        : 0;
 
+	if ((e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH) &&
+	    c->target != NULL)
+		return tpu_error(err, TPU_E_NOTFOUND,
+		    "cannot %s '%s' on worker %d: no such file or directory",
+		    what, path, c->target->worker);
 	if (e == LIBSSH2_FX_NO_SUCH_FILE || e == LIBSSH2_FX_NO_SUCH_PATH)
 		return tpu_error(err, TPU_E_NOTFOUND,
 		    "cannot %s '%s': no such file or directory", what, path);
@@ -659,6 +678,62 @@ local_dir(const char *path, struct tpu_err *err)
 	                    : strerror(errno));
 }
 
+/* 1 when path holds a wildcard (* ? [): remote_glob refuses one
+ * before the last component. */
+static int
+has_glob(const char *path)
+{
+	return strpbrk(path, "*?[") != NULL;
+}
+
+/*
+ * Expand a remote operand whose last component is a wildcard, as the
+ * worker's shell would (fnmatch, a leading '.' matched only by a '.'),
+ * over SFTP: no command runs, so no name can inject one.  The matches,
+ * sorted, are appended to *v.  No match: TPU_E_NOTFOUND naming the
+ * pattern and the worker; a wildcard in a directory component:
+ * TPU_E_USAGE.
+ */
+static int
+remote_glob(struct sshpool_conn *c, const char *pat, char ***v, size_t *n,
+    struct tpu_err *err)
+{
+	const char *sl = strrchr(pat, '/'), *base = sl != NULL ? sl + 1 : pat;
+	char *dir;
+	struct xent *e = NULL;
+	size_t ne = 0, i, found = 0;
+	int rc;
+
+	dir = sl == NULL ? xstrdup("")
+	                 : xstrndup(pat, sl == pat ? 1 : (size_t)(sl - pat));
+	if (strpbrk(dir, "*?[") != NULL) {
+		free(dir);
+		return tpu_error(err, TPU_E_USAGE,
+		    "'%s': only the last component of a remote path may hold "
+		    "a wildcard",
+		    pat);
+	}
+	rc = xreaddir(c, dir[0] != '\0' ? dir : ".", &e, &ne, err);
+	for (i = 0; rc == 0 && i < ne; i++) {
+		if (strlen(e[i].name) != e[i].len ||
+		    strcmp(e[i].name, ".") == 0 ||
+		    strcmp(e[i].name, "..") == 0 ||
+		    fnmatch(base, e[i].name, FNM_PERIOD) != 0)
+			continue;
+		*v = xreallocarray(*v, *n + 1, sizeof **v);
+		(*v)[(*n)++] = sl == NULL ? xstrdup(e[i].name)
+		                          : sshxfer_join(dir, e[i].name);
+		found++;
+	}
+	xents_free(e, ne);
+	free(dir);
+	if (rc == 0 && found == 0)
+		rc = tpu_error(err, TPU_E_NOTFOUND,
+		    "no match for %s on worker %d", pat,
+		    c->target != NULL ? c->target->worker : 0);
+	return rc;
+}
+
 static int
 do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
     const struct sshpool_target *t, struct sshxfer_result *r)
@@ -666,9 +741,9 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 	LIBSSH2_SFTP_ATTRIBUTES a;
 	struct sshxfer_list l;
 	struct stat st;
-	char *base;
+	char *base, **srcs = NULL;
 	int dst_dir, rc = 0;
-	size_t i, j;
+	size_t i, j, nsrcs = 0;
 
 	memset(&l, 0, sizeof l);
 	if (sp->per_worker_dirs) {
@@ -680,19 +755,27 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 	} else
 		base = xstrdup(sp->dst);
 	dst_dir = lstat(base, &st) == 0 && S_ISDIR(st.st_mode);
-	if (!dst_dir && sp->nsrc > 1) {
+	if ((rc = sshpool_sftp_open(c, &r->err)) != 0)
+		goto out;
+	for (i = 0; i < sp->nsrc && rc == 0; i++)
+		if (has_glob(sp->srcs[i]))
+			rc =
+			    remote_glob(c, sp->srcs[i], &srcs, &nsrcs, &r->err);
+		else {
+			srcs = xreallocarray(srcs, nsrcs + 1, sizeof *srcs);
+			srcs[nsrcs++] = xstrdup(sp->srcs[i]);
+		}
+	if (rc == 0 && !dst_dir && nsrcs > 1) {
 		rc = tpu_error(&r->err, TPU_E_INVALID,
 		    "'%s' is not a directory (needed for several sources)",
 		    base);
 		goto out;
 	}
-	if ((rc = sshpool_sftp_open(c, &r->err)) != 0)
-		goto out;
-	for (i = 0; i < sp->nsrc && rc == 0; i++) {
-		const char *src = sp->srcs[i];
+	for (i = 0; i < nsrcs && rc == 0; i++) {
+		const char *src = srcs[i];
 		char *top = sshxfer_basename(src);
 		size_t first = l.n;
-		int tree = 0;
+		int tree = 0, into = dst_dir;
 
 		if (!sshxfer_relpath_safe(top))
 			rc = tpu_error(&r->err, TPU_E_USAGE,
@@ -702,6 +785,10 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 		         0)
 			;
 		else if (LIBSSH2_SFTP_S_ISDIR(a.permissions)) {
+			/* one tree from several workers: DST/w<N>/ is its
+			   copy (its contents), not a directory holding it */
+			if (sp->per_worker_dirs && nsrcs == 1)
+				into = 0;
 			if (!sp->recurse)
 				rc = tpu_error(&r->err, TPU_E_INVALID,
 				    "'%s' is a directory on the worker: use "
@@ -722,7 +809,7 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 			    src);
 		for (j = first; j < l.n && rc == 0; j++) {
 			struct sshxfer_item *it = &l.items[j];
-			char *dst = dest_of(it, top, base, dst_dir);
+			char *dst = dest_of(it, top, base, into);
 
 			if (sp->abort != NULL && *sp->abort)
 				rc = tpu_error(&r->err,
@@ -749,7 +836,7 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 
 			if (!it->is_dir)
 				continue;
-			dst = dest_of(it, top, base, dst_dir);
+			dst = dest_of(it, top, base, into);
 			if (chmod(dst, it->mode & 07777) != 0)
 				rc = tpu_error(&r->err, TPU_E_IO,
 				    "cannot chmod '%s': %s", dst,
@@ -760,6 +847,12 @@ do_download(const struct sshxfer_spec *sp, struct sshpool_conn *c,
 	}
 	r->skipped = l.skipped;
 out:
+	/* a worker that failed leaves no empty w<N>/ (rmdir: only empty) */
+	if (rc != 0 && sp->per_worker_dirs)
+		(void)rmdir(base);
+	for (i = 0; i < nsrcs; i++)
+		free(srcs[i]);
+	free(srcs);
 	sshxfer_list_release(&l);
 	free(base);
 	return rc;

@@ -66,14 +66,15 @@ expect_rc 0 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" --command \
 line")" = newline && echo clean'
 [ "$(grep -c 'clean$' "$T/out")" -eq 2 ] || fail "worker trees: $(cat "$T/out")"
 
+# one tree from several workers: DST/wN/ is the tree (issue 20)
 expect_rc 0 "$TPUCTL" scp --worker all --recurse --ssh-key-file "$KEY" \
     pod:tree "$T/dl"
 for w in 0 1; do
-	manifest "$T/dl/w$w/tree" >"$T/got"
+	manifest "$T/dl/w$w" >"$T/got"
 	diff "$T/want" "$T/got" >"$T/diff" ||
 	    fail "w$w: tree differs: $(cat "$T/diff")"
-	same_files "$S" "$T/dl/w$w/tree" || fail "w$w: file contents differ"
-	cmp "$S/a b.txt" "$T/dl/w$w/tree/flink" || fail "w$w: flink differs"
+	same_files "$S" "$T/dl/w$w" || fail "w$w: file contents differ"
+	cmp "$S/a b.txt" "$T/dl/w$w/flink" || fail "w$w: flink differs"
 done
 # One worker, into a new name.
 expect_rc 0 "$TPUCTL" scp --worker 1 --recurse --ssh-key-file "$KEY" \

@@ -967,6 +967,91 @@ START_TEST(test_watch_kills_group)
 }
 END_TEST
 
+/*
+ * SSHPOOL_F_STDIN: the same bytes to every worker, then EOF; without
+ * it the command's stdin is at EOF at once; a command that does not read
+ * ends the run (no endless read of /dev/zero); a command stopped while
+ * its stdin is open (no EOF yet) has its group killed by the watcher.
+ */
+START_TEST(test_stdin_forward)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct tpu_err err;
+	char path[] = "/tmp/check_sshpool_stdin.XXXXXX";
+	char blob[100000];
+	int fd, zero, pp[2];
+	size_t i;
+	pid_t pg;
+
+	for (i = 0; i < sizeof blob; i++)
+		blob[i] = (char)(i * 7 + i / 251);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(write(fd, blob, sizeof blob), (ssize_t)sizeof blob);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+
+	seen_init();
+	opts_init(&o, "wc -c");
+	o.flags |= SSHPOOL_F_STDIN;
+	o.stdin_fd = fd;
+	o.fanout = 1; /* raised: every worker takes each chunk */
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
+	for (i = 0; i < 2; i++) {
+		char want[32];
+
+		snprintf(want, sizeof want, "[w%zu] 100000\n", i);
+		ck_assert_str_eq(seen.out[i][0].data, want);
+	}
+	results_release(r, 2);
+
+	/* no forwarding: EOF at once */
+	seen_release();
+	seen_init();
+	opts_init(&o, "wc -c");
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
+	ck_assert_str_eq(seen.out[1][0].data, "[w1] 0\n");
+	results_release(r, 2);
+
+	/* a command that does not read: ends, /dev/zero read boundedly */
+	zero = open("/dev/zero", O_RDONLY);
+	ck_assert_int_ge(zero, 0);
+	seen_release();
+	seen_init();
+	opts_init(&o, "exit 4");
+	o.flags |= SSHPOOL_F_STDIN;
+	o.stdin_fd = zero;
+	o.command_timeout_ms = 20000;
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_REMOTE_NONZERO);
+	ck_assert_int_eq(r[0].exit_status, 4);
+	results_release(r, 1);
+	close(zero);
+
+	/* stdin open, no EOF: the command timeout's stop still kills */
+	ck_assert_int_eq(pipe(pp), 0);
+	ck_assert_int_eq(write(pp[1], "x\n", 2), 2);
+	seen_release();
+	seen_init();
+	opts_init(&o, "read -r x; echo $$; sleep 30");
+	o.flags |= SSHPOOL_F_STDIN;
+	o.stdin_fd = pp[0];
+	o.command_timeout_ms = 1500;
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_TIMEOUT);
+	pg = printed_pid(0);
+	ck_assert_int_gt(pg, 1);
+	ck_assert_msg(group_gone(pg, 4000), "the command still runs");
+	/* the watcher too, after its grace */
+	ck_assert_msg(group_gone(-pg, 8000), "the group still runs");
+	results_release(r, 1);
+	close(pp[0]);
+	close(pp[1]);
+	close(fd);
+}
+END_TEST
+
 static int pty_master;
 static volatile sig_atomic_t winch_flag;
 
@@ -1541,6 +1626,7 @@ sshpool_suite(void)
 	tcase_add_test(tc, test_d1_fanout_ok);
 	tcase_add_test(tc, test_target_command_env);
 	tcase_add_test(tc, test_watch_kills_group);
+	tcase_add_test(tc, test_stdin_forward);
 	tcase_add_test(tc, test_d2_hostkey_mismatch);
 	tcase_add_test(tc, test_d5_blackhole);
 	tcase_add_test(tc, test_d6_one_nonzero);

@@ -32,6 +32,12 @@ START_TEST(operand_remote)
 		    "a.b_c@projects/p/locations/z/nodes/n1", "x" },
 		{ "projects/p/locations/z/queuedResources/q:",
 		    "projects/p/locations/z/queuedResources/q", "" },
+		/* ~ is the home, where SFTP paths start */
+		{ "n1:~/train.py", "n1", "train.py" },
+		{ "n1:~", "n1", "" },
+		{ "n1:~//a/b", "n1", "a/b" },
+		{ "n1:/tmp/~x", "n1", "/tmp/~x" },
+		{ "n1:logs/*.txt", "n1", "logs/*.txt" },
 	};
 	struct sshxfer_operand op;
 	struct tpu_err err;
@@ -72,7 +78,7 @@ END_TEST
 START_TEST(operand_reject)
 {
 	static const char *rows[] = { "", ":x", "Node:x", "1node:x", "node-:x",
-		"no_de:x", "a b:x", "n:a\nb", "@n:x", "u@Node:x",
+		"no_de:x", "a b:x", "n:a\nb", "@n:x", "u@Node:x", "n1:~bob/x",
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		"aa:x" };
 	struct sshxfer_operand op;
