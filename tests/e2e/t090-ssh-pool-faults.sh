@@ -19,7 +19,7 @@ export XDG_RUNTIME_DIR
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 pool_cleanup() {
 	st=$?
-	"$TPUCTL" ssh-pool stop >/dev/null 2>&1
+	"$TPUCTL" ssh-pool stop >/dev/null 2>&1 || true
 	(exit "$st")
 	cleanup
 }

@@ -20,7 +20,7 @@ stopped=
 pool_cleanup() {
 	st=$?
 	[ -z "$stopped" ] || kill -CONT "$stopped" 2>/dev/null || true
-	"$TPUCTL" ssh-pool stop >/dev/null 2>&1
+	"$TPUCTL" ssh-pool stop >/dev/null 2>&1 || true
 	(exit "$st")
 	cleanup
 }
