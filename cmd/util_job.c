@@ -572,6 +572,12 @@ take_status(struct jobcmd *jc, size_t i)
 	if (line == NULL || strncmp(line, jc->spec.name, nl) != 0 ||
 	    line[nl] != ' ' || jobs_state_parse(line + nl + 1, &st) != 0)
 		return -1;
+	/* no job where it ran and wrote output: the worker was wiped (its
+	   node deleted or recreated while a session to it lived on) */
+	if (st.kind == JOBS_MISSING &&
+	    jobcmd_state(jc, i)->kind == JOBS_RUNNING && jc->off[0] != NULL &&
+	    jc->off[0][i] + jc->off[1][i] > 0)
+		st.kind = JOBS_LOST;
 	*jobcmd_state(jc, i) = st;
 	return 0;
 }
@@ -651,6 +657,8 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	/* the stream dropped: its rest is still to be read, even once the
 	   job has ended there */
 	unsigned char *rest = xcalloc(n > 0 ? n : 1, 1);
+	/* this round follows a job that ran (not its launch) */
+	unsigned char *refollow = xcalloc(n > 0 ? n : 1, 1);
 	char **cmds = xcalloc(n > 0 ? n : 1, sizeof *cmds);
 	int64_t deadline =
 	    timeout_s > 0 ? tpu_now_ms() + timeout_s * 1000LL : 0;
@@ -673,6 +681,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		}
 		for (i = 0; i < n; i++) {
 			cmds[i] = NULL;
+			refollow[i] = 0;
 			if (jobs_state_final(jobcmd_state(jc, i)) && !rest[i])
 				continue;
 			if (attempt == 0 && first != NULL)
@@ -680,9 +689,11 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			else if (relaunch != NULL && relaunch[i] != NULL) {
 				cmds[i] = relaunch[i]; /* once */
 				relaunch[i] = NULL;
-			} else
+			} else {
 				cmds[i] = jobs_follow_cmd(jc->spec.name,
 				    jc->off[0][i], jc->off[1][i], wait);
+				refollow[i] = attempt > 0;
+			}
 			nact++;
 		}
 		if (nact == 0)
@@ -713,8 +724,15 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				rest[i] = 0;
 				if (res[i].exit_status >= 96 &&
 				    res[i].exit_status <= 98) {
-					/* no such job, or it could not start */
-					st->kind = JOBS_MISSING;
+					/* no such job, or it could not start;
+					   gone from where it ran: the worker
+					   was wiped (its node deleted while a
+					   session to it lived on) */
+					st->kind =
+					    refollow[i] &&
+					            st->kind == JOBS_RUNNING
+					        ? JOBS_LOST
+					        : JOBS_MISSING;
 					break;
 				}
 				ask[i] = 1;
@@ -841,6 +859,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	free(res);
 	free(ask);
 	free(rest);
+	free(refollow);
 	free(cmds);
 	(void)err;
 	return rc;
