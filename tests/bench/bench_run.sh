@@ -59,25 +59,25 @@ while [ $i -lt 20 ]; do
 	i=$((i + 1))
 done
 
-now() { date +%s.%N; }
+# shellcheck source=tests/bench/lib_time.sh
+. "$top/tests/bench/lib_time.sh"
 
 # timed NAME CMD...: wall time to the first line and to the end.
 timed() {
 	name=$1
 	shift
 	rm -f "$T/first"
-	t0=$(now)
+	t0=$(bench_now)
 	if ! "$@" 2>"$T/err" | {
-		if IFS= read -r _l; then now >"$T/first"; fi
+		if IFS= read -r _l; then bench_now >"$T/first"; fi
 		cat >/dev/null
 	}; then
 		printf '%-22s failed: %s\n' "$name" "$(tail -1 "$T/err")"
 		return 0
 	fi
-	t1=$(now)
+	end=$(bench_since "$t0")
 	first=-
-	[ ! -s "$T/first" ] || first=$(awk -v a="$t0" -v b="$(cat "$T/first")" 'BEGIN { printf "%.2f", b - a }')
-	end=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	[ ! -s "$T/first" ] || first=$(bench_since "$t0" "$(cat "$T/first")")
 	printf '%-22s first line %6s s  end %6s s\n' "$name" "$first" "$end"
 	echo "$end" >"$T/end.$name"
 }
@@ -92,9 +92,9 @@ stage_parts() {
 	hash=$(jq -r .workdirHash "$XDG_STATE_HOME/tpuctl/jobs/$2/job.json")
 	tar=$XDG_CACHE_HOME/tpuctl/workdirs/$hash.tar
 	if [ -f "$tar" ]; then
-		t0=$(now)
+		t0=$(bench_now)
 		"$BIN/tpuctl" data cp "$tar" gs://bench-stage/parts.tar >/dev/null 2>&1
-		up=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+		up=$(bench_since "$t0")
 		printf '  client upload of the archive: %s s\n' "$up"
 	fi
 	# the URL is percent-encoded: no quote in it
@@ -111,11 +111,11 @@ mkdir "$a.d" && tar -x -m -p -f "$a" -C "$a.d"
 t3=$(n)
 rm -rf "$a" "$a.d"
 echo "parts $s $t1 $t2 $t3"'
-	t0=$(now)
+	t0=$(bench_now)
 	"$BIN/tpuctl" ssh "$1" --worker=all --fanout "$3" \
 	    --command "u='$url'
 $pull" >"$T/parts" 2>"$T/parts.err" || true
-	all=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
+	all=$(bench_since "$t0")
 	awk -v all="$all" '$2 == "parts" { n++; g = $4 - $3; h = $5 - $4; x = $6 - $5
 	    sg += g; sh += h; sx += x; if (g > mg) mg = g }
 	    END { if (n == 0) { print "  workers pull: failed"; exit }

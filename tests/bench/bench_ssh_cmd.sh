@@ -33,6 +33,8 @@ runs=${SSH_CMD_BENCH_RUNS:-3}
 cores=$(nproc)
 tck=$(getconf CLK_TCK)
 T=$(mktemp -d /tmp/bench_ssh_cmd.XXXXXX)
+# shellcheck source=tests/bench/lib_time.sh
+. "$top/tests/bench/lib_time.sh"
 emu_pid=
 cleanup() {
 	[ -z "$emu_pid" ] || kill "$emu_pid" 2>/dev/null || true
@@ -64,13 +66,8 @@ have() { command -v "$1" >/dev/null 2>&1; }
 # sshd_ticks: CPU clock ticks of the workers' listener sshds and of all
 # they reaped (utime + stime + cutime + cstime).
 sshd_ticks() {
-	for f in "$T"/emu/fleet/n*/w*/sshd.pid; do
-		[ -s "$f" ] || continue
-		p=$(cat "$f")
-		[ -r "/proc/$p/stat" ] || continue
-		# Fields after "(comm)": state is $1, utime $12 ... cstime $15.
-		sed 's/^.*) //' "/proc/$p/stat"
-	done | awk '{ t += $12 + $13 + $14 + $15 } END { print t + 0 }'
+	# shellcheck disable=SC2046 # one pid a word
+	bench_ticks $(cat "$T"/emu/fleet/n*/w*/sshd.pid 2>/dev/null)
 }
 
 # measure1 NAME CMD...: one run; "wall cpu/host KiB sshd-s" appended to
@@ -79,8 +76,7 @@ measure1() {
 	name=$1
 	shift
 	before=$(sshd_ticks)
-	if ! /usr/bin/time -f '%e %U %S %M' -o "$T/time" "$@" \
-	    >"$T/out" 2>"$T/err"; then
+	if ! bench_time "$T/time" "$@" >"$T/out" 2>"$T/err"; then
 		echo "failed: $(tail -1 "$T/err")" >"$T/fail.$name"
 		return 0
 	fi
@@ -109,7 +105,7 @@ measure() {
 		printf '%-22s %s\n' "$name" "$(cat "$T/fail.$name" 2>/dev/null)"
 		return 0
 	fi
-	sort -n "$T/runs.$name" | sed -n "$(((runs + 1) / 2))p" >"$T/res.$name"
+	bench_median "$runs" <"$T/runs.$name" >"$T/res.$name"
 	read -r wall cpu rss _ _ <"$T/res.$name"
 	awk -v n="$name" -v w="$wall" -v c="$cpu" -v r="$rss" \
 	    -v all="$(cut -d' ' -f1 "$T/runs.$name" | tr '\n' ' ')" \
@@ -123,8 +119,7 @@ floor() {
 	[ -s "$T/runs.tpuctl" ] || return 0
 	awk -v c="$cores" -v h="$hosts" \
 	    '{ printf "%.3f %.3f\n", ($4 + $5) / c, $4 * 1000 / h }' \
-	    "$T/runs.tpuctl" | sort -n | sed -n "$(((runs + 1) / 2))p" \
-	    >"$T/res.floor"
+	    "$T/runs.tpuctl" | bench_median "$runs" >"$T/res.floor"
 	read -r f per <"$T/res.floor"
 	printf '%-22s wall %6.2f s  (sshd %.2f ms/connection + tpuctl client CPU, / %d cores)\n' \
 	    floor "$f" "$per" "$cores"

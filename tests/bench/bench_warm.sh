@@ -18,6 +18,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${TPUCTL_BIN_DIR:-$top/bin}
 chips=${WARM_BENCH_CHIPS:-512}
 T=$(mktemp -d /tmp/bench_warm.XXXXXX)
+# shellcheck source=tests/bench/lib_time.sh
+. "$top/tests/bench/lib_time.sh"
 emu_pid=
 cleanup() {
 	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
@@ -64,7 +66,7 @@ hosts=$(sed -n 's/^\([0-9]*\) of [0-9]* workers succeeded$/\1/p' "$T/err")
 # client CPU (s) appended to $T/cpu
 median5() {
 	for _ in 1 2 3 4 5; do
-		/usr/bin/time -f '%e %U %S' -o "$T/time" "$BIN/tpuctl" ssh \
+		bench_time "$T/time" "$BIN/tpuctl" ssh \
 		    "$node" --worker=all --persist "$1" -- true >/dev/null \
 		    2>"$T/err" || {
 			echo "run (--persist $1) failed: $(tail -2 "$T/err")" >&2
@@ -72,16 +74,9 @@ median5() {
 		}
 		awk '{ print $2 + $3 }' "$T/time" >>"$T/cpu"
 		cut -d' ' -f1 "$T/time"
-	done | sort -n | sed -n 3p
+	done | bench_median 5
 }
 
-# ticks PID...: CPU clock ticks (user, system, children waited for) of
-# the processes
-ticks() {
-	for p in "$@"; do
-		sed 's/.*) //' "/proc/$p/stat" 2>/dev/null || true
-	done | awk '{ t += $12 + $13 + $14 + $15 } END { print t + 0 }'
-}
 # the emulator's descendants (its sshd workers and their sessions)
 desc() {
 	for c in $(pgrep -P "$1"); do
@@ -94,13 +89,13 @@ cold=$(median5 no)
 "$BIN/tpuctl" ssh "$node" --worker=all --persist 10m -- true >/dev/null 2>&1
 holder=$("$BIN/tpuctl" ssh-pool list | awk 'NR > 1 { print $3 }')
 # shellcheck disable=SC2046 # one pid a word
-s0=$(ticks $(desc "$emu_pid"))
-h0=$(ticks "$holder")
+s0=$(bench_ticks $(desc "$emu_pid"))
+h0=$(bench_ticks "$holder")
 : >"$T/cpu"
 warm=$(median5 10m)
 # shellcheck disable=SC2046
-s1=$(ticks $(desc "$emu_pid"))
-h1=$(ticks "$holder")
+s1=$(bench_ticks $(desc "$emu_pid"))
+h1=$(bench_ticks "$holder")
 printf 'workers %d, load %s\n' "$hosts" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s wall %6.3f s (median of 5)\n' cold "$cold" warm "$warm"
 awk -v c="$cold" -v w="$warm" 'BEGIN {

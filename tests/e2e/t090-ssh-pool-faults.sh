@@ -14,16 +14,8 @@
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
-XDG_RUNTIME_DIR=$T/run
-export XDG_RUNTIME_DIR
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-pool_cleanup() {
-	st=$?
-	"$TPUCTL" ssh-pool stop >/dev/null 2>&1 || true
-	(exit "$st")
-	cleanup
-}
-trap pool_cleanup EXIT
+# shellcheck source=tests/e2e/lib_warm.sh
+. "$(dirname "$0")/lib_warm.sh"
 
 emu_start --set fleet.key_delay_ms=300
 fleet_api_setup
@@ -31,14 +23,9 @@ fleet_create_node t090 v4-32 90
 full=$(jq -r .name "$T/node.json")
 id1=$(jq -r .id "$T/node.json")
 
-# the holder's pid, from ssh-pool list
-holder_pid() {
-	"$TPUCTL" ssh-pool list >"$T/list" 2>&1 || fail "ssh-pool list failed"
-	awk '$1 ~ /\/t090$/ { print $3 }' "$T/list"
-}
 
 expect_rc 0 "$TPUCTL" ssh t090 --persist 30s --worker=all -- true
-pid=$(holder_pid)
+pid=$(holder_pid t090)
 [ -n "$pid" ] || fail "no holder after a --persist command: $(cat "$T/list")"
 assert_grep "/t090 *$id1 " "$T/list"
 
@@ -57,7 +44,7 @@ assert_no_grep 'late' "$T/kout"
 expect_rc 0 "$TPUCTL" ssh t090 --persist 30s --worker=all -- echo again
 [ "$(grep -c '^\[w[0-3]\] again$' "$T/out")" -eq 4 ] ||
     fail "after the kill: $(cat "$T/out")"
-pid2=$(holder_pid)
+pid2=$(holder_pid t090)
 if [ -z "$pid2" ] || [ "$pid2" = "$pid" ]; then
 	fail "no new holder: $(cat "$T/list")"
 fi
@@ -89,7 +76,7 @@ print("answer" if d else "refused")
 	assert_grep '^refused$' "$T/nobody"
 	# the holder goes on serving its own user
 	expect_rc 0 "$TPUCTL" ssh t090 --persist 30s --worker=0 -- true
-	[ "$(holder_pid)" = "$pid2" ] || fail "holder gone after the refusal"
+	[ "$(holder_pid t090)" = "$pid2" ] || fail "holder gone after the refusal"
 fi
 
 # a worker rekeyed while its session is held: refused on the next command
@@ -113,7 +100,7 @@ expect_rc 8 "$TPUCTL" ssh t090 --persist 30s --worker=all -- echo hi
 assert_grep '^worker 1: host key' "$T/err"
 
 # deleted and created again: a new node id ends the old holder
-pid3=$(holder_pid)
+pid3=$(holder_pid t090)
 fleet_api DELETE "$NODES/t090" >/dev/null || fail "nodes.delete failed"
 n=0
 while fleet_api GET "$NODES/t090" >/dev/null 2>&1; do
@@ -141,5 +128,5 @@ while kill -0 "$pid3" 2>/dev/null; do
 	sleep 0.1
 done
 expect_rc 0 "$TPUCTL" ssh t090 --persist 30s --worker=all -- true
-holder_pid >/dev/null
+holder_pid t090 >/dev/null
 assert_grep "/t090 *$id2 " "$T/list"

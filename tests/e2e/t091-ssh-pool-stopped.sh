@@ -13,27 +13,13 @@
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
-XDG_RUNTIME_DIR=$T/run
-export XDG_RUNTIME_DIR
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-stopped=
-pool_cleanup() {
-	st=$?
-	[ -z "$stopped" ] || kill -CONT "$stopped" 2>/dev/null || true
-	"$TPUCTL" ssh-pool stop >/dev/null 2>&1 || true
-	(exit "$st")
-	cleanup
-}
-trap pool_cleanup EXIT
+# shellcheck source=tests/e2e/lib_warm.sh
+. "$(dirname "$0")/lib_warm.sh"
 
 emu_start
 fleet_api_setup
 fleet_create_node t091 v4-32 90
 
-holder_pid() {
-	"$TPUCTL" ssh-pool list >"$T/list" 2>&1 || fail "ssh-pool list failed"
-	awk '$1 ~ /\/t091$/ { print $3 }' "$T/list"
-}
 # gone: no such process, or a zombie not yet reaped by init
 gone() {
 	s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || s=
@@ -44,7 +30,7 @@ now_ms() {
 }
 
 expect_rc 0 "$TPUCTL" ssh t091 --persist 60s --worker=all -- true
-pid=$(holder_pid)
+pid=$(holder_pid t091)
 [ -n "$pid" ] || fail "no holder after a --persist command: $(cat "$T/list")"
 
 # stopped in the middle of a command: that command fails, bounded
@@ -54,7 +40,7 @@ t0=$(now_ms)
 bg=$!
 sleep 1
 kill -STOP "$pid"
-stopped=$pid
+pool_stopped=$pid
 n=0
 while kill -0 "$bg" 2>/dev/null; do
 	n=$((n + 1))
@@ -78,20 +64,20 @@ until gone "$pid"; do
 	[ $n -lt 50 ] || fail "the stopped holder $pid was not ended"
 	sleep 0.1
 done
-stopped=
+pool_stopped=
 
 # the next command works, through a new holder
 expect_rc 0 "$TPUCTL" ssh t091 --persist 60s --worker=all -- echo again
 [ "$(grep -c '^\[w[0-3]\] again$' "$T/out")" -eq 4 ] ||
     fail "after the stop: $(cat "$T/out")"
-pid2=$(holder_pid)
+pid2=$(holder_pid t091)
 if [ -z "$pid2" ] || [ "$pid2" = "$pid" ]; then
 	fail "no new holder: $(cat "$T/list")"
 fi
 
 # stopped between commands: the next one gets no HELLO and runs cold
 kill -STOP "$pid2"
-stopped=$pid2
+pool_stopped=$pid2
 t0=$(now_ms)
 expect_rc 0 "$TPUCTL" ssh t091 --persist 60s --worker=all -- echo cold
 ms=$(($(now_ms) - t0))
@@ -105,9 +91,9 @@ until gone "$pid2"; do
 	[ $n -lt 50 ] || fail "the stopped holder $pid2 was not ended"
 	sleep 0.1
 done
-stopped=
+pool_stopped=
 expect_rc 0 "$TPUCTL" ssh t091 --persist 60s --worker=all -- true
-pid3=$(holder_pid)
+pid3=$(holder_pid t091)
 if [ -z "$pid3" ] || [ "$pid3" = "$pid2" ]; then
 	fail "no new holder after the cold run: $(cat "$T/list")"
 fi

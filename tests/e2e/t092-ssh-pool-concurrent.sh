@@ -11,16 +11,8 @@
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
-XDG_RUNTIME_DIR=$T/run
-export XDG_RUNTIME_DIR
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-pool_cleanup() {
-	st=$?
-	"$TPUCTL" ssh-pool stop >/dev/null 2>&1 || true
-	(exit "$st")
-	cleanup
-}
-trap pool_cleanup EXIT
+# shellcheck source=tests/e2e/lib_warm.sh
+. "$(dirname "$0")/lib_warm.sh"
 
 emu_start
 fleet_api_setup
