@@ -18,6 +18,7 @@
 #include "fanout.h"
 #include "retry.h"
 #include "shquote.h"
+#include "ssh_pool.h"
 #include "sshcmd.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -70,26 +71,6 @@ run_shell(struct sshcmd *sc, struct tpu_err *err)
 	if (status < 0)
 		return fanout_signal_status(signame);
 	return status;
-}
-
-/* --persist / ssh/persist: "no" (or unset) is 0, else a duration of
- * 1 s to 24 h. */
-static int
-parse_persist(const char *what, const char *v, int *secs, struct tpu_err *err)
-{
-	long long s = 0;
-	int rc;
-
-	*secs = 0;
-	if (v == NULL || strcmp(v, "no") == 0)
-		return 0;
-	if ((rc = tpu_parse_duration(what, v, &s, err)) != 0)
-		return rc;
-	if (s < 1 || s > 24 * 3600)
-		return tpu_error(err, TPU_E_USAGE,
-		    "%s '%s': want no or a duration of 1s to 24h", what, v);
-	*secs = (int)s;
-	return 0;
 }
 
 static int
@@ -200,7 +181,8 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    "--stdin forwards stdin to a command given after --; an "
 		    "interactive shell reads it anyway");
 	}
-	if ((rc = parse_persist(persist != NULL ? "--persist" : "ssh/persist",
+	if ((rc = ssh_pool_parse_persist(
+	         persist != NULL ? "--persist" : "ssh/persist",
 	         persist != NULL ? persist
 	                         : config_get(ctx->cfg, "ssh/persist"),
 	         &fs.persist_s, err)) != 0) {

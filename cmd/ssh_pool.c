@@ -39,6 +39,7 @@
 #include "holdproto.h"
 #include "log.h"
 #include "retry.h"
+#include "ssh_pool.h"
 #include "sshcmd.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -152,7 +153,8 @@ slice_key(const char *project, const char *zone, const char *node)
  */
 struct holder {
 	char *slice, *node_id;
-	struct sshpool_opts po; /* what every run shares */
+	char identity[HOLDER_IDENTITY_MAX]; /* holder_identity of po */
+	struct sshpool_opts po;             /* what every run shares */
 	struct sshpool_cache *cache;
 	int64_t idle_ms;
 	int wake[2]; /* a client thread wakes the accept loop */
@@ -384,10 +386,24 @@ h_client(struct hclient *c)
 		h_exit(h);
 		goto out;
 	}
+	if (hello.identity[0] != '\0' &&
+	    strcmp(hello.identity, h->identity) != 0) {
+		/* another key file, agent use or connect timeout: these
+		 * sessions were not authenticated as the client would; make
+		 * room for a holder of the client's identity */
+		holdproto_put_text(&c->out, HOLDPROTO_ERROR,
+		    "connection holder: sessions of another key or connect "
+		    "timeout");
+		hc_send(c, &c->out);
+		holdproto_hello_release(&hello);
+		h_exit(h);
+		goto out;
+	}
 	holdproto_hello_release(&hello);
 	me.version = HOLDPROTO_VERSION;
 	me.slice = h->slice;
 	me.node_id = h->node_id;
+	me.identity = h->identity;
 	holdproto_put_hello(&c->out, &me);
 	hc_send(c, &c->out);
 	if (c->client_gone || frd_next(&r, &f, 5000, NULL, &err) != 0)
@@ -460,7 +476,15 @@ h_serve(struct holder *h, int fd)
 static int
 holder_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
-	enum { O_SLICE = 1, O_NODE_ID, O_IDLE, O_KEY, O_CONNECT, O_AUTH };
+	enum {
+		O_SLICE = 1,
+		O_NODE_ID,
+		O_IDLE,
+		O_KEY,
+		O_CONNECT,
+		O_AUTH,
+		O_AGENT
+	};
 	static const struct option opts[] = {
 		{ "slice", required_argument, NULL, O_SLICE },
 		{ "node-id", required_argument, NULL, O_NODE_ID },
@@ -468,12 +492,13 @@ holder_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "key-file", required_argument, NULL, O_KEY },
 		{ "connect-timeout-ms", required_argument, NULL, O_CONNECT },
 		{ "auth-attempts", required_argument, NULL, O_AUTH },
+		{ "agent", no_argument, NULL, O_AGENT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct holder h;
 	char dir[HOLDER_PATH_MAX], name[32], *sock;
 	long long secs = 0;
-	int ch, rc, lock_fd = -1, lfd = -1;
+	int ch, rc, lock_fd = -1, lfd = -1, agent = 0;
 
 	(void)ctx;
 	memset(&h, 0, sizeof h);
@@ -500,6 +525,9 @@ holder_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		case O_AUTH:
 			h.po.auth_attempts = (int)strtol(optarg, NULL, 10);
 			break;
+		case O_AGENT:
+			agent = 1;
+			break;
 		default:
 			return cmd_bad_option(argv, ch, err);
 		}
@@ -508,6 +536,8 @@ holder_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return tpu_error(err, TPU_E_USAGE,
 		    "ssh-pool holder: --slice, --node-id and --persist are "
 		    "required");
+	holder_identity(h.po.keyfile, agent, h.po.connect_timeout_ms,
+	    h.identity, sizeof h.identity);
 	if ((rc = holder_dir(dir, sizeof dir, err)) != 0)
 		return rc;
 	holder_name(h.slice, name, sizeof name);
@@ -597,7 +627,7 @@ spawn_holder(const struct sshcmd *sc, const char *key, const char *node_id,
 		return;
 	if (pid == 0) {
 		int fd;
-		const char *av[16];
+		const char *av[20];
 		int n = 0;
 
 		if (setsid() < 0 || fork() != 0)
@@ -627,6 +657,8 @@ spawn_holder(const struct sshcmd *sc, const char *key, const char *node_id,
 			av[n++] = "--key-file";
 			av[n++] = sc->popts.keyfile;
 		}
+		if (sc->popts.flags & SSHPOOL_F_AGENT)
+			av[n++] = "--agent";
 		av[n] = NULL;
 		execv("/proc/self/exe", (char *const *)av);
 		_exit(127);
@@ -635,7 +667,8 @@ spawn_holder(const struct sshcmd *sc, const char *key, const char *node_id,
 		;
 }
 
-/* Connect to the holder of key (starting one when none runs). */
+/* Connect to the holder of key (starting one when none runs and
+ * persist_s > 0). */
 static int
 connect_holder(const struct sshcmd *sc, const char *key, const char *node_id,
     int persist_s, int *fd)
@@ -657,6 +690,8 @@ connect_holder(const struct sshcmd *sc, const char *key, const char *node_id,
 		log_warn("warm pool not used: %s", err.msg);
 		return -1;
 	}
+	if (persist_s <= 0)
+		return -1;
 	spawn_holder(sc, key, node_id, persist_s);
 	for (i = 0; i < 100; i++) {
 		usleep(10000);
@@ -693,12 +728,19 @@ node_id_of(const struct sshcmd_slice *sl)
 	return cJSON_IsString(id) ? id->valuestring : "";
 }
 
-int
-fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
-    struct sshpool_result *res, struct tpu_err *err)
+/*
+ * Run targets t[0..n) (of sc's one node) with o through the node's
+ * holder, as sshpool_run would; with persist_s > 0 one is started when
+ * none runs, else only a running one is used.  1 when no holder could
+ * be used before anything was sent (the caller runs cold).
+ */
+static int
+warm_run(struct sshcmd *sc, const struct sshpool_target *targets, size_t n,
+    const struct sshpool_opts *o, int persist_s, struct sshpool_result *res,
+    struct tpu_err *err)
 {
-	const struct sshpool_opts *o = &sc->popts;
 	const struct sshcmd_slice *sl;
+	char identity[HOLDER_IDENTITY_MAX];
 	struct holdproto_hello hello, their;
 	struct holdproto_run run;
 	struct holdproto_frame f;
@@ -707,19 +749,19 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 	char *key;
 	const char *node_id;
 	unsigned char *done;
-	size_t i, n = sc->ntargets;
+	size_t i;
 	int fd = -1, rc = 1, lost = 0, stuck = 0, sig, frc = 0;
 	int32_t end = 0;
 
-	if (fs->persist_s <= 0 || sc->qr || sc->nslices != 1 || n == 0 ||
-	    n > HOLDPROTO_TARGETS_MAX || o->passphrase != NULL ||
+	if (sc->qr || sc->nslices != 1 || n == 0 || n > HOLDPROTO_TARGETS_MAX ||
+	    o->passphrase != NULL ||
 	    (o->flags & SSHPOOL_F_ACCEPT_NEW_HOSTKEY) ||
 	    sc->tc.project == NULL || sc->tc.zone == NULL)
 		return 1;
 	sl = sshcmd_slice_of(sc, 0);
 	node_id = node_id_of(sl);
 	key = slice_key(sc->tc.project, sc->tc.zone, sl->name);
-	if (connect_holder(sc, key, node_id, fs->persist_s, &fd) != 0) {
+	if (connect_holder(sc, key, node_id, persist_s, &fd) != 0) {
 		free(key);
 		return 1;
 	}
@@ -728,6 +770,10 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 	hello.version = HOLDPROTO_VERSION;
 	hello.slice = key;
 	hello.node_id = (char *)node_id;
+	holder_identity(o->keyfile, o->flags & SSHPOOL_F_AGENT,
+	    o->connect_timeout_ms, identity, sizeof identity);
+	hello.identity = identity;
+	log_debug("identity: %s", identity);
 	holdproto_put_hello(&b, &hello);
 	tpu_err_init(err);
 	f.type = 0;
@@ -735,9 +781,16 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 	    (frc = frd_next(&r, &f, 5000, NULL, err)) != 0 ||
 	    f.type != HOLDPROTO_HELLO ||
 	    holdproto_get_hello(&f, &their, err) != 0) {
-		/* a holder of another node id says so and exits: cold */
+		/* a holder of another node id or identity says so and
+		 * exits: cold */
+		char *why = NULL;
+
+		if (f.type == HOLDPROTO_ERROR)
+			(void)holdproto_get_textmsg(
+			    &f, HOLDPROTO_ERROR, &why, err);
 		log_debug("connection holder not used: %s",
-		    f.type == HOLDPROTO_ERROR ? "refused" : err->msg);
+		    why != NULL ? why : err->msg);
+		free(why);
 		if (frc == TPU_E_TRANSIENT)
 			end_stuck_holder(fd);
 		tpu_err_init(err);
@@ -752,7 +805,7 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 	run.ntargets = n;
 	run.targets = xcalloc(n, sizeof *run.targets);
 	for (i = 0; i < n; i++) {
-		const struct sshpool_target *t = &sc->targets[i];
+		const struct sshpool_target *t = &targets[i];
 
 		run.targets[i].worker = (uint32_t)t->worker;
 		run.targets[i].host = (char *)t->host;
@@ -835,18 +888,18 @@ fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
 			if (sig != 0)
 				snprintf(res[i].msg, sizeof res[i].msg,
 				    "worker %d: interrupted",
-				    sc->targets[i].worker);
+				    targets[i].worker);
 			else if (stuck)
 				snprintf(res[i].msg, sizeof res[i].msg,
 				    "worker %d: connection holder lost while "
 				    "running the command (no answer for %d s)",
-				    sc->targets[i].worker,
+				    targets[i].worker,
 				    HOLDPROTO_DEADLINE_MS / 1000);
 			else
 				snprintf(res[i].msg, sizeof res[i].msg,
 				    "worker %d: connection holder lost while "
 				    "running the command",
-				    sc->targets[i].worker);
+				    targets[i].worker);
 		}
 	}
 	free(done);
@@ -865,6 +918,54 @@ out:
 	return rc;
 }
 
+int
+fanout_warm_run(struct sshcmd *sc, const struct fanout_spec *fs,
+    struct sshpool_result *res, struct tpu_err *err)
+{
+	if (fs->persist_s <= 0)
+		return 1;
+	return warm_run(
+	    sc, sc->targets, sc->ntargets, &sc->popts, fs->persist_s, res, err);
+}
+
+int
+ssh_pool_parse_persist(
+    const char *what, const char *v, int *secs, struct tpu_err *err)
+{
+	long long s = 0;
+	int rc;
+
+	*secs = 0;
+	if (v == NULL || strcmp(v, "no") == 0)
+		return 0;
+	if ((rc = tpu_parse_duration(what, v, &s, err)) != 0)
+		return rc;
+	if (s < 1 || s > 24 * 3600)
+		return tpu_error(err, TPU_E_USAGE,
+		    "%s '%s': want no or a duration of 1s to 24h", what, v);
+	*secs = (int)s;
+	return 0;
+}
+
+int
+ssh_pool_job_run(struct tpu_ctx *ctx, struct sshcmd *sc,
+    const struct sshpool_target *t, size_t n, const struct sshpool_opts *o,
+    struct sshpool_result *res, struct tpu_err *err)
+{
+	struct tpu_err perr;
+	int persist_s = 0;
+
+	if (ctx == NULL)
+		return 1;
+	tpu_err_init(&perr);
+	if (ssh_pool_parse_persist("ssh/persist",
+	        config_get(ctx->cfg, "ssh/persist"), &persist_s, &perr) != 0) {
+		log_warn("warm pool not used: %s", perr.msg);
+		return 1;
+	}
+	return warm_run(sc, t, n, o, persist_s, res, err);
+}
+
 /* --- list, stop ------------------------------------------------------- */
 
 /* Ask one socket: LIST (print its line) or STOP.  0, or -1 when no
@@ -873,7 +974,7 @@ static int
 ask(const char *dir, const char *name, int type)
 {
 	struct holdproto_hello hello = { HOLDPROTO_VERSION, (char *)"",
-		(char *)"" };
+		(char *)"", (char *)"" };
 	struct holdproto_frame f;
 	struct tpu_err err;
 	struct buf b;
@@ -1025,7 +1126,7 @@ static const struct cmd_entry ssh_pool_children[] = {
 	    .name = "holder",
 	    .usage = "ssh-pool holder --slice key --node-id id --persist "
 	             "duration [--key-file file] [--connect-timeout-ms ms] "
-	             "[--auth-attempts n]",
+	             "[--auth-attempts n] [--agent]",
 	    .summary = "internal: the connection holder tpuctl ssh starts",
 	    .min_args = 0,
 	    .max_args = 0,

@@ -18,6 +18,7 @@
 #include "jobcmd.h"
 #include "log.h"
 #include "outgroup.h"
+#include "ssh_pool.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -537,7 +538,12 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		po.cache = jc->cache;
 		alive_opts(jc, &po);
 		jc->map = map;
-		rc = sshpool_run(sub, k, &po, sres, err);
+		/* short status/cancel commands: through a warm holder */
+		rc = jc->capture ? ssh_pool_job_run(
+		                       jc->ctx, &jc->sc, sub, k, &po, sres, err)
+		                 : 1;
+		if (rc == 1)
+			rc = sshpool_run(sub, k, &po, sres, err);
 		jc->map = NULL;
 		for (i = 0; i < k; i++) {
 			results[map[i]] = sres[i];

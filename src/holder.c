@@ -16,7 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "fsutil.h"
 #include "holder.h"
+#include "knownhosts.h"
 
 /* lstat'ed dir must be ours alone. */
 static int
@@ -245,4 +248,28 @@ holder_connect(const char *dir, const char *name, int *fd, struct tpu_err *err)
 	}
 	*fd = c;
 	return 0;
+}
+
+void
+holder_identity(
+    const char *keyfile, int agent, int connect_timeout_ms, char *out, size_t n)
+{
+	char fp[KNOWNHOSTS_FP_LEN] = "-";
+	struct buf b;
+	struct tpu_err err;
+
+	if (keyfile != NULL) {
+		buf_init(&b, 1u << 20);
+		tpu_err_init(&err);
+		if (fsutil_read_file(keyfile, 0, &b, NULL, &err) == 0)
+			knownhosts_fingerprint(
+			    (const unsigned char *)b.data, b.len, fp);
+		else
+			snprintf(fp, sizeof fp, "unreadable");
+		explicit_bzero(b.data, b.len);
+		buf_release(&b);
+	}
+	snprintf(out, n, "key=%s %s agent=%d connect=%d",
+	    keyfile != NULL ? keyfile : "-", fp, agent != 0,
+	    connect_timeout_ms);
 }

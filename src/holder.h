@@ -87,4 +87,21 @@ int holder_peer_check(int fd, struct tpu_err *);
  */
 int holder_peer_pid(int fd);
 
+/* Enough for holder_identity's text with a key path of PATH_MAX. */
+#define HOLDER_IDENTITY_MAX 4200
+
+/*
+ * What the sessions of a holder were (or will be) authenticated with,
+ * as text that a client and the holder compare at HELLO: the key file's
+ * path and the SHA-256 of its contents (not the key: a fingerprint, so
+ * that a key replaced under the same name differs), whether the agent
+ * is used and the connect timeout (not the authentication attempts: a
+ * first command waiting for its key to propagate retries more).  A
+ * client whose identity differs from the holder's does not use its
+ * sessions (issue 18: a command with another key must not ride on
+ * sessions authenticated with the old one).
+ */
+void holder_identity(const char *keyfile, int agent, int connect_timeout_ms,
+    char *out, size_t n);
+
 #endif

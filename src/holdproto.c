@@ -184,6 +184,7 @@ holdproto_put_hello(struct buf *b, const struct holdproto_hello *h)
 	holdproto_put_u32(b, h->version);
 	holdproto_put_cstr(b, h->slice);
 	holdproto_put_cstr(b, h->node_id);
+	holdproto_put_cstr(b, h->identity != NULL ? h->identity : "");
 	holdproto_end(b, st);
 }
 
@@ -192,6 +193,7 @@ holdproto_hello_release(struct holdproto_hello *h)
 {
 	free(h->slice);
 	free(h->node_id);
+	free(h->identity);
 	memset(h, 0, sizeof *h);
 }
 
@@ -207,7 +209,8 @@ holdproto_get_hello(const struct holdproto_frame *f, struct holdproto_hello *h,
 	holdproto_rd_init(&r, f);
 	if (holdproto_get_u32(&r, &h->version) != 0 ||
 	    holdproto_get_text(&r, 1024, &h->slice) != 0 ||
-	    holdproto_get_text(&r, 256, &h->node_id) != 0 || r.left != 0) {
+	    holdproto_get_text(&r, 256, &h->node_id) != 0 ||
+	    holdproto_get_text(&r, 8192, &h->identity) != 0 || r.left != 0) {
 		holdproto_hello_release(h);
 		return bad(err, f, "hello");
 	}

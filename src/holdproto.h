@@ -19,8 +19,8 @@
  * memory.
  *
  * Conversation (client C, holder H):
- *	C: HELLO (version, slice key, node id)
- *	H: HELLO (version, node id it holds) or ERROR and close
+ *	C: HELLO (version, slice key, node id, identity)
+ *	H: HELLO (version, node id and identity it holds) or ERROR and close
  *	C: RUN (targets with their full command lines)
  *	H: OUT ... (on_output calls of any worker, any stream), DONE per worker,
  *	   END after the last DONE; PING between them (keepalive)
@@ -35,7 +35,7 @@
 #include "buf.h"
 #include "err.h"
 
-#define HOLDPROTO_VERSION 2
+#define HOLDPROTO_VERSION 3
 /* Largest frame (type + payload): a RUN of 4,096 workers with their
  * pinned keys fits; an output chunk is far smaller. */
 #define HOLDPROTO_FRAME_MAX (16u << 20)
@@ -108,6 +108,9 @@ struct holdproto_hello {
 	uint32_t version;
 	char *slice;   /* "project/zone/node", the pool's key */
 	char *node_id; /* the node's id when the client read it, or "" */
+	/* What the sessions authenticate with (holder_identity), or "":
+	 * a client of another identity does not use the held sessions. */
+	char *identity;
 };
 
 /* One worker of a RUN. */

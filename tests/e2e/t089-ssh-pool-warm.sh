@@ -27,9 +27,12 @@ warm_same 0 t089 --worker=all -- "$cmd"
 [ "$(grep -c '^\[w[0-3]\] out [0-3]$' "$T/out")" -eq 4 ] ||
     fail "not every worker ran: $(cat "$T/out")"
 
-# the holder keeps the four sessions
+# the holder keeps the four sessions, and the warm runs go through it
 expect_rc 0 "$TPUCTL" ssh-pool list
 assert_grep "/t089 .* 4 " "$T/out"
+pid=$(holder_pid t089)
+expect_rc 0 "$TPUCTL" -vv ssh t089 --persist 30s --worker=all -- true
+assert_grep "through connection holder $pid\$" "$T/err"
 
 # warm again (sessions reused), then the command's own status
 warm_same 0 t089 --worker=all -- "$cmd"

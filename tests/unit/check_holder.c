@@ -241,6 +241,49 @@ START_TEST(other_uid_refused)
 }
 END_TEST
 
+/* write the key file path with text */
+static void
+put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(identity)
+{
+	char key[PATH_MAX + 8], a[HOLDER_IDENTITY_MAX], b[HOLDER_IDENTITY_MAX];
+
+	snprintf(key, sizeof key, "%s/id", tmp);
+	put_file(key, "key one\n");
+	holder_identity(key, 0, 20000, a, sizeof a);
+	ck_assert_ptr_nonnull(strstr(a, key));
+	ck_assert_ptr_nonnull(strstr(a, " SHA256:"));
+	ck_assert_ptr_null(strstr(a, "key one"));
+	/* the same file and options: the same identity */
+	holder_identity(key, 0, 20000, b, sizeof b);
+	ck_assert_str_eq(a, b);
+	/* each of the options differs */
+	holder_identity(key, 0, 5000, b, sizeof b);
+	ck_assert_str_ne(a, b);
+	holder_identity(key, 1, 20000, b, sizeof b);
+	ck_assert_str_ne(a, b);
+	holder_identity(NULL, 0, 20000, b, sizeof b);
+	ck_assert_str_ne(a, b);
+	/* another key under the same name differs */
+	put_file(key, "key two\n");
+	holder_identity(key, 0, 20000, b, sizeof b);
+	ck_assert_str_ne(a, b);
+	/* a missing file is an identity of its own, not a crash */
+	unlink(key);
+	holder_identity(key, 0, 20000, a, sizeof a);
+	ck_assert_ptr_nonnull(strstr(a, "unreadable"));
+	ck_assert_str_ne(a, b);
+}
+END_TEST
+
 static Suite *
 holder_suite(void)
 {
@@ -252,6 +295,7 @@ holder_suite(void)
 	tcase_add_test(tc, dir_refused);
 	tcase_add_test(tc, dir_fallback);
 	tcase_add_test(tc, names);
+	tcase_add_test(tc, identity);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("socket");
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -27,8 +27,8 @@ one_frame(const struct buf *b)
 
 START_TEST(hello_roundtrip)
 {
-	char slice[] = "p/z/n1", id[] = "123";
-	struct holdproto_hello h = { HOLDPROTO_VERSION, slice, id }, g;
+	char slice[] = "p/z/n1", id[] = "123", ident[] = "key=/k SHA256:x";
+	struct holdproto_hello h = { HOLDPROTO_VERSION, slice, id, ident }, g;
 	struct holdproto_frame f;
 	struct tpu_err err;
 	struct buf b;
@@ -40,7 +40,27 @@ START_TEST(hello_roundtrip)
 	ck_assert_uint_eq(g.version, HOLDPROTO_VERSION);
 	ck_assert_str_eq(g.slice, "p/z/n1");
 	ck_assert_str_eq(g.node_id, "123");
+	ck_assert_str_eq(g.identity, "key=/k SHA256:x");
 	holdproto_hello_release(&g);
+	/* an identity of NULL goes as "" */
+	h.identity = NULL;
+	buf_clear(&b);
+	holdproto_put_hello(&b, &h);
+	f = one_frame(&b);
+	ck_assert_int_eq(holdproto_get_hello(&f, &g, &err), 0);
+	ck_assert_str_eq(g.identity, "");
+	holdproto_hello_release(&g);
+	/* a version-2 HELLO (no identity) is refused, nothing kept */
+	{
+		static const unsigned char v2[] = { 0, 0, 0, 15, 1, 0, 0, 0, 2,
+			0, 0, 0, 1, 'a', 0, 0, 0, 1, 'b' };
+		size_t used;
+
+		ck_assert_int_eq(
+		    holdproto_frame_next(v2, sizeof v2, &f, &used, &err), 1);
+		ck_assert_int_eq(holdproto_get_hello(&f, &g, &err), TPU_E_API);
+		ck_assert_ptr_null(g.slice);
+	}
 	/* another type's decoder refuses it */
 	ck_assert_int_eq(
 	    holdproto_get_run(&f, &(struct holdproto_run){ 0 }, &err),
