@@ -22,6 +22,14 @@
 # default key exchange (issue 6), faster than them with curve25519 and
 # than the xargs row, within 1.15x of the floor (issue 18), client CPU
 # under 2 ms per host, and (at 256) peak memory under 64 MiB.
+# The warm pool (issue 18): tpuctl-warm is the same command through the
+# node's connection holder (--persist 10m, the holder started and its
+# sessions open before timing), against the tpuctl row (cold: ssh/persist
+# no); target warm <= 0.1x cold.  jobs-warm: `tpuctl jobs NODE` on a
+# running detached job (its state asked from every worker) through the
+# holder; target under 100 ms at 256 workers and more.  Its OpenSSH
+# peer: xargs-ssh-cm, xargs -P N ssh through one ControlMaster per
+# worker (ControlPersist, curve25519; the masters opened untimed).
 # Nothing leaves loopback.  Numbers only: fails only when it cannot run
 # (a MISS is reported, not an error: machines differ).
 set -eu
@@ -37,6 +45,7 @@ T=$(mktemp -d /tmp/bench_ssh_cmd.XXXXXX)
 . "$top/tests/bench/lib_time.sh"
 emu_pid=
 cleanup() {
+	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
 	[ -z "$emu_pid" ] || kill "$emu_pid" 2>/dev/null || true
 	[ -z "$emu_pid" ] || wait "$emu_pid" 2>/dev/null || true
 	rm -rf "$T"
@@ -44,8 +53,10 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
-    XDG_CACHE_HOME="$T/home/.cache"
+    XDG_CACHE_HOME="$T/home/.cache" XDG_STATE_HOME="$T/home/.local/state" \
+    XDG_RUNTIME_DIR="$T/run"
 mkdir -p "$HOME/.ssh"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 chmod 700 "$HOME" "$HOME/.ssh"
 "$BIN/tpuctl-emulator" serve --state-dir "$T/emu" --set fleet.key_delay_ms=0 \
     >"$T/emu.log" 2>&1 &
@@ -181,6 +192,20 @@ targets() {
 		verdict "tpuctl within 1.15x of the floor ($t s vs $f s: ${x}x)" \
 		    "$(awk -v x="$x" 'BEGIN { print (x <= 1.15) ? 1 : 0 }')"
 	fi
+	w=$(field tpuctl-warm 1)
+	if [ -n "$t" ] && [ -n "$w" ]; then
+		x=$(awk -v t="$t" -v w="$w" 'BEGIN { printf "%.2f", (t > 0) ? w / t : 0 }')
+		verdict "tpuctl warm <= 0.1x cold ($w s vs $t s: ${x}x)" \
+		    "$(awk -v x="$x" 'BEGIN { print (x <= 0.1) ? 1 : 0 }')"
+	fi
+	[ -z "$(field xargs-ssh-cm 1)" ] ||
+	    printf '  warm peer ratio: xargs-ssh-cm / tpuctl-warm %sx\n' \
+	    "$(ratio tpuctl-warm xargs-ssh-cm)"
+	j=$(field jobs-warm 1)
+	if [ -n "$j" ] && [ "$hosts" -ge 256 ]; then
+		verdict "tpuctl jobs warm < 100 ms at $hosts workers ($j s)" \
+		    "$(awk -v j="$j" 'BEGIN { print (j < 0.1) ? 1 : 0 }')"
+	fi
 	c=$(field tpuctl 2)
 	r=$(field tpuctl 3)
 	[ -n "$c" ] || return 0
@@ -225,6 +250,28 @@ for hosts in $sizes; do
 	measure tpuctl "$BIN/tpuctl" ssh "$node" --worker=all --fanout "$fan" \
 	    -- true
 	floor
+	# warm: the holder started and its sessions opened (untimed)
+	"$BIN/tpuctl" ssh "$node" --worker=all --fanout "$fan" --persist 10m \
+	    -- true >/dev/null 2>&1 || true
+	measure tpuctl-warm "$BIN/tpuctl" ssh "$node" --worker=all \
+	    --fanout "$fan" --persist 10m -- true
+	# jobs: a detached job running on every worker, its state asked
+	"$BIN/tpuctl" run --detach --name "bj$hosts" "$node" --fanout "$fan" \
+	    -- sleep 3600 >/dev/null 2>&1 || true
+	"$BIN/tpuctl" jobs "$node" >/dev/null 2>&1 || true
+	measure jobs-warm "$BIN/tpuctl" jobs "$node"
+	"$BIN/tpuctl" cancel --grace 1 "bj$hosts" >/dev/null 2>&1 || true
+	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
+	mkdir -p "$T/cm"
+	cm="-o ControlPath=$T/cm/%h -o ControlPersist=600"
+	# shellcheck disable=SC2086 # opts is a list of words
+	xargs -P "$fan" -I{} ssh $opts $kex $cm -o ControlMaster=yes -f -N {} \
+	    <"$T/hosts" >/dev/null 2>&1 || true
+	# shellcheck disable=SC2086
+	measure xargs-ssh-cm sh -c "xargs -P $fan -I{} ssh $opts $kex $cm {} true <'$T/hosts'"
+	# shellcheck disable=SC2086
+	xargs -P "$fan" -I{} ssh $opts $cm -O exit {} <"$T/hosts" \
+	    >/dev/null 2>&1 || true
 	# shellcheck disable=SC2086 # opts is a list of words
 	measure xargs-ssh-c25519 sh -c "xargs -P $fan -I{} ssh $opts $kex {} true <'$T/hosts'"
 	if have pdsh; then

@@ -34,3 +34,12 @@ bench_ticks() {
 		sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null || true
 	done | awk '{ t += $12 + $13 + $14 + $15 } END { print t + 0 }'
 }
+
+# bench_reaped PID: CPU clock ticks of the children PID reaped (cutime,
+# cstime): for the emulator, a subreaper, the processes orphaned by the
+# workers' sessions (the watcher each remote command starts, double
+# forked)
+bench_reaped() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null |
+	    awk '{ t += $14 + $15 } END { print t + 0 }'
+}
