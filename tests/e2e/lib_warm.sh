@@ -27,6 +27,22 @@ holder_pid() {
 	    "$T/list"
 }
 
+# gone PID: no such process, or a zombie not yet reaped by init
+gone() {
+	s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || s=
+	[ -z "$s" ] || [ "$s" = Z ]
+}
+
+# wait_gone PID WHAT: PID exits within 5 s, else fail naming WHAT
+wait_gone() {
+	n=0
+	until gone "$1"; do
+		n=$((n + 1))
+		[ $n -lt 50 ] || fail "$2 $1 was not ended"
+		sleep 0.1
+	done
+}
+
 # The summary's durations differ from run to run, and so does the
 # interleaving of lines of different workers (between two cold runs
 # too): compare each file's lines sorted, the durations taken out.

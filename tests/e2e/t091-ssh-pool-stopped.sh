@@ -20,11 +20,6 @@ emu_start
 fleet_api_setup
 fleet_create_node t091 v4-32 90
 
-# gone: no such process, or a zombie not yet reaped by init
-gone() {
-	s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || s=
-	[ -z "$s" ] || [ "$s" = Z ]
-}
 now_ms() {
 	date +%s%3N
 }
@@ -58,12 +53,7 @@ assert_grep 'connection holder lost while running the command \(no answer for 10
 assert_grep "connection holder $pid did not answer: ended" "$T/kerr"
 assert_no_grep 'late' "$T/kout"
 [ "$ms" -ge 10000 ] || fail "failed after $ms ms, before the 10 s deadline"
-n=0
-until gone "$pid"; do
-	n=$((n + 1))
-	[ $n -lt 50 ] || fail "the stopped holder $pid was not ended"
-	sleep 0.1
-done
+wait_gone "$pid" "the stopped holder"
 pool_stopped=
 
 # the next command works, through a new holder
@@ -85,12 +75,7 @@ ms=$(($(now_ms) - t0))
     fail "with a stopped holder: $(cat "$T/out")"
 assert_grep "connection holder $pid2 did not answer: ended" "$T/err"
 [ "$ms" -lt 30000 ] || fail "took $ms ms with a stopped holder"
-n=0
-until gone "$pid2"; do
-	n=$((n + 1))
-	[ $n -lt 50 ] || fail "the stopped holder $pid2 was not ended"
-	sleep 0.1
-done
+wait_gone "$pid2" "the stopped holder"
 pool_stopped=
 expect_rc 0 "$TPUCTL" ssh t091 --persist 60s --worker=all -- true
 pid3=$(holder_pid t091)

@@ -2,9 +2,10 @@
 # shellcheck disable=SC2016 # remote shells expand these
 # jobs and cancel through the warm pool (issue 18): while a connection
 # holder keeps the node's sessions, `tpuctl jobs` reads the states of
-# jobs not yet over through it, and `tpuctl cancel` stops a job through
-# it, with the same output and exit status as cold (no holder); with
-# ssh/persist a duration, jobs starts the holder itself.
+# jobs not yet over through it (and `tpuctl logs` its status round),
+# and `tpuctl cancel` stops a job through it, with the same output and
+# exit status as cold (no holder); with ssh/persist a duration, jobs
+# starts the holder itself.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -55,6 +56,19 @@ expect_rc 0 "$TPUCTL" ssh-pool stop
 expect_rc 0 "$TPUCTL" jobs t093 --format 'value(name,state)'
 warm_snap cold_table
 warm_cmp cold_table warm_table
+
+# logs (their status round goes through the holder too): same both ways
+rc_cold=0
+"$TPUCTL" logs j2 >"$T/out" 2>"$T/err" || rc_cold=$?
+warm_snap logs_cold
+expect_rc 0 "$TPUCTL" ssh t093 --persist 30s --worker=all -- true
+rc_warm=0
+"$TPUCTL" logs j2 >"$T/out" 2>"$T/err" || rc_warm=$?
+warm_snap logs_warm
+[ "$rc_cold" -eq "$rc_warm" ] ||
+    fail "logs: cold exit $rc_cold, warm exit $rc_warm"
+warm_cmp logs_cold logs_warm
+expect_rc 0 "$TPUCTL" ssh-pool stop
 
 # cancel: j1 cold, j3 warm (the same shape): same lines, same status
 expect_rc 0 "$TPUCTL" cancel --grace 2 j1

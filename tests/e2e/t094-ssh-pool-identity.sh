@@ -19,20 +19,6 @@ emu_start
 fleet_api_setup
 fleet_create_node t094 v4-16 90
 
-# gone: no such process, or a zombie not yet reaped by init
-gone() {
-	s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || s=
-	[ -z "$s" ] || [ "$s" = Z ]
-}
-# wait_gone PID: the holder PID exits within 5 s
-wait_gone() {
-	n=0
-	until gone "$1"; do
-		n=$((n + 1))
-		[ $n -lt 50 ] || fail "holder $1 still runs"
-		sleep 0.1
-	done
-}
 # warm ARGS...: a --persist command through a holder: prints its pid
 warm() {
 	expect_rc 0 "$TPUCTL" -vv ssh t094 --persist 30s --worker=all "$@" \
@@ -56,7 +42,7 @@ assert_grep "through connection holder $pid1\$" "$T/err"
 # exits; the next command of key_b gets a holder of its own
 warm --ssh-key-file "$T/key_b"
 assert_no_grep 'through connection holder' "$T/err"
-wait_gone "$pid1"
+wait_gone "$pid1" "the holder of the old identity"
 warm --ssh-key-file "$T/key_b"
 pid2=$(holder_pid t094)
 if [ -z "$pid2" ] || [ "$pid2" = "$pid1" ]; then
@@ -68,7 +54,7 @@ assert_grep "through connection holder $pid2\$" "$T/err"
 # another connect timeout: the same
 warm --ssh-key-file "$T/key_b" --connect-timeout 7
 assert_no_grep 'through connection holder' "$T/err"
-wait_gone "$pid2"
+wait_gone "$pid2" "the holder of the old identity"
 
 # the same path, another key in it: the same
 warm --ssh-key-file "$T/key_b"
@@ -80,4 +66,4 @@ expect_rc 0 "$TPUCTL" ssh t094 --persist no --worker=all \
     --ssh-key-file "$T/key_b" -- true
 warm --ssh-key-file "$T/key_b"
 assert_no_grep 'through connection holder' "$T/err"
-wait_gone "$pid3"
+wait_gone "$pid3" "the holder of the old identity"
