@@ -267,6 +267,9 @@ for hosts in $sizes; do
 	# shellcheck disable=SC2086 # opts is a list of words
 	xargs -P "$fan" -I{} ssh $opts $kex $cm -o ControlMaster=yes -f -N {} \
 	    <"$T/hosts" >/dev/null 2>&1 || true
+	# a worker without a master connects anew: say how many came up
+	printf '%-22s %d of %d ControlMasters up\n' "" \
+	    "$(find "$T/cm" -type s | wc -l)" "$hosts"
 	# shellcheck disable=SC2086
 	measure xargs-ssh-cm sh -c "xargs -P $fan -I{} ssh $opts $kex $cm {} true <'$T/hosts'"
 	# shellcheck disable=SC2086
