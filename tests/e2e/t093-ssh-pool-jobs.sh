@@ -26,7 +26,14 @@ for j in j1 j3; do
 	expect_rc 0 "$TPUCTL" run --detach --name "$j" t093 --command "$long"
 done
 expect_rc 0 "$TPUCTL" run --detach --name j2 t093 --command "$mixed"
-sleep 0.5
+# until worker 1 of j2 has ended (a loaded machine may take a while)
+n=0
+until "$TPUCTL" jobs t093 --format 'value(name,state)' 2>/dev/null |
+    grep -q '^j2	1 running, 1 exited 3$'; do
+	n=$((n + 1))
+	[ $n -lt 100 ] || fail "j2 did not reach its states"
+	sleep 0.1
+done
 
 # jobs' states without the durations (they go on)
 jobs_snap() {
