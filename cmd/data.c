@@ -97,6 +97,21 @@ object_err(struct tpu_err *err, const char *bucket, const char *name)
 	return tpu_error_prefix(err, "gs://%s/%s", bucket, name);
 }
 
+/* The configured project, validated (buckets are created and listed in
+ * it). */
+static int
+data_project(struct tpu_ctx *ctx, const char **out, struct tpu_err *err)
+{
+	const char *project = config_get(ctx->cfg, "core/project");
+
+	if (project == NULL || *project == '\0')
+		return tpu_error(err, TPU_E_USAGE,
+		    "no project: pass --project, set CLOUDSDK_CORE_PROJECT, "
+		    "or run 'tpuctl config set core/project PROJECT'");
+	*out = project;
+	return catalog_project_validate(project, err);
+}
+
 /* ---- ls ---- */
 
 struct ls_state {
@@ -706,7 +721,7 @@ data_mb(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "location", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *loc = NULL, *project, *p;
+	const char *loc = NULL, *project = NULL, *p;
 	struct gcs_url u;
 	struct gcs *g = NULL;
 	int ch, rc;
@@ -744,14 +759,7 @@ data_mb(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    argv[0]);
 		goto out;
 	}
-	project = config_get(ctx->cfg, "core/project");
-	if (project == NULL || *project == '\0') {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "no project: pass --project, set CLOUDSDK_CORE_PROJECT, "
-		    "or run 'tpuctl config set core/project PROJECT'");
-		goto out;
-	}
-	if ((rc = catalog_project_validate(project, err)) != 0)
+	if ((rc = data_project(ctx, &project, err)) != 0)
 		goto out;
 	if ((rc = gcs_open(ctx, &g, err)) != 0)
 		goto out;
