@@ -275,6 +275,71 @@ ls_one(struct gcs *g, struct ls_state *st, const struct gcs_url *u, int rec,
 	return 0;
 }
 
+/* "data ls gs://": the project's buckets (buckets.list). */
+struct lsb_state {
+	FILE *fp;
+	int long_fmt;
+	cJSON *arr; /* json: the bucket resources */
+	int64_t n;
+};
+
+static int
+lsb_cb(void *arg, const cJSON *b)
+{
+	struct lsb_state *st = arg;
+	const char *created = json_opt_string(b, "timeCreated", NULL);
+	char t[24] = "-", *shown;
+
+	st->n++;
+	if (st->arr != NULL) {
+		cJSON_AddItemToArray(st->arr, cJSON_Duplicate(b, 1));
+		return 0;
+	}
+	shown = tpu_show_dup(json_opt_string(b, "name", ""), 0);
+	if (st->long_fmt) {
+		if (created != NULL && strlen(created) >= 19)
+			snprintf(t, sizeof t, "%.19sZ", created);
+		fprintf(st->fp, "%-20s  %-12s  %-10s  gs://%s/\n", t,
+		    json_opt_string(b, "location", "-"),
+		    json_opt_string(b, "storageClass", "-"), shown);
+	} else
+		fprintf(st->fp, "gs://%s/\n", shown);
+	free(shown);
+	return 0;
+}
+
+static int
+ls_buckets(struct tpu_ctx *ctx, int lng, struct tpu_err *err)
+{
+	struct lsb_state st;
+	struct gcs *g = NULL;
+	const char *project = NULL;
+	int rc;
+
+	memset(&st, 0, sizeof st);
+	st.fp = ctx->out.fp;
+	st.long_fmt = lng;
+	if ((rc = data_project(ctx, &project, err)) != 0)
+		return rc;
+	if (ctx->out.fmt != OUTPUT_TABLE)
+		st.arr = cJSON_CreateArray();
+	if ((rc = gcs_open(ctx, &g, err)) == 0)
+		rc = gcs_bucket_list(g, project, lsb_cb, &st, err);
+	if (rc != 0)
+		tpu_error_prefix(err, "buckets of project %s", project);
+	/* as gcloud's list commands, on stderr (stdout stays empty) */
+	if (rc == 0 && st.n == 0 && !ctx->quiet)
+		fprintf(stderr, "Listed 0 items.\n");
+	if (rc == 0 && st.arr != NULL)
+		rc = output_emit(&ctx->out, st.arr, NULL, err);
+	else if (rc == 0 && lng)
+		fprintf(st.fp, "TOTAL: %" PRId64 " bucket%s\n", st.n,
+		    st.n == 1 ? "" : "s");
+	cJSON_Delete(st.arr);
+	gcs_close(g);
+	return rc;
+}
+
 static int
 data_ls(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -308,6 +373,15 @@ data_ls(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = cmd_check_operands(&data_children[D_LS], argc, argv, err)) !=
 	    0)
 		return rc;
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "gs://") != 0)
+			continue;
+		if (argc > 1 || rec || ver)
+			return tpu_error(err, TPU_E_USAGE,
+			    "gs:// lists the project's buckets: give it alone, "
+			    "without -r or -a");
+		return ls_buckets(ctx, lng, err);
+	}
 	if ((rc = parse_all(argc, argv, 0, &urls, err)) != 0)
 		return rc;
 	nu = argc;
