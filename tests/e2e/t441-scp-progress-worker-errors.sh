@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2016 # expanded by the shell script(1) runs
 # Issue 20: scp shows progress on a terminal as scp(1) does: one line on
 # stderr redrawn in place (bytes over every worker, rate; an upload's
 # percentage and ETA), ended before the summary; nothing when stderr is
@@ -20,7 +21,6 @@ assert_no_grep "$esc" "$T/err"
 assert_grep '^Copied 2 files \(5\.7 MiB\) to 2 workers in ' "$T/err"
 
 if have_tool script bsdutils "scp progress on a terminal"; then
-	# shellcheck disable=SC2016 # expanded by the shell script(1) runs
 	SCRIPT_CMD="$TPUCTL scp --worker all --ssh-key-file $KEY $T/big pod:big2" \
 	    script -qec 'eval "$SCRIPT_CMD"' /dev/null >"$T/tty" 2>&1 ||
 	    fail "scp on a terminal: $(cat "$T/tty")"
