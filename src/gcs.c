@@ -346,6 +346,39 @@ page_size(int want)
 	return page;
 }
 
+/*
+ * GET one page of a list: u (released here) with "&pageToken=" *token
+ * when there is one (*token freed and NULL after); *j the reply.
+ */
+static int
+get_page(struct gcs *g, struct buf *u, char **token, cJSON **j,
+    const char *what, struct tpu_err *err)
+{
+	char *e;
+	int rc;
+
+	if (*token != NULL) {
+		e = gcs_pct_encode(*token);
+		buf_printf(u, "&pageToken=%s", e);
+		free(e);
+	}
+	rc = call(g, "GET", u->data, NULL, HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN,
+	    j, what, err);
+	buf_release(u);
+	free(*token);
+	*token = NULL;
+	return rc;
+}
+
+/* The token of the page after reply j, or NULL on the last page. */
+static char *
+next_token(const cJSON *j)
+{
+	const char *next = json_opt_string(j, "nextPageToken", NULL);
+
+	return next != NULL && *next != '\0' ? xstrdup(next) : NULL;
+}
+
 int
 gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
     gcs_list_fn fn, void *arg, struct tpu_err *err)
@@ -357,7 +390,6 @@ gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
 	for (;;) {
 		struct buf u;
 		const cJSON *items, *prefixes, *it;
-		const char *next;
 		cJSON *j;
 		char *e;
 
@@ -376,18 +408,8 @@ gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
 		}
 		if (lo != NULL && lo->versions)
 			buf_puts(&u, "&versions=true");
-		if (token != NULL) {
-			e = gcs_pct_encode(token);
-			buf_printf(&u, "&pageToken=%s", e);
-			free(e);
-		}
-		rc = call(g, "GET", u.data, NULL,
-		    HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN, &j, "objects list",
-		    err);
-		buf_release(&u);
-		free(token);
-		token = NULL;
-		if (rc != 0)
+		if ((rc = get_page(g, &u, &token, &j, "objects list", err)) !=
+		    0)
 			break;
 		prefixes = cJSON_GetObjectItemCaseSensitive(j, "prefixes");
 		cJSON_ArrayForEach(it, prefixes)
@@ -411,9 +433,8 @@ gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
 				if (rc != 0)
 					break;
 			}
-		next = json_opt_string(j, "nextPageToken", NULL);
-		if (rc == 0 && next != NULL && *next != '\0')
-			token = xstrdup(next);
+		if (rc == 0)
+			token = next_token(j);
 		cJSON_Delete(j);
 		if (rc != 0 || token == NULL)
 			break;
@@ -502,25 +523,13 @@ gcs_bucket_list(struct gcs *g, const char *project, gcs_bucket_fn fn, void *arg,
 	for (;;) {
 		struct buf u;
 		const cJSON *it;
-		const char *next;
 		cJSON *j;
-		char *e;
 
 		buf_init(&u, 0);
 		buf_printf(&u, "%sstorage/v1/b?project=%s&maxResults=%lld",
 		    g->base, p, page);
-		if (token != NULL) {
-			e = gcs_pct_encode(token);
-			buf_printf(&u, "&pageToken=%s", e);
-			free(e);
-		}
-		rc = call(g, "GET", u.data, NULL,
-		    HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN, &j, "buckets list",
-		    err);
-		buf_release(&u);
-		free(token);
-		token = NULL;
-		if (rc != 0)
+		if ((rc = get_page(g, &u, &token, &j, "buckets list", err)) !=
+		    0)
 			break;
 		cJSON_ArrayForEach(
 		    it, cJSON_GetObjectItemCaseSensitive(j, "items"))
@@ -533,9 +542,8 @@ gcs_bucket_list(struct gcs *g, const char *project, gcs_bucket_fn fn, void *arg,
 			if ((rc = fn(arg, it)) != 0)
 				break;
 		}
-		next = json_opt_string(j, "nextPageToken", NULL);
-		if (rc == 0 && next != NULL && *next != '\0')
-			token = xstrdup(next);
+		if (rc == 0)
+			token = next_token(j);
 		cJSON_Delete(j);
 		if (rc != 0 || token == NULL)
 			break;
