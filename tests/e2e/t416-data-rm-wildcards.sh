@@ -4,7 +4,7 @@
 # objects only; with -r also "directories" (prefixes), deleting what is
 # under them.  A pattern matching nothing is "no URLs matched" (exit 4),
 # refused before anything is deleted; every delete is pinned to the
-# listed generation.
+# listed generation (with -a, every version by its generation).
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +51,18 @@ assert_grep '^tpuctl: no URLs matched: gs://e2e-416/run\?, gs://e2e-416/no\*$' "
 expect_rc 0 "$TPUCTL" -q data rm -r 'gs://e2e-416/run?'
 [ ! -s "$T/err" ] || fail "-q rm -r printed: $(cat "$T/err")"
 [ "$(names)" = "keep/run1 run10 t.txt" ] || fail "after -r run?: $(names)"
+
+# -a with a pattern: every version listed, each deleted by generation
+put v1.bin
+put v2.bin
+before=$(emu_requests | wc -l)
+expect_rc 0 "$TPUCTL" data rm -a 'gs://e2e-416/v?.bin'
+emu_requests | tail -n +$((before + 1)) | grep '"GET".*versions=true' >/dev/null ||
+    fail "rm -a with a pattern listed no versions"
+[ "$(emu_requests | tail -n +$((before + 1)) | grep '"DELETE"' | grep -c 'generation=[1-9]')" = 2 ] ||
+    fail "rm -a with a pattern: DELETEs not by generation"
+assert_grep '^Removing gs://e2e-416/v1\.bin#[0-9]+$' "$T/err"
+[ "$(names)" = "keep/run1 run10 t.txt" ] || fail "after -a v?.bin: $(names)"
 
 # '**' across '/', without -r: every object; then an empty match
 expect_rc 0 "$TPUCTL" -q data rm 'gs://e2e-416/**'
