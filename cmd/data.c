@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "catalog.h"
 #include "cmd.h"
 #include "config.h"
@@ -94,6 +95,21 @@ object_err(struct tpu_err *err, const char *bucket, const char *name)
 		return tpu_error(
 		    err, TPU_E_NOTFOUND, "gs://%s/%s: not found", bucket, name);
 	return tpu_error_prefix(err, "gs://%s/%s", bucket, name);
+}
+
+/* The configured project, validated (buckets are created and listed in
+ * it). */
+static int
+data_project(struct tpu_ctx *ctx, const char **out, struct tpu_err *err)
+{
+	const char *project = config_get(ctx->cfg, "core/project");
+
+	if (project == NULL || *project == '\0')
+		return tpu_error(err, TPU_E_USAGE,
+		    "no project: pass --project, set CLOUDSDK_CORE_PROJECT, "
+		    "or run 'tpuctl config set core/project PROJECT'");
+	*out = project;
+	return catalog_project_validate(project, err);
 }
 
 /* ---- ls ---- */
@@ -259,6 +275,71 @@ ls_one(struct gcs *g, struct ls_state *st, const struct gcs_url *u, int rec,
 	return 0;
 }
 
+/* "data ls gs://": the project's buckets (buckets.list). */
+struct lsb_state {
+	FILE *fp;
+	int long_fmt;
+	cJSON *arr; /* json: the bucket resources */
+	int64_t n;
+};
+
+static int
+lsb_cb(void *arg, const cJSON *b)
+{
+	struct lsb_state *st = arg;
+	const char *created = json_opt_string(b, "timeCreated", NULL);
+	char t[24] = "-", *shown;
+
+	st->n++;
+	if (st->arr != NULL) {
+		cJSON_AddItemToArray(st->arr, cJSON_Duplicate(b, 1));
+		return 0;
+	}
+	shown = tpu_show_dup(json_opt_string(b, "name", ""), 0);
+	if (st->long_fmt) {
+		if (created != NULL && strlen(created) >= 19)
+			snprintf(t, sizeof t, "%.19sZ", created);
+		fprintf(st->fp, "%-20s  %-12s  %-10s  gs://%s/\n", t,
+		    json_opt_string(b, "location", "-"),
+		    json_opt_string(b, "storageClass", "-"), shown);
+	} else
+		fprintf(st->fp, "gs://%s/\n", shown);
+	free(shown);
+	return 0;
+}
+
+static int
+ls_buckets(struct tpu_ctx *ctx, int lng, struct tpu_err *err)
+{
+	struct lsb_state st;
+	struct gcs *g = NULL;
+	const char *project = NULL;
+	int rc;
+
+	memset(&st, 0, sizeof st);
+	st.fp = ctx->out.fp;
+	st.long_fmt = lng;
+	if ((rc = data_project(ctx, &project, err)) != 0)
+		return rc;
+	if (ctx->out.fmt != OUTPUT_TABLE)
+		st.arr = cJSON_CreateArray();
+	if ((rc = gcs_open(ctx, &g, err)) == 0)
+		rc = gcs_bucket_list(g, project, lsb_cb, &st, err);
+	if (rc != 0)
+		tpu_error_prefix(err, "buckets of project %s", project);
+	/* as gcloud's list commands, on stderr (stdout stays empty) */
+	if (rc == 0 && st.n == 0 && !ctx->quiet)
+		fprintf(stderr, "Listed 0 items.\n");
+	if (rc == 0 && st.arr != NULL)
+		rc = output_emit(&ctx->out, st.arr, NULL, err);
+	else if (rc == 0 && lng)
+		fprintf(st.fp, "TOTAL: %" PRId64 " bucket%s\n", st.n,
+		    st.n == 1 ? "" : "s");
+	cJSON_Delete(st.arr);
+	gcs_close(g);
+	return rc;
+}
+
 static int
 data_ls(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -292,6 +373,15 @@ data_ls(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = cmd_check_operands(&data_children[D_LS], argc, argv, err)) !=
 	    0)
 		return rc;
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "gs://") != 0)
+			continue;
+		if (argc > 1 || rec || ver)
+			return tpu_error(err, TPU_E_USAGE,
+			    "gs:// lists the project's buckets: give it alone, "
+			    "without -r or -a");
+		return ls_buckets(ctx, lng, err);
+	}
 	if ((rc = parse_all(argc, argv, 0, &urls, err)) != 0)
 		return rc;
 	nu = argc;
@@ -346,8 +436,10 @@ struct rm_job {
 struct rm_list {
 	struct rm_item *items;
 	size_t n, cap;
-	const char *want; /* names == want or under want/ */
-	int exact;        /* names == want only */
+	const char *want;    /* names == want or under want/ */
+	int exact;           /* names == want only */
+	const char *pattern; /* wildcards: names it matches */
+	int rec;             /* ... or under a "directory" it matches */
 };
 
 static int
@@ -365,6 +457,10 @@ rm_collect(void *arg, const struct gcs_object *o, const char *prefix)
 		    (o->name[n] != '\0' && (l->exact || o->name[n] != '/')))
 			return 0;
 	}
+	if (l->pattern != NULL &&
+	    (l->rec ? gcs_wildcard_root(l->pattern, o->name) == 0
+	            : !gcs_wildcard_match(l->pattern, o->name)))
+		return 0;
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
 		l->items = xreallocarray(l->items, l->cap, sizeof *l->items);
@@ -458,8 +554,58 @@ rm_worker(void *arg)
 }
 
 /*
- * "rm -r": every object under u's prefix; the object "**" (gsutil's
- * wildcard) is every object of the bucket; the bare bucket (gs://b,
+ * Delete the listed items of l (freed here), by DATA_RM_PARALLEL
+ * requests, each pinned to its listed generation; what names the URL's
+ * object part (a prefix, a pattern) and note is added to the failure line.
+ */
+static int
+rm_run(struct tpu_ctx *ctx, struct gcs *g, const char *bucket,
+    struct rm_list *l, int versions, const char *what, const char *note,
+    struct tpu_err *err)
+{
+	struct rm_job j;
+	pthread_t th[DATA_RM_PARALLEL];
+	size_t i, nth;
+
+	memset(&j, 0, sizeof j);
+	pthread_mutex_init(&j.mu, NULL);
+	j.g0 = g;
+	j.bucket = bucket;
+	j.items = l->items;
+	j.n = l->n;
+	j.quiet = ctx->quiet;
+	j.versions = versions;
+	nth = l->n < DATA_RM_PARALLEL ? l->n : DATA_RM_PARALLEL;
+	for (i = 0; i < nth; i++)
+		if (pthread_create(&th[i], NULL, rm_worker, &j) != 0)
+			break;
+	if (i == 0) /* no thread: do it here */
+		rm_worker(&j);
+	nth = i;
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+	for (i = 0; i < l->n; i++)
+		free(l->items[i].name);
+	free(l->items);
+	l->items = NULL;
+	l->n = l->cap = 0;
+	if (j.failed > 0) {
+		/* some deleted, some not: partial (exit 8) */
+		*err = j.first_err;
+		return tpu_error(err,
+		    j.failed < j.n ? TPU_E_PARTIAL : j.first_rc,
+		    "%zu of %zu object%s %s gs://%s/%s not removed%s "
+		    "(first: %s)",
+		    j.failed, j.n, j.n == 1 ? "" : "s",
+		    gcs_has_wildcard(what) ? "matching" : "under", bucket, what,
+		    note, j.first_err.msg);
+	}
+	return 0;
+}
+
+/*
+ * "rm -r": every object under u's prefix; the bare bucket (gs://b,
  * gs://b/) is every object, noncurrent versions included (a bucket with
  * any left cannot be deleted), and then the bucket, deleted only when
  * every object deletion succeeded.  With versions (-a), every version of
@@ -471,14 +617,12 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 {
 	struct gcs_list_opts lo;
 	struct rm_list l;
-	struct rm_job j;
-	pthread_t th[DATA_RM_PARALLEL];
-	size_t i, nth, n = strlen(u->object);
+	size_t n = strlen(u->object);
 	int rc, bucket = n == 0;
 
 	memset(&lo, 0, sizeof lo);
 	memset(&l, 0, sizeof l);
-	lo.prefix = strcmp(u->object, "**") == 0 && !exact ? "" : u->object;
+	lo.prefix = u->object;
 	lo.versions = versions || bucket;
 	if (n > 0 && u->object[n - 1] != '/' && *lo.prefix != '\0')
 		l.want = u->object;
@@ -494,37 +638,9 @@ rm_tree(struct tpu_ctx *ctx, struct gcs *g, const struct gcs_url *u,
 	if (l.n == 0)
 		return tpu_error(err, TPU_E_NOTFOUND,
 		    "gs://%s/%s: matched no objects", u->bucket, u->object);
-	memset(&j, 0, sizeof j);
-	pthread_mutex_init(&j.mu, NULL);
-	j.g0 = g;
-	j.bucket = u->bucket;
-	j.items = l.items;
-	j.n = l.n;
-	j.quiet = ctx->quiet;
-	j.versions = lo.versions;
-	nth = l.n < DATA_RM_PARALLEL ? l.n : DATA_RM_PARALLEL;
-	for (i = 0; i < nth; i++)
-		if (pthread_create(&th[i], NULL, rm_worker, &j) != 0)
-			break;
-	if (i == 0) /* no thread: do it here */
-		rm_worker(&j);
-	nth = i;
-	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&j.mu);
-	for (i = 0; i < l.n; i++)
-		free(l.items[i].name);
-	free(l.items);
-	if (j.failed > 0) {
-		/* some deleted, some not: partial (exit 8) */
-		*err = j.first_err;
-		return tpu_error(err,
-		    j.failed < j.n ? TPU_E_PARTIAL : j.first_rc,
-		    "%zu of %zu object%s under gs://%s/%s not removed%s "
-		    "(first: %s)",
-		    j.failed, j.n, j.n == 1 ? "" : "s", u->bucket, u->object,
-		    bucket ? ", bucket kept" : "", j.first_err.msg);
-	}
+	if ((rc = rm_run(ctx, g, u->bucket, &l, lo.versions, u->object,
+	         bucket ? ", bucket kept" : "", err)) != 0)
+		return rc;
 	if (!bucket)
 		return 0;
 bucket:
@@ -542,6 +658,32 @@ bucket:
 	return 0;
 }
 
+/*
+ * The objects a URL with wildcards matches (with rec, also everything
+ * under the "directories" it matches; with versions, every version), from
+ * one listing under its literal prefix, into l.
+ */
+static int
+rm_expand(struct gcs *g, const struct gcs_url *u, int rec, int versions,
+    struct rm_list *l, struct tpu_err *err)
+{
+	struct gcs_list_opts lo;
+	char *prefix = xstrndup(u->object, gcs_wildcard_prefix(u->object));
+	int rc;
+
+	memset(&lo, 0, sizeof lo);
+	lo.prefix = prefix;
+	lo.versions = versions;
+	l->pattern = u->object;
+	l->rec = rec;
+	rc = gcs_list(g, u->bucket, &lo, rm_collect, l, err);
+	free(prefix);
+	if (rc != 0)
+		return tpu_error_prefix(
+		    err, "gs://%s/%s", u->bucket, u->object);
+	return 0;
+}
+
 static int
 data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -551,7 +693,9 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gcs_url *urls = NULL;
+	struct rm_list *wl = NULL;
 	struct gcs *g = NULL;
+	struct buf none;
 	int ch, rec = 0, all = 0, i, nu, rc;
 
 	while ((ch = getopt_long(argc, argv, "ar", opts, NULL)) != -1)
@@ -593,7 +737,26 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	if ((rc = gcs_open(ctx, &g, err)) != 0)
 		goto out;
+	/* wildcards first: a pattern matching nothing is refused before
+	   anything is deleted (gsutil: "No URLs matched") */
+	wl = xcalloc((size_t)nu, sizeof *wl);
+	buf_init(&none, 4096);
+	for (i = 0; i < nu && rc == 0; i++)
+		if (gcs_has_wildcard(urls[i].object) &&
+		    (rc = rm_expand(g, &urls[i], rec, all, &wl[i], err)) == 0 &&
+		    wl[i].n == 0)
+			buf_printf(&none, "%sgs://%s/%s", none.len ? ", " : "",
+			    urls[i].bucket, urls[i].object);
+	if (rc == 0 && none.len > 0)
+		rc = tpu_error(err, TPU_E_NOTFOUND, "no URLs matched: %.*s",
+		    (int)none.len, none.data);
+	buf_release(&none);
 	for (i = 0; i < nu && rc == 0; i++) {
+		if (gcs_has_wildcard(urls[i].object)) {
+			rc = rm_run(ctx, g, urls[i].bucket, &wl[i], all,
+			    urls[i].object, "", err);
+			continue;
+		}
 		if (rec || all) {
 			rc = rm_tree(ctx, g, &urls[i], all, !rec, err);
 			continue;
@@ -610,6 +773,14 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		}
 	}
 out:
+	for (i = 0; wl != NULL && i < nu; i++) {
+		size_t k;
+
+		for (k = 0; k < wl[i].n; k++)
+			free(wl[i].items[k].name);
+		free(wl[i].items);
+	}
+	free(wl);
 	gcs_close(g);
 	free_all(urls, nu);
 	return rc;
@@ -624,7 +795,7 @@ data_mb(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "location", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *loc = NULL, *project, *p;
+	const char *loc = NULL, *project = NULL, *p;
 	struct gcs_url u;
 	struct gcs *g = NULL;
 	int ch, rc;
@@ -662,14 +833,7 @@ data_mb(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    argv[0]);
 		goto out;
 	}
-	project = config_get(ctx->cfg, "core/project");
-	if (project == NULL || *project == '\0') {
-		rc = tpu_error(err, TPU_E_USAGE,
-		    "no project: pass --project, set CLOUDSDK_CORE_PROJECT, "
-		    "or run 'tpuctl config set core/project PROJECT'");
-		goto out;
-	}
-	if ((rc = catalog_project_validate(project, err)) != 0)
+	if ((rc = data_project(ctx, &project, err)) != 0)
 		goto out;
 	if ((rc = gcs_open(ctx, &g, err)) != 0)
 		goto out;

@@ -300,7 +300,9 @@ is_local_dir(const char *p)
 /* Plan one source of cp. */
 struct matches {
 	const char *pattern;
-	char **names;
+	int rec;      /* -r: "directories" match too */
+	char **names; /* objects, or with rec the roots matched */
+	char *dirs;   /* with rec: names[i] is a "directory" */
 	size_t n, cap;
 };
 
@@ -308,17 +310,30 @@ static int
 add_match(void *arg, const struct gcs_object *o, const char *prefix)
 {
 	struct matches *m = arg;
-	size_t n;
+	size_t n, k, root = 0;
 
 	(void)prefix;
-	if (o == NULL || (n = strlen(o->name)) == 0 || o->name[n - 1] == '/' ||
-	    !gcs_wildcard_match(m->pattern, o->name))
+	if (o == NULL || (n = strlen(o->name)) == 0 || o->name[n - 1] == '/')
 		return 0;
+	if (m->rec ? (root = gcs_wildcard_root(m->pattern, o->name)) == 0
+	           : !gcs_wildcard_match(m->pattern, o->name))
+		return 0;
+	if (m->rec) {
+		/* every object under a matched "directory" names it once */
+		for (k = m->n; k-- > 0;)
+			if (strncmp(m->names[k], o->name, root) == 0 &&
+			    m->names[k][root] == '\0' &&
+			    m->dirs[k] == (root < n))
+				return 0;
+	} else
+		root = n;
 	if (m->n == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 16;
 		m->names = xreallocarray(m->names, m->cap, sizeof *m->names);
+		m->dirs = xreallocarray(m->dirs, m->cap, sizeof *m->dirs);
 	}
-	m->names[m->n++] = xstrdup(o->name);
+	m->dirs[m->n] = root < n;
+	m->names[m->n++] = xstrndup(o->name, root);
 	return 0;
 }
 
@@ -330,11 +345,14 @@ static int plan_source(struct gcs *, struct plan *, const char *src,
  * each match is a source of its own: one match is copied as a single
  * source would be, several by their last component into the destination
  * directory or prefix (as gsutil does); two matches that would land on
- * one name are refused before anything is copied.
+ * one name are refused before anything is copied.  With recursive (cp -r,
+ * as gcloud storage cp -r) a "directory" the pattern matches is copied
+ * recursively by its last component.
  */
 static int
 plan_wildcard(struct gcs *g, struct plan *p, const struct gcs_url *su,
-    const char *src, const char *dst, int dst_dir, struct tpu_err *err)
+    const char *src, const char *dst, int dst_dir, int recursive,
+    struct tpu_err *err)
 {
 	struct gcs_list_opts lo;
 	struct matches m;
@@ -345,6 +363,7 @@ plan_wildcard(struct gcs *g, struct plan *p, const struct gcs_url *su,
 	memset(&m, 0, sizeof m);
 	memset(&lo, 0, sizeof lo);
 	m.pattern = su->object;
+	m.rec = recursive;
 	prefix = xstrndup(su->object, gcs_wildcard_prefix(su->object));
 	lo.prefix = prefix;
 	rc = gcs_list(g, su->bucket, &lo, add_match, &m, err);
@@ -367,12 +386,14 @@ plan_wildcard(struct gcs *g, struct plan *p, const struct gcs_url *su,
 				    m.names[k], base_name(m.names[i]));
 	for (i = 0; rc == 0 && i < m.n; i++) {
 		sub = xasprintf("gs://%s/%s", su->bucket, m.names[i]);
-		rc = plan_source(g, p, sub, dst, dst_dir, 0, 1, err);
+		rc = plan_source(
+		    g, p, sub, dst, dst_dir, m.rec && m.dirs[i], 1, err);
 		free(sub);
 	}
 	for (i = 0; i < m.n; i++)
 		free(m.names[i]);
 	free(m.names);
+	free(m.dirs);
 	return rc;
 }
 
@@ -447,7 +468,8 @@ plan_source(struct gcs *g, struct plan *p, const char *src, const char *dst,
 	if ((rc = gcs_url_parse(src, &su, err)) != 0)
 		goto out;
 	if (!literal && gcs_has_wildcard(su.object)) {
-		rc = plan_wildcard(g, p, &su, src, dst, dst_dir, err);
+		rc =
+		    plan_wildcard(g, p, &su, src, dst, dst_dir, recursive, err);
 		goto out;
 	}
 	if (recursive) {
@@ -1162,6 +1184,7 @@ add_local_entry(void *arg, const char *path, const char *rel, int64_t size)
 struct remctx {
 	struct side *s;
 	const char *prefix;
+	const char *pattern; /* a wildcard source: what it matches */
 };
 
 static int
@@ -1175,6 +1198,8 @@ add_remote_entry(void *arg, const struct gcs_object *o, const char *prefix)
 		return 0;
 	n = strlen(o->name);
 	if (n == 0 || o->name[n - 1] == '/')
+		return 0;
+	if (r->pattern != NULL && gcs_wildcard_root(r->pattern, o->name) == 0)
 		return 0;
 	x = side_add(r->s, o->name + strlen(r->prefix));
 	x->obj.bucket = xstrdup(o->bucket);
@@ -1215,6 +1240,24 @@ side_find(struct side *s, const char *key)
 	return bsearch(&k, s->v, s->n, sizeof *s->v, entry_cmp);
 }
 
+/*
+ * --delete of a download from a wildcard source: only local files the
+ * pattern covers (as the object root + key would be) are removed.
+ */
+static int
+sync_covers(const char *pattern, const char *root, const char *key)
+{
+	char *name;
+	int hit;
+
+	if (pattern == NULL)
+		return 1;
+	name = xasprintf("%s%s", root, key);
+	hit = gcs_wildcard_root(pattern, name) != 0;
+	free(name);
+	return hit;
+}
+
 int
 cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -1228,7 +1271,7 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct plan p;
 	struct gcs *g = NULL;
 	const char *ldir, *url;
-	char *prefix = NULL;
+	char *prefix = NULL, *lit_prefix = NULL;
 	int up, rc;
 	size_t i;
 
@@ -1253,7 +1296,22 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return tpu_error(
 		    err, TPU_E_USAGE, "%s is not a directory", ldir);
 	}
-	prefix = as_prefix(u.object);
+	if (gcs_has_wildcard(u.object) && up) {
+		gcs_url_release(&u);
+		return tpu_error(err, TPU_E_USAGE,
+		    "%s: wildcards are not allowed in a sync destination", url);
+	}
+	memset(&rc_, 0, sizeof rc_);
+	if (gcs_has_wildcard(u.object)) {
+		/* the objects (and "directories") the pattern matches, by
+		   their names under the pattern's literal parent */
+		char *lit = xstrndup(u.object, gcs_wildcard_prefix(u.object));
+
+		prefix = name_parent(lit);
+		free(lit);
+		rc_.pattern = u.object;
+	} else
+		prefix = as_prefix(u.object);
 	memset(&loc, 0, sizeof loc);
 	memset(&rem, 0, sizeof rem);
 	memset(&p, 0, sizeof p);
@@ -1265,6 +1323,9 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	memset(&lo, 0, sizeof lo);
 	lo.prefix = prefix;
+	if (rc_.pattern != NULL)
+		lo.prefix = lit_prefix =
+		    xstrndup(u.object, gcs_wildcard_prefix(u.object));
 	rc_.s = &rem;
 	rc_.prefix = prefix;
 	if ((rc = gcs_list(g, u.bucket, &lo, add_remote_entry, &rc_, err)) != 0)
@@ -1336,7 +1397,8 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		for (i = 0; c.delete_extra && i < loc.n; i++) {
 			struct job *j;
 
-			if (loc.v[i].seen)
+			if (loc.v[i].seen ||
+			    !sync_covers(rc_.pattern, prefix, loc.v[i].key))
 				continue;
 			j = plan_add(&p, JOB_RM_LOCAL);
 			j->local = xstrdup(loc.v[i].path);
@@ -1371,6 +1433,7 @@ out:
 	side_release(&loc);
 	side_release(&rem);
 	free(prefix);
+	free(lit_prefix);
 	gcs_url_release(&u);
 	gcs_close(g);
 	return rc;

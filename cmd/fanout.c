@@ -172,16 +172,57 @@ on_output(
 	struct fanout_rx *r = arg;
 	int fd = stream == 2 ? 2 : 1;
 	struct buf b;
+	enum fanout_output mode = r->mode;
 
-	if (r->fds != NULL)
+	if (r->fds != NULL) {
 		fd = r->fds[idx];
-	else if (r->mode == FANOUT_OUT_JSONL)
+		/* a worker's own file holds its raw lines: no "[wN] " */
+		if (mode == FANOUT_OUT_PREFIX)
+			mode = FANOUT_OUT_RAW;
+	} else if (r->mode == FANOUT_OUT_JSONL)
 		fd = 1;
 	buf_init(&b, 0);
-	fanout_format(&b, r->mode, &r->who[idx], NULL, stream, data, len,
+	fanout_format(&b, mode, &r->who[idx], NULL, stream, data, len,
 	    (flags & SSHPOOL_OUT_EOL) != 0);
 	emit(r, idx, fd, b.data, b.len);
 	buf_release(&b);
+}
+
+/*
+ * --output jsonl: after the run, one exit record per worker (to its
+ * --output-dir file, else stdout), in worker order:
+ * {"node":..,["slice":..,]"worker":N,"status":"ok","exit":0}; "exit" is
+ * null when no exit status came back ("signal" then names a signal).
+ */
+static void
+exit_records(struct fanout_rx *r, const struct sshpool_result *res, size_t n)
+{
+	const struct fanout_who *who;
+	struct buf b;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		who = &r->who[i];
+		buf_init(&b, 0);
+		buf_puts(&b, "{\"node\":");
+		json_str(&b, who->node, strlen(who->node));
+		if (who->slice >= 0)
+			buf_printf(&b, ",\"slice\":%d", who->slice);
+		buf_printf(&b,
+		    ",\"worker\":%d,\"status\":\"%s\",\"exit\":", who->worker,
+		    sshpool_status_name(res[i].status));
+		if (res[i].exit_status >= 0)
+			buf_printf(&b, "%d", res[i].exit_status);
+		else
+			buf_puts(&b, "null");
+		if (res[i].signal[0] != '\0') {
+			buf_puts(&b, ",\"signal\":");
+			json_str(&b, res[i].signal, strlen(res[i].signal));
+		}
+		buf_puts(&b, "}\n");
+		emit(r, i, r->fds != NULL ? r->fds[i] : 1, b.data, b.len);
+		buf_release(&b);
+	}
 }
 
 /* The message without its "worker N: " (the summary names the worker). */
@@ -549,6 +590,8 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	    r.out_errno == 0 && r.log_errno == 0 && sc->from_cache &&
 	    (fs->stdin_fd < 0 || sc->ntargets == 1))
 		rc = retry_fresh(ctx, sc, &r, res, rc, err);
+	if (fs->mode == FANOUT_OUT_JSONL && r.out_errno == 0)
+		exit_records(&r, res, sc->ntargets);
 	if (r.out_errno != 0 || r.log_errno != 0) {
 		rc = output_error(fs, &r, err);
 		goto out;

@@ -22,7 +22,9 @@
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
+#include "nodecache.h"
 #include "retry.h"
+#include "sshsel.h"
 #include "tpucmd.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -428,8 +430,47 @@ qr_cancel(struct qr_run *r, struct tpu_err *err)
 	else if (rc == 0 && op != NULL)
 		rc = tpuapi_op_wait(&r->tc->api,
 		    json_opt_string(op, "name", ""), &w, NULL, err);
+	if (rc == 0)
+		nodecache_qr_drop(r->tc->project, r->zone, r->id);
 	cJSON_Delete(op);
 	return rc;
+}
+
+/*
+ * The node cache learns the queued resource where it was created, so a
+ * later command given its name without --zone finds it there: pending
+ * while it is not ACTIVE (qr NULL), else its membership and its READY
+ * nodes.  The cache is a hint: a failure is only logged.
+ */
+static void
+qr_cache(struct qr_run *r, const cJSON *qr, const cJSON *nodes)
+{
+	struct tpu_err e;
+	const cJSON *it;
+	cJSON *ids;
+	char **v = NULL;
+	int i, n = 0;
+
+	if (qr == NULL) {
+		nodecache_qr_pending(r->tc->project, r->zone, r->id);
+		return;
+	}
+	tpu_err_init(&e);
+	if (sshsel_qr_nodes(qr, &v, &n, &e) != 0) {
+		log_info("node cache: %s", e.msg);
+		return;
+	}
+	ids = cJSON_CreateArray();
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(ids, cJSON_CreateString(v[i]));
+	nodecache_qr_put(r->tc->project, r->zone, r->id, ids);
+	cJSON_Delete(ids);
+	sshsel_ids_free(v, n);
+	cJSON_ArrayForEach(it, nodes)
+	{
+		nodecache_put(r->tc->project, r->zone,
+		    tpuapi_basename(json_opt_string(it, "name", "")), it);
+	}
 }
 
 /*
@@ -676,6 +717,7 @@ qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
 	if (r->ctx->dry_run)
 		goto out;
 	r->created = 1;
+	qr_cache(r, NULL, NULL);
 	if (r->o->async) {
 		rc = tpucmd_create_async(r->tc, r->path, &op, resultp, err);
 		goto out;
@@ -715,6 +757,8 @@ qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
 		goto out;
 	rc = tpuapi_call(
 	    &r->tc->api, "GET", r->path, NULL, NULL, 1, resultp, err);
+	if (rc == 0)
+		qr_cache(r, *resultp, nodes);
 out:
 	cJSON_Delete(nodes);
 	cJSON_Delete(op);

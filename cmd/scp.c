@@ -9,9 +9,11 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cmd.h"
@@ -51,6 +53,90 @@ summary(int upload, const struct sshcmd *sc, const struct sshxfer_result *res,
 		    sc->ntargets, (double)el / 1000.0);
 }
 
+/*
+ * Progress on a terminal, as scp(1): one line on stderr redrawn at most
+ * every 200 ms (bytes so far over every worker, the rate, and for an
+ * upload the percentage of sizes x workers and the time left); nothing
+ * when stderr is not a terminal or with -q.
+ */
+struct scp_prog {
+	pthread_mutex_t mu;
+	int64_t start_ms, last_ms, done, total; /* total: 0 when unknown */
+	int drawn;                              /* a line is on the screen */
+};
+
+static void
+prog_draw(struct scp_prog *pr, int final)
+{
+	int64_t el = tpu_now_ms() - pr->start_ms;
+	double rate = el > 0 ? (double)pr->done * 1000.0 / (double)el : 0;
+	char d[32], t[32], r[32];
+
+	tpu_human_size((double)pr->done, d, sizeof d);
+	tpu_human_size(rate, r, sizeof r);
+	if (pr->total > 0) {
+		double left =
+		    rate > 0 ? (double)(pr->total - pr->done) / rate : 0;
+
+		tpu_human_size((double)pr->total, t, sizeof t);
+		fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %ds",
+		    (int)(pr->done * 100 / pr->total), d, t, r,
+		    final ? 0 : (int)(left + 0.5));
+	} else
+		fprintf(stderr, "\r\033[K%s  %s/s", d, r);
+	if (final)
+		fputc('\n', stderr);
+	fflush(stderr);
+	pr->drawn = 1;
+}
+
+static void
+prog_bytes(void *arg, int64_t n)
+{
+	struct scp_prog *pr = arg;
+	int64_t now = tpu_now_ms();
+
+	pthread_mutex_lock(&pr->mu);
+	pr->done += n;
+	if (now - pr->last_ms >= 200) {
+		pr->last_ms = now;
+		prog_draw(pr, 0);
+	}
+	pthread_mutex_unlock(&pr->mu);
+}
+
+/* An upload's bytes: the local sources' sizes times the workers. */
+static int64_t
+upload_total(const struct sshxfer_spec *spec, size_t nworkers)
+{
+	struct sshxfer_list l;
+	struct tpu_err e;
+	int64_t sum = 0;
+	struct stat st;
+	size_t i;
+
+	memset(&l, 0, sizeof l);
+	tpu_err_init(&e);
+	if (sshxfer_list_local(spec->srcs, spec->nsrc, spec->recurse, &l, &e) ==
+	    0)
+		for (i = 0; i < l.n; i++)
+			if (!l.items[i].is_dir &&
+			    stat(l.items[i].src, &st) == 0)
+				sum += (int64_t)st.st_size;
+	sshxfer_list_release(&l);
+	return sum * (int64_t)nworkers;
+}
+
+/* "worker N: msg" -> "msg" (the "[wN]" line names the worker). */
+static const char *
+own_msg(const char *msg, int worker)
+{
+	char w[32];
+	size_t n = (size_t)snprintf(w, sizeof w, "worker %d: ", worker);
+
+	return strncmp(msg, w, n) == 0 ? msg + n : msg;
+}
+
 static int
 scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -65,6 +151,7 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct sshxfer_result *res = NULL;
 	struct sshxfer_spec spec;
 	struct sshcmd sc;
+	struct scp_prog prog;
 	const char **paths = NULL, *node = NULL;
 	int ch, rc = 0, recurse = 0, nops, i, upload, prepared = 0;
 	size_t w;
@@ -154,16 +241,32 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	retry_install_signals();
 	t0 = tpu_now_ms();
+	memset(&prog, 0, sizeof prog);
+	pthread_mutex_init(&prog.mu, NULL);
+	prog.start_ms = prog.last_ms = t0;
+	if (!ctx->quiet && isatty(STDERR_FILENO)) {
+		spec.on_bytes = prog_bytes;
+		spec.arg = &prog;
+		if (upload)
+			prog.total = upload_total(&spec, sc.ntargets);
+	}
 	res = xcalloc(sc.ntargets, sizeof *res);
 	rc = sshxfer_run(&spec, sc.targets, sc.ntargets, res, err);
 	if (rc == TPU_E_UNREACHABLE && sc.ntargets > 0 &&
 	    sshcmd_refresh(ctx, &sc, err) == 1)
 		rc = sshxfer_run(&spec, sc.targets, sc.ntargets, res, err);
+	/* the last state (also of a copy quicker than one redraw, as
+	   scp(1) ends every file's line), then the lines below */
+	if (spec.on_bytes != NULL && (prog.drawn || prog.done > 0))
+		prog_draw(&prog, 1);
+	pthread_mutex_destroy(&prog.mu);
 	if (sc.ntargets > 1)
 		for (w = 0; w < sc.ntargets; w++) {
 			if (res[w].rc != 0)
 				fprintf(stderr, "[w%d] error: %s\n",
-				    sc.targets[w].worker, res[w].err.msg);
+				    sc.targets[w].worker,
+				    own_msg(
+				        res[w].err.msg, sc.targets[w].worker));
 			else if (res[w].skipped > 0)
 				fprintf(stderr,
 				    "[w%d] %zu symbolic links or special "

@@ -329,27 +329,67 @@ gcs_stat(struct gcs *g, const char *bucket, const char *name, int64_t gen,
 	return rc;
 }
 
-int
-gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
-    gcs_list_fn fn, void *arg, struct tpu_err *err)
+/* maxResults: want when > 0, else TPUCTL_GCS_PAGE_SIZE (tests), else 1000 */
+static long long
+page_size(int want)
 {
-	char *token = NULL, *b = gcs_pct_encode(bucket);
 	const char *ps = getenv("TPUCTL_GCS_PAGE_SIZE"), *errstr;
 	long long page = 1000;
-	int rc = 0;
 
-	if (lo != NULL && lo->page_size > 0)
-		page = lo->page_size;
+	if (want > 0)
+		page = want;
 	else if (ps != NULL && *ps != '\0') {
 		page = tpu_strtonum(ps, 1, 1000, &errstr);
 		if (errstr != NULL)
 			page = 1000;
 	}
+	return page;
+}
+
+/*
+ * GET one page of a list: u (released here) with "&pageToken=" *token
+ * when there is one (*token freed and NULL after); *j the reply.
+ */
+static int
+get_page(struct gcs *g, struct buf *u, char **token, cJSON **j,
+    const char *what, struct tpu_err *err)
+{
+	char *e;
+	int rc;
+
+	if (*token != NULL) {
+		e = gcs_pct_encode(*token);
+		buf_printf(u, "&pageToken=%s", e);
+		free(e);
+	}
+	rc = call(g, "GET", u->data, NULL, HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN,
+	    j, what, err);
+	buf_release(u);
+	free(*token);
+	*token = NULL;
+	return rc;
+}
+
+/* The token of the page after reply j, or NULL on the last page. */
+static char *
+next_token(const cJSON *j)
+{
+	const char *next = json_opt_string(j, "nextPageToken", NULL);
+
+	return next != NULL && *next != '\0' ? xstrdup(next) : NULL;
+}
+
+int
+gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
+    gcs_list_fn fn, void *arg, struct tpu_err *err)
+{
+	char *token = NULL, *b = gcs_pct_encode(bucket);
+	long long page = page_size(lo != NULL ? lo->page_size : 0);
+	int rc = 0;
 
 	for (;;) {
 		struct buf u;
 		const cJSON *items, *prefixes, *it;
-		const char *next;
 		cJSON *j;
 		char *e;
 
@@ -368,18 +408,8 @@ gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
 		}
 		if (lo != NULL && lo->versions)
 			buf_puts(&u, "&versions=true");
-		if (token != NULL) {
-			e = gcs_pct_encode(token);
-			buf_printf(&u, "&pageToken=%s", e);
-			free(e);
-		}
-		rc = call(g, "GET", u.data, NULL,
-		    HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN, &j, "objects list",
-		    err);
-		buf_release(&u);
-		free(token);
-		token = NULL;
-		if (rc != 0)
+		if ((rc = get_page(g, &u, &token, &j, "objects list", err)) !=
+		    0)
 			break;
 		prefixes = cJSON_GetObjectItemCaseSensitive(j, "prefixes");
 		cJSON_ArrayForEach(it, prefixes)
@@ -403,9 +433,8 @@ gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
 				if (rc != 0)
 					break;
 			}
-		next = json_opt_string(j, "nextPageToken", NULL);
-		if (rc == 0 && next != NULL && *next != '\0')
-			token = xstrdup(next);
+		if (rc == 0)
+			token = next_token(j);
 		cJSON_Delete(j);
 		if (rc != 0 || token == NULL)
 			break;
@@ -480,6 +509,47 @@ gcs_bucket_insert(struct gcs *g, const char *project, const char *bucket,
 	free(url);
 	free(p);
 	cJSON_Delete(body);
+	return rc;
+}
+
+int
+gcs_bucket_list(struct gcs *g, const char *project, gcs_bucket_fn fn, void *arg,
+    struct tpu_err *err)
+{
+	char *token = NULL, *p = gcs_pct_encode(project);
+	long long page = page_size(0);
+	int rc = 0;
+
+	for (;;) {
+		struct buf u;
+		const cJSON *it;
+		cJSON *j;
+
+		buf_init(&u, 0);
+		buf_printf(&u, "%sstorage/v1/b?project=%s&maxResults=%lld",
+		    g->base, p, page);
+		if ((rc = get_page(g, &u, &token, &j, "buckets list", err)) !=
+		    0)
+			break;
+		cJSON_ArrayForEach(
+		    it, cJSON_GetObjectItemCaseSensitive(j, "items"))
+		{
+			if (json_opt_string(it, "name", NULL) == NULL) {
+				rc = tpu_error(err, TPU_E_API,
+				    "buckets list: an item has no name");
+				break;
+			}
+			if ((rc = fn(arg, it)) != 0)
+				break;
+		}
+		if (rc == 0)
+			token = next_token(j);
+		cJSON_Delete(j);
+		if (rc != 0 || token == NULL)
+			break;
+	}
+	free(token);
+	free(p);
 	return rc;
 }
 

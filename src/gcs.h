@@ -82,6 +82,11 @@ int gcs_bucket_delete(struct gcs *, const char *bucket, struct tpu_err *);
 /* buckets.insert; TPU_E_CONFLICT when the name is taken. */
 int gcs_bucket_insert(struct gcs *, const char *project, const char *bucket,
     const char *location /* NULL: default */, struct tpu_err *);
+/* buckets.list of project, every page: fn per bucket resource (a
+ * non-zero return stops the listing and is returned, with err set). */
+typedef int (*gcs_bucket_fn)(void *arg, const cJSON *bucket);
+int gcs_bucket_list(struct gcs *, const char *project, gcs_bucket_fn, void *arg,
+    struct tpu_err *);
 /* buckets.get; *out is the bucket resource (caller cJSON_Delete). */
 int gcs_bucket_get(
     struct gcs *, const char *bucket, cJSON **out, struct tpu_err *);

@@ -276,3 +276,24 @@ gcs_wildcard_match(const char *p, const char *s)
 		p++;
 	return *p == '\0';
 }
+
+size_t
+gcs_wildcard_root(const char *p, const char *s)
+{
+	const char *q;
+	size_t n;
+	char *part;
+	int hit;
+
+	for (q = strchr(s, '/'); q != NULL; q = strchr(q + 1, '/')) {
+		n = (size_t)(q - s);
+		if (n == 0)
+			continue;
+		part = xstrndup(s, n);
+		hit = gcs_wildcard_match(p, part);
+		free(part);
+		if (hit)
+			return n;
+	}
+	return *s != '\0' && gcs_wildcard_match(p, s) ? strlen(s) : 0;
+}

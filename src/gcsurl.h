@@ -63,4 +63,13 @@ int gcs_has_wildcard(const char *obj);
 size_t gcs_wildcard_prefix(const char *obj);
 int gcs_wildcard_match(const char *pattern, const char *name);
 
+/*
+ * Recursive wildcards (rm -r, cp -r): a pattern also matches "directories",
+ * the prefixes of a name that end before one of its '/'.  Returns the
+ * length of the shortest such prefix of name the pattern matches (name is
+ * then under that "directory"), else strlen(name) when the whole name
+ * matches, else 0 (no match; an empty name never matches).
+ */
+size_t gcs_wildcard_root(const char *pattern, const char *name);
+
 #endif

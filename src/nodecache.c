@@ -281,6 +281,11 @@ nodecache_qr_get(const char *project, const char *zone, const char *qr,
 	*ids = NULL;
 	if ((root = entry_load("qrs", project, zone, qr, max_age_ms)) == NULL)
 		return -1;
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "pending"))) {
+		log_debug("node cache: queued resource %s is pending", qr);
+		cJSON_Delete(root);
+		return -1;
+	}
 	nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
 	if (strcmp(json_opt_string(root, "name", ""), qr) != 0 ||
 	    !cJSON_IsArray(nodes) || cJSON_GetArraySize(nodes) == 0)
@@ -312,6 +317,29 @@ void
 nodecache_qr_drop(const char *project, const char *zone, const char *qr)
 {
 	entry_remove("qrs", project, zone, qr);
+}
+
+void
+nodecache_qr_pending(const char *project, const char *zone, const char *qr)
+{
+	cJSON *t = cJSON_CreateTrue();
+
+	if (t != NULL)
+		entry_store("qrs", project, zone, qr, qr, "pending", t);
+	cJSON_Delete(t);
+}
+
+/* 1 when a fresh entry (pending or with membership) names qr in zone. */
+static int
+qr_known(
+    const char *project, const char *zone, const char *qr, int64_t max_age_ms)
+{
+	cJSON *root = entry_load("qrs", project, zone, qr, max_age_ms);
+	int hit =
+	    root != NULL && strcmp(json_opt_string(root, "name", ""), qr) == 0;
+
+	cJSON_Delete(root);
+	return hit;
 }
 
 /* Add the "<name>.json" entries of dir to the sorted array names. */
@@ -413,8 +441,7 @@ nodecache_zones(
 		if (!safe_component(d->d_name))
 			continue;
 		/* the entry's own checks: fresh, private, READY, this name */
-		hit = qrs ? nodecache_qr_get(
-		                project, d->d_name, name, max_age_ms, &got) == 0
+		hit = qrs ? qr_known(project, d->d_name, name, max_age_ms)
 		          : nodecache_get(project, d->d_name, name, max_age_ms,
 		                &got) == 0;
 		cJSON_Delete(got);

@@ -58,6 +58,14 @@ int nodecache_qr_get(const char *project, const char *zone, const char *qr,
 void nodecache_qr_put(
     const char *project, const char *zone, const char *qr, const cJSON *ids);
 void nodecache_qr_drop(const char *project, const char *zone, const char *qr);
+/*
+ * A queued resource just created that is not ACTIVE yet (create --async):
+ * no membership, but its zone is known, so nodecache_zones finds it (a
+ * pending entry is a miss for nodecache_qr_get).  An entry with
+ * membership is replaced by it; it ages as the others.
+ */
+void nodecache_qr_pending(
+    const char *project, const char *zone, const char *qr);
 
 /*
  * For shell completion: the names of the cached nodes (qrs 0) or queued

@@ -2309,6 +2309,8 @@ sshpool_sftp_put(struct sshpool_conn *c, const char *local, const char *remote,
 			}
 			off += (size_t)w;
 			deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+			if (c->on_bytes != NULL)
+				c->on_bytes(c->bytes_arg, (int64_t)w);
 		}
 	}
 	/* the mode exactly, whatever the remote umask */
@@ -2412,6 +2414,8 @@ sftp_get(struct sshpool_conn *c, const char *remote, const char *local,
 			goto out;
 		}
 		deadline = tpu_now_ms() + SFTP_IO_TIMEOUT_MS;
+		if (c->on_bytes != NULL)
+			c->on_bytes(c->bytes_arg, (int64_t)n);
 	}
 	if (in_place) {
 		/* a pipe or a device cannot be synced (EINVAL) */

@@ -227,6 +227,10 @@ struct sshpool_conn {
 	 * calls within a chunk or 200 ms: TPU_E_INTERRUPTED, or
 	 * TPU_E_TERMINATED for SIGTERM. */
 	volatile sig_atomic_t *abort;
+	/* Set by the caller (NULL after sshpool_connect): told the bytes of
+	 * every chunk sshpool_sftp_put/get moved (scp's progress line). */
+	void (*on_bytes)(void *arg, int64_t n);
+	void *bytes_arg;
 };
 
 /*

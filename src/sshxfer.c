@@ -876,6 +876,21 @@ one_line(char *msg)
 			*msg = '?';
 }
 
+/* 1 when msg already names "worker N" (e.g. "'P' on worker 2: ..."). */
+static int
+names_worker(const char *msg, int worker)
+{
+	char w[32];
+	const char *s;
+	size_t n;
+
+	n = (size_t)snprintf(w, sizeof w, "worker %d", worker);
+	for (s = strstr(msg, w); s != NULL; s = strstr(s + 1, w))
+		if (s[n] < '0' || s[n] > '9')
+			return 1;
+	return 0;
+}
+
 static void
 one_worker(struct pool *p, size_t idx)
 {
@@ -898,6 +913,8 @@ one_worker(struct pool *p, size_t idx)
 	if (r->rc == 0) {
 		r->conn = SSHPOOL_S_OK;
 		c.abort = p->sp->abort; /* checked inside every file too */
+		c.on_bytes = p->sp->on_bytes;
+		c.bytes_arg = p->sp->arg;
 		if (p->sp->upload)
 			r->skipped = p->local->skipped;
 		r->rc = p->sp->upload
@@ -905,6 +922,12 @@ one_worker(struct pool *p, size_t idx)
 		            : do_download(p->sp, &c, &p->targets[idx], r);
 		sshpool_conn_close(&c);
 	}
+	/* a file's own error (a local open or read, a remote write) names
+	   the worker it happened on, as the connection errors do */
+	if (r->rc != 0 && r->conn == SSHPOOL_S_OK &&
+	    r->rc != TPU_E_INTERRUPTED && r->rc != TPU_E_TERMINATED &&
+	    !names_worker(r->err.msg, p->targets[idx].worker))
+		tpu_error_prefix(&r->err, "worker %d", p->targets[idx].worker);
 	one_line(r->err.msg);
 	r->duration_ms = tpu_now_ms() - t0;
 }

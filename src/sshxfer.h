@@ -145,6 +145,10 @@ struct sshxfer_spec {
 	/* &retry_interrupted: checked between files and inside each one
 	 * (every chunk); SIGTERM gives TPU_E_TERMINATED. */
 	volatile sig_atomic_t *abort;
+	/* NULL, or told the bytes of every chunk any worker moved (from
+	 * the workers' threads, at once: the callee locks). */
+	void (*on_bytes)(void *arg, int64_t n);
+	void *arg;
 };
 
 /*

@@ -49,7 +49,7 @@ assert_grep "^tpuctl: --batch-size '0': .*\(1-4096, or all\)\$" "$T/err"
 mkdir "$T/logs"
 expect_rc 0 "$TPUCTL" ssh pod --worker=1 --output-directory "$T/logs" \
     --ssh-key-file "$KEY" -- 'echo to-file'
-assert_grep '^\[w1\] to-file$' "$T/logs/w1.log"
+assert_grep '^to-file$' "$T/logs/w1.log"
 
 # --ssh-key-expire-after: gcloud's line, and the key's other line goes
 expect_rc 0 "$TPUCTL" describe pod --format json

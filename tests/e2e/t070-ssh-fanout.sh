@@ -60,7 +60,8 @@ assert_grep 'signal KILL' "$T/err"
 
 # jsonl and --output-dir.
 expect_rc 0 "$TPUCTL" ssh t070 --worker=1,3 --output jsonl -- echo 'a"b'
-jq -e -s 'length == 2 and all(.line == "a\"b")' "$T/out" >/dev/null ||
+jq -e -s 'length == 4 and (map(select(has("line"))) | length == 2 and all(.line == "a\"b")) and
+    map(select(has("exit")) | [.worker, .exit, .status]) == [[1, 0, "ok"], [3, 0, "ok"]]' "$T/out" >/dev/null ||
     fail "bad jsonl: $(cat "$T/out")"
 expect_rc 0 "$TPUCTL" ssh t070 --worker=all --output-dir "$T/logs" \
     --output raw -- echo out

@@ -98,7 +98,9 @@ assert_grep '^7 of 8 workers succeeded' "$T/err"
 
 # jsonl and --output-dir name node and slice.
 expect_rc 0 "$TPUCTL" ssh t076 --node all --output jsonl -- echo j
-jq -e -s 'length == 2 and (map(.node) | sort) == ["ms-0", "ms-1"] and
+jq -e -s 'map(select(has("exit"))) | length == 2' "$T/out" >/dev/null ||
+    fail "want two exit records: $(cat "$T/out")"
+jq -e -s 'map(select(has("line"))) | length == 2 and (map(.node) | sort) == ["ms-0", "ms-1"] and
     all(.slice == (.node | ltrimstr("ms-") | tonumber) and .worker == 0 and
     .line == "j")' "$T/out" >/dev/null || fail "bad jsonl: $(cat "$T/out")"
 expect_rc 0 "$TPUCTL" ssh t076 --node all --worker 1,3 --output-dir "$T/logs" --output raw \

@@ -56,7 +56,7 @@ expect_rc 0 sh -c 'ulimit -Sn 50 && exec "$@"' sh "$TPUCTL" ssh t124 \
     --worker=all --output-dir "$T/logs" --command "$W"'; echo "out $w"'
 [ "$(find "$T/logs" -name 'w*.log' | wc -l)" -eq 32 ] || fail "want 32 log files: $(ls "$T/logs")"
 for w in 0 13 31; do
-	[ "$(cat "$T/logs/w$w.log")" = "[w$w] out $w" ] || fail "w$w.log: $(cat "$T/logs/w$w.log")"
+	[ "$(cat "$T/logs/w$w.log")" = "out $w" ] || fail "w$w.log: $(cat "$T/logs/w$w.log")"
 done
 # A hard limit of 100: 32 + 32 + the slack do not fit; nothing is run.
 rm -rf "$T/logs"

@@ -227,6 +227,55 @@ START_TEST(list_paging)
 }
 END_TEST
 
+static int
+collect_bucket(void *arg, const cJSON *b)
+{
+	struct seen *s = arg;
+
+	snprintf(s->names[s->n++], 64, "%s",
+	    cJSON_GetObjectItemCaseSensitive(b, "name")->valuestring);
+	return 0;
+}
+
+START_TEST(bucket_list_paging)
+{
+	static const char *const rep[] = {
+		REPLY("{\"kind\":\"storage#buckets\",\"items\":[{\"name\":"
+		      "\"b1\"}],\"nextPageToken\":\"b/1\"}"),
+		REPLY("{\"kind\":\"storage#buckets\",\"items\":[{\"name\":"
+		      "\"b2\"}]}"),
+		REPLY("{\"items\":[{\"location\":\"US\"}]}"),
+	};
+	struct tpu_ctx ctx;
+	struct tpu_err err;
+	struct seen s;
+	struct gcs *g;
+	char *log;
+
+	serve(rep, 3);
+	ctx_setup(&ctx);
+	tpu_err_init(&err);
+	memset(&s, 0, sizeof s);
+	ck_assert_int_eq(gcs_open(&ctx, &g, &err), 0);
+	ck_assert_int_eq(
+	    gcs_bucket_list(g, "my proj", collect_bucket, &s, &err), 0);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert_str_eq(s.names[0], "b1");
+	ck_assert_str_eq(s.names[1], "b2");
+	/* an item without a name is a malformed reply */
+	ck_assert_int_eq(
+	    gcs_bucket_list(g, "p", collect_bucket, &s, &err), TPU_E_API);
+	gcs_close(g);
+	log = slurp(logpath);
+	ck_assert_ptr_nonnull(strstr(
+	    log, "GET /storage/v1/b?project=my%20proj&maxResults=1000 "));
+	ck_assert_ptr_nonnull(strstr(log, "&pageToken=b%2F1 "));
+	free(log);
+	ctx_teardown(&ctx);
+	canned_cleanup();
+}
+END_TEST
+
 START_TEST(stat_delete_insert)
 {
 	static const char *const rep[] = {
@@ -345,6 +394,7 @@ suite(void)
 	tcase_add_test(tc, object_parse_bad);
 	tcase_add_test(tc, object_urls);
 	tcase_add_test(tc, list_paging);
+	tcase_add_test(tc, bucket_list_paging);
 	tcase_add_test(tc, stat_delete_insert);
 	tcase_add_test(tc, compose_pinned);
 	suite_add_tcase(s, tc);

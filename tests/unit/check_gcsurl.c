@@ -193,6 +193,32 @@ START_TEST(wildcards)
 }
 END_TEST
 
+START_TEST(wildcard_root)
+{
+	static const struct {
+		const char *p, *s;
+		size_t want;
+	} c[] = {
+		{ "run*", "run1", 4 },            /* the object itself */
+		{ "run*", "run1/a/b", 4 },        /* under the "directory" */
+		{ "run*", "x/run1", 0 },          /* '*' stays in its part */
+		{ "d/r?", "d/r2/ckpt/0", 4 },     /* '?' as one character */
+		{ "**/b", "a/x/b/c/b/z", 5 },     /* the shortest root */
+		{ "**", "a/b", 1 },               /* every top "directory" */
+		{ "d/*.json", "d/a.json", 8 },    /* a plain object match */
+		{ "d/*.json", "d/a.jsonx/y", 0 }, /* no part matches */
+		{ "*", "", 0 },                   /* an empty name never */
+		{ "a*", "a//b", 1 },              /* empty parts skipped */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++)
+		ck_assert_msg(gcs_wildcard_root(c[i].p, c[i].s) == c[i].want,
+		    "%s ~ %s: want %zu, got %zu", c[i].p, c[i].s, c[i].want,
+		    gcs_wildcard_root(c[i].p, c[i].s));
+}
+END_TEST
+
 static Suite *
 gcsurl_suite(void)
 {
@@ -210,6 +236,7 @@ gcsurl_suite(void)
 	tcase_add_test(tc, local_path_safe);
 	tcase_add_test(tc, local_path_escape);
 	tcase_add_test(tc, wildcards);
+	tcase_add_test(tc, wildcard_root);
 	suite_add_tcase(s, tc);
 	return s;
 }

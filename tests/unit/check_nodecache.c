@@ -510,6 +510,46 @@ START_TEST(names_for_completion)
 }
 END_TEST
 
+START_TEST(qr_pending)
+{
+	cJSON *ids = NULL, *zones;
+	char *out;
+
+	/* created, not ACTIVE: its zone known, no membership */
+	nodecache_qr_pending("p", "us-west4-a", "ms");
+	ck_assert_int_eq(
+	    nodecache_qr_get("p", "us-west4-a", "ms", NODECACHE_TTL_MS, &ids),
+	    -1);
+	ck_assert_ptr_null(ids);
+	zones = nodecache_zones("p", "ms", 1, NODECACHE_TTL_MS);
+	out = cJSON_PrintUnformatted(zones);
+	ck_assert_str_eq(out, "[\"us-west4-a\"]");
+	cJSON_free(out);
+	cJSON_Delete(zones);
+	/* stale: no hint */
+	zones = nodecache_zones("p", "ms", 1, 0);
+	ck_assert_int_eq(cJSON_GetArraySize(zones), 0);
+	cJSON_Delete(zones);
+	/* the membership replaces it */
+	ids = cJSON_CreateArray();
+	cJSON_AddItemToArray(ids, cJSON_CreateString("ms-0"));
+	nodecache_qr_put("p", "us-west4-a", "ms", ids);
+	cJSON_Delete(ids);
+	ck_assert_int_eq(
+	    nodecache_qr_get("p", "us-west4-a", "ms", NODECACHE_TTL_MS, &ids),
+	    0);
+	out = cJSON_PrintUnformatted(ids);
+	ck_assert_str_eq(out, "[\"ms-0\"]");
+	cJSON_free(out);
+	cJSON_Delete(ids);
+	/* dropped: no hint either */
+	nodecache_qr_drop("p", "us-west4-a", "ms");
+	zones = nodecache_zones("p", "ms", 1, NODECACHE_TTL_MS);
+	ck_assert_int_eq(cJSON_GetArraySize(zones), 0);
+	cJSON_Delete(zones);
+}
+END_TEST
+
 START_TEST(zones_of_a_name)
 {
 	cJSON *n, *ids, *zones;
@@ -577,6 +617,7 @@ nodecache_suite(void)
 	tcase_add_test(tc, unsafe_names_refused);
 	tcase_add_test(tc, names_for_completion);
 	tcase_add_test(tc, zones_of_a_name);
+	tcase_add_test(tc, qr_pending);
 	suite_add_tcase(s, tc);
 	return s;
 }
