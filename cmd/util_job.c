@@ -578,7 +578,8 @@ take_status(struct jobcmd *jc, size_t i)
 	    jobcmd_state(jc, i)->kind == JOBS_RUNNING && jc->off[0] != NULL &&
 	    jc->off[0][i] + jc->off[1][i] > 0)
 		st.kind = JOBS_LOST;
-	*jobcmd_state(jc, i) = st;
+	/* an end recorded before stays (the worker wiped since) */
+	jobs_state_merge(jobcmd_state(jc, i), &st);
 	return 0;
 }
 
@@ -607,12 +608,15 @@ status_round(struct jobcmd *jc, char *(*mk)(const char *, int), int arg,
 		if (take_status(jc, i) != 0) {
 			struct jobs_state *st = jobcmd_state(jc, i);
 
-			/* no answer: the worker is gone (or never was) */
-			log_info("%s: no job state (%s)", jc->who[i].node,
+			/* no answer: the worker is gone (or never was); an
+			   end recorded before stays what it was */
+			log_info("%s: no job state (%s)%s", jc->who[i].node,
 			    res[i].msg[0] != '\0'
 			        ? res[i].msg
-			        : sshpool_status_name(res[i].status));
-			st->kind = JOBS_LOST;
+			        : sshpool_status_name(res[i].status),
+			    jobs_state_known(st) ? "; keeping the recorded one"
+			                         : "");
+			jobs_state_merge(st, NULL);
 		}
 		free(cmds[i]);
 	}
@@ -659,12 +663,17 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	unsigned char *rest = xcalloc(n > 0 ? n : 1, 1);
 	/* this round follows a job that ran (not its launch) */
 	unsigned char *refollow = xcalloc(n > 0 ? n : 1, 1);
+	/* the end is known (recorded): only the rest of the logs is read,
+	   once; the state stays whatever the worker answers or not */
+	unsigned char *known = xcalloc(n > 0 ? n : 1, 1);
 	char **cmds = xcalloc(n > 0 ? n : 1, sizeof *cmds);
 	int64_t deadline =
 	    timeout_s > 0 ? tpu_now_ms() + timeout_s * 1000LL : 0;
 	char **relaunch = NULL;
 	int attempt, rc = 0;
 
+	for (i = 0; first == NULL && i < n; i++)
+		known[i] = jobs_state_known(jobcmd_state(jc, i));
 	for (attempt = 0; attempt <= JOBCMD_REFOLLOW_MAX; attempt++) {
 		size_t nact = 0, nask = 0;
 		int left = 0, prc;
@@ -682,6 +691,14 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		for (i = 0; i < n; i++) {
 			cmds[i] = NULL;
 			refollow[i] = 0;
+			if (known[i]) {
+				if (attempt == 0) {
+					cmds[i] = jobs_follow_cmd(jc->spec.name,
+					    jc->off[0][i], jc->off[1][i], 0);
+					nact++;
+				}
+				continue;
+			}
 			if (jobs_state_final(jobcmd_state(jc, i)) && !rest[i])
 				continue;
 			if (attempt == 0 && first != NULL)
@@ -714,6 +731,17 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 
 			if (cmds[i] == NULL)
 				continue;
+			if (known[i]) {
+				if (res[i].status != SSHPOOL_S_OK &&
+				    res[i].status != SSHPOOL_S_REMOTE_NONZERO)
+					log_info(
+					    "%s worker %d: the rest of the "
+					    "log not read (%s); the end "
+					    "recorded stays",
+					    jc->who[i].node, jc->who[i].worker,
+					    sshpool_status_name(res[i].status));
+				continue;
+			}
 			switch (res[i].status) {
 			case SSHPOOL_S_OK: /* the job exited 0 */
 				rest[i] = 0;
@@ -860,6 +888,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	free(ask);
 	free(rest);
 	free(refollow);
+	free(known);
 	free(cmds);
 	(void)err;
 	return rc;
