@@ -17,7 +17,6 @@
 #include "fsutil.h"
 #include "jobcmd.h"
 #include "log.h"
-#include "outgroup.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -894,45 +893,47 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	return rc;
 }
 
+/*
+ * The outcomes of the targets not skipped, as fanout's summary takes
+ * them: the job state's words ("exited 1", "killed by TERM", "lost"), no
+ * time; who and outcomes are allocated, *np is their count.
+ */
+static void
+outcomes(struct jobcmd *jc, struct fanout_who **whop,
+    struct fanout_outcome **op, size_t *np)
+{
+	size_t n = jc->sc.ntargets, k = 0, i;
+	struct fanout_who *who = xcalloc(n > 0 ? n : 1, sizeof *who);
+	struct fanout_outcome *o = xcalloc(n > 0 ? n : 1, sizeof *o);
+
+	for (i = 0; i < n; i++) {
+		const struct jobs_state *st = jobcmd_state(jc, i);
+
+		if (jc->skip[i])
+			continue;
+		who[k] = jc->who[i];
+		jobs_state_str(st, o[k].what, sizeof o[k].what);
+		o[k].duration_ms = -1;
+		o[k].ok = jobs_state_ok(st);
+		o[k].reached = jc->reached[i];
+		k++;
+	}
+	*whop = who;
+	*op = o;
+	*np = k;
+}
+
 void
 jobcmd_print_states(struct jobcmd *jc)
 {
-	size_t n = jc->sc.ntargets, k = 0, i;
-	struct outgroup_item *it;
-	char(*what)[64];
-	struct buf b;
+	struct fanout_who *who;
+	struct fanout_outcome *o;
+	size_t n;
 
-	for (i = 0; i < n; i++)
-		k += !jc->skip[i];
-	if (k <= FANOUT_SUMMARY_LINES) {
-		for (i = 0; i < n; i++) {
-			char name[128], w[64];
-
-			if (jc->skip[i])
-				continue;
-			fprintf(stderr, "%s: %s\n",
-			    fanout_who_name(&jc->who[i], name, sizeof name),
-			    jobs_state_str(jobcmd_state(jc, i), w, sizeof w));
-		}
-		return;
-	}
-	it = xcalloc(k, sizeof *it);
-	what = xcalloc(k, sizeof *what);
-	for (i = 0, k = 0; i < n; i++) {
-		if (jc->skip[i])
-			continue;
-		jobs_state_str(jobcmd_state(jc, i), what[k], sizeof what[k]);
-		it[k].node = jc->who[i].slice < 0 ? NULL : jc->who[i].node;
-		it[k].worker = jc->who[i].worker;
-		it[k].what = what[k];
-		k++;
-	}
-	buf_init(&b, BUF_NOCAP);
-	(void)outgroup_format(it, k, &b);
-	fprintf(stderr, "%s\n", b.data);
-	buf_release(&b);
-	free(what);
-	free(it);
+	outcomes(jc, &who, &o, &n);
+	fanout_print_outcomes(who, o, n);
+	free(who);
+	free(o);
 }
 
 int
@@ -951,32 +952,18 @@ jobcmd_out_error(const struct jobcmd *jc, int *epipe, struct tpu_err *err)
 int
 jobcmd_summary(struct jobcmd *jc, int print, struct tpu_err *err)
 {
-	size_t n = 0, i, nok = 0, nreach = 0;
+	struct fanout_who *who;
+	struct fanout_outcome *o;
+	char *what = xasprintf("job %s", jc->spec.name);
+	size_t n;
+	int rc;
 
-	for (i = 0; i < jc->sc.ntargets; i++) {
-		const struct jobs_state *st = jobcmd_state(jc, i);
-
-		if (jc->skip[i])
-			continue;
-		n++;
-		nok += jobs_state_ok(st);
-		nreach += jc->reached[i];
-	}
-	if (print) {
-		jobcmd_print_states(jc);
-		fprintf(stderr, "job %s: %zu of %zu workers succeeded",
-		    jc->spec.name, nok, n);
-		if (jc->sc.qr)
-			fprintf(stderr, " (%zu slice%s)", jc->sc.nslices,
-			    jc->sc.nslices == 1 ? "" : "s");
-		fputc('\n', stderr);
-	}
-	if (nok == n)
-		return 0;
-	if (nreach == 0)
-		return tpu_error(err, TPU_E_UNREACHABLE,
-		    "job %s: no worker could be reached (%zu of %zu)",
-		    jc->spec.name, n, n);
-	return tpu_error(err, TPU_E_PARTIAL,
-	    "job %s: %zu of %zu workers failed", jc->spec.name, n - nok, n);
+	outcomes(jc, &who, &o, &n);
+	if (print)
+		fanout_summary(who, o, n, what, jc->sc.qr ? jc->sc.nslices : 0);
+	rc = fanout_contract(o, n, what, NULL, err);
+	free(what);
+	free(who);
+	free(o);
+	return rc;
 }
