@@ -423,24 +423,31 @@ output_error(const struct fanout_spec *fs, const struct fanout_rx *r,
 	    fs->outdir, who->node, who->worker, strerror(r->log_errno));
 }
 
+int
+fanout_fd_room(const struct sshcmd *sc, int all_sessions, size_t files_per,
+    const char *what, struct tpu_err *err)
+{
+	size_t inflight = sc->popts.fanout > 0 ? (size_t)sc->popts.fanout : 64;
+
+	if (all_sessions || inflight > sc->ntargets)
+		inflight = sc->ntargets;
+	return fdlimit_ensure(inflight + files_per * sc->ntargets, what, err);
+}
+
 /* File descriptors for the sessions in flight and the log files. */
 static int
 fd_room(
     const struct sshcmd *sc, const struct fanout_spec *fs, struct tpu_err *err)
 {
-	size_t inflight = sc->popts.fanout > 0 ? (size_t)sc->popts.fanout : 64;
 	char what[64];
 
-	if (inflight > sc->ntargets)
-		inflight = sc->ntargets;
 	if (fs->outdir != NULL)
 		snprintf(what, sizeof what, "--output-dir for %zu workers",
 		    sc->ntargets);
 	else
 		snprintf(what, sizeof what, "a fan-out to %zu workers",
 		    sc->ntargets);
-	return fdlimit_ensure(
-	    inflight + (fs->outdir != NULL ? sc->ntargets : 0), what, err);
+	return fanout_fd_room(sc, 0, fs->outdir != NULL ? 1 : 0, what, err);
 }
 
 void

@@ -188,6 +188,17 @@ void fanout_summary(const struct fanout_who *, const struct fanout_outcome *,
 int fanout_contract(const struct fanout_outcome *, size_t n, const char *what,
     const char *failed, struct tpu_err *);
 
+/*
+ * Room for a fan-out's file descriptors (src/fdlimit.h: the soft limit
+ * raised toward the hard one): the sessions in flight (sc's --fanout, or
+ * every target with all_sessions, for sessions kept open from one round
+ * to the next) and files_per files per target open at once.  0, or
+ * TPU_E_IO naming what ("a job on 2048 workers") when the hard limit is
+ * too low, before any worker is contacted.
+ */
+int fanout_fd_room(const struct sshcmd *, int all_sessions, size_t files_per,
+    const char *what, struct tpu_err *);
+
 /* The exit status for a remote command killed by signal name ("KILL"):
  * 128 + its number, 255 when the name is unknown. */
 int fanout_signal_status(const char *name);

@@ -290,6 +290,16 @@ jobcmd_attach(struct jobcmd *jc, struct tpu_err *err)
 		jc->rank[i] = sl->index * jc->spec.nworkers + w;
 	}
 	{
+		/* the local logs of every target and its session, all open
+		   for the whole command */
+		char *what = xasprintf("a job on %zu workers", n);
+
+		rc = fanout_fd_room(&jc->sc, 1, 2, what, err);
+		free(what);
+		if (rc != 0)
+			return rc;
+	}
+	{
 		char *dir = jobs_local_dir(jc->spec.name);
 
 		rc = fsutil_mkdir_private(dir, err);
