@@ -58,6 +58,7 @@ enum {
 	OPT_FRAMEWORK_VERSION,
 	OPT_CHECKPOINT,
 	OPT_ZONES,
+	OPT_OUTPUT,
 };
 
 static volatile sig_atomic_t run_abort;
@@ -334,6 +335,7 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 		{ "fail-fast", no_argument, NULL, OPT_FAIL_FAST },
 		{ "name", required_argument, NULL, OPT_NAME },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "stage", required_argument, NULL, OPT_STAGE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
@@ -409,6 +411,11 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case OPT_NAME:
 			name = optarg;
+			break;
+		case OPT_OUTPUT: /* as ssh's and logs' */
+			if ((rc = fanout_parse_output(optarg, &jc.mode, err)) !=
+			    0)
+				goto out;
 			break;
 		case OPT_STAGE:
 			stage = optarg;
@@ -890,6 +897,7 @@ const struct cmd_entry cmd_run_entry = {
 	         "[--exclude pattern] [--stage gs://bucket/prefix] "
 	         "[--env name=value] [--env-file file] "
 	         "[--name job] [--timeout duration] [--command string] "
+	         "[--output prefix|raw|jsonl] "
 	         "[--max-restarts n] [--restart-backoff duration] "
 	         "[--restart-on-failure] [--checkpoint gs://bucket/prefix] "
 	         "[--zones zone,...] "
