@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -756,6 +757,10 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				rest[i] = 0;
 				st->kind = JOBS_EXITED;
 				st->code = 0;
+				/* its end as seen here (no status round for
+				   it): jobs' duration stops growing */
+				if (st->end == 0)
+					st->end = time(NULL);
 				break;
 			case SSHPOOL_S_REMOTE_NONZERO:
 				rest[i] = 0;

@@ -61,6 +61,13 @@ expect_rc 0 "$TPUCTL" jobs --format json
 	fail "jobs run1: $(cat "$T/out")"
 [ "$(jq -r '.[] | select(.name == "run1") | .workers[0].state' "$T/out")" = "exited 0" ] ||
 	fail "jobs run1 w0: $(cat "$T/out")"
+# an ended job's duration stops at its end (was: growing with the clock
+# for a job followed to exit 0, whose end time was never recorded)
+d1=$(jq -r '.[] | select(.name == "ok1") | .duration' "$T/out")
+sleep 1.1
+expect_rc 0 "$TPUCTL" jobs --format json
+[ "$(jq -r '.[] | select(.name == "ok1") | .duration' "$T/out")" = "$d1" ] ||
+	fail "ok1's duration grows: $d1, then $(cat "$T/out")"
 # and once more, following ended jobs: nothing changes
 expect_rc 0 "$TPUCTL" logs --follow ok1
 assert_grep '^worker 1: exited 0$' "$T/err"
