@@ -39,3 +39,12 @@ expect_rc 2 "$TPUCTL" run --output xml --name x1 t432 -- true
 [ "$(cat "$T/err")" = "tpuctl: --output 'xml': expected prefix, raw or jsonl" ] ||
 	fail "bad --output: $(cat "$T/err")"
 expect_rc 4 "$TPUCTL" logs x1
+
+# A detached launch refused on every worker it reached (a job of that
+# name there already, its local record gone): 8 as a fan-out whose
+# commands failed, not 9 (no worker could be reached)
+rm -rf "${XDG_STATE_HOME:-$HOME/.local/state}/tpuctl/jobs/r1"
+expect_rc 8 "$TPUCTL" run --detach --name r1 t432 -- true
+assert_grep '^\[w1\] tpuctl: a job named r1 exists on this worker already$' "$T/err"
+assert_grep '^worker 1: not started: exit 97$' "$T/err"
+assert_grep '^tpuctl: job r1: 2 of 2 workers not started$' "$T/err"
