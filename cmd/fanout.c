@@ -75,6 +75,15 @@ output_failed(void)
  * cmd/main.c checks for every command; remote stderr goes to fd 2 (a
  * failure there is ignored, as everywhere).
  */
+int
+fanout_write_stdout(const char *p, size_t n)
+{
+	errno = 0;
+	if (fwrite(p, 1, n, stdout) != n || fflush(stdout) != 0)
+		return errno != 0 ? errno : EIO;
+	return 0;
+}
+
 static void
 emit(struct fanout_rx *r, size_t idx, int fd, const char *p, size_t n)
 {
@@ -83,8 +92,8 @@ emit(struct fanout_rx *r, size_t idx, int fd, const char *p, size_t n)
 	if (fd == 1) {
 		if (r->out_errno != 0)
 			return;
-		if (fwrite(p, 1, n, stdout) != n || fflush(stdout) != 0) {
-			r->out_errno = errno != 0 ? errno : EIO;
+		if ((e = fanout_write_stdout(p, n)) != 0) {
+			r->out_errno = e;
 			output_failed();
 		}
 	} else if (fd == 2)

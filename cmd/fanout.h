@@ -133,6 +133,14 @@ int fanout_run(struct tpu_ctx *, struct sshcmd *sc, const struct fanout_spec *,
 void fanout_format(struct buf *, enum fanout_output, const struct fanout_who *,
     const char *job, int stream, const char *data, size_t len, int eol);
 
+/*
+ * Write to stdout through stdio, flushed at once (every line reaches a
+ * pipe as it comes, ordered with stderr), so that its error state is the
+ * one cmd/main.c checks: 0, or the errno of the failure (EPIPE for a
+ * closed pipe).
+ */
+int fanout_write_stdout(const char *, size_t);
+
 /* who[i] for each of sc's targets; free() it. */
 struct fanout_who *fanout_who_make(const struct sshcmd *sc);
 

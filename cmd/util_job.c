@@ -338,7 +338,7 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
     const char *data, size_t len, int eol)
 {
 	struct buf b;
-	int fd = s == 1 && jc->mode != FANOUT_OUT_JSONL ? 2 : 1;
+	int fd = s == 1 && jc->mode != FANOUT_OUT_JSONL ? 2 : 1, e;
 
 	if ((*nlines)++ < jc->since)
 		return;
@@ -348,11 +348,9 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
 	fanout_format(&b, jc->mode, who, jc->spec.name, s + 1, data, len, eol);
 	if (fd == 2)
 		(void)tpu_write_all(fd, b.data, b.len); /* ignored, as fanout */
-	else if (fwrite(b.data, 1, b.len, stdout) != b.len ||
-	         fflush(stdout) != 0) {
-		/* through stdio, flushed at once, so that its error state is
-		   the one cmd/main.c checks; the round in flight stops */
-		jc->out_errno = errno != 0 ? errno : EIO;
+	else if ((e = fanout_write_stdout(b.data, b.len)) != 0) {
+		/* the round in flight stops */
+		jc->out_errno = e;
 		if (jc->abort != NULL)
 			*jc->abort = 1;
 	}
