@@ -75,6 +75,15 @@ output_failed(void)
  * cmd/main.c checks for every command; remote stderr goes to fd 2 (a
  * failure there is ignored, as everywhere).
  */
+int
+fanout_write_stdout(const char *p, size_t n)
+{
+	errno = 0;
+	if (fwrite(p, 1, n, stdout) != n || fflush(stdout) != 0)
+		return errno != 0 ? errno : EIO;
+	return 0;
+}
+
 static void
 emit(struct fanout_rx *r, size_t idx, int fd, const char *p, size_t n)
 {
@@ -83,8 +92,8 @@ emit(struct fanout_rx *r, size_t idx, int fd, const char *p, size_t n)
 	if (fd == 1) {
 		if (r->out_errno != 0)
 			return;
-		if (fwrite(p, 1, n, stdout) != n || fflush(stdout) != 0) {
-			r->out_errno = errno != 0 ? errno : EIO;
+		if ((e = fanout_write_stdout(p, n)) != 0) {
+			r->out_errno = e;
 			output_failed();
 		}
 	} else if (fd == 2)
@@ -239,21 +248,19 @@ msg_of(const struct sshpool_result *res)
 	return m;
 }
 
+static int never_ran(enum sshpool_status);
+
 /* The summary line names the worker already: the message's own "worker
  * N: " goes. */
 void
 fanout_describe(const struct sshpool_result *res, char *out, size_t n)
 {
-	const char *m = msg_of(res);
+	struct fanout_outcome o;
 
-	if (res->status == SSHPOOL_S_OK ||
-	    res->status == SSHPOOL_S_REMOTE_NONZERO)
-		snprintf(out, n, "exit %d", res->exit_status);
-	else if (res->status == SSHPOOL_S_SIGNALED)
-		snprintf(out, n, "signal %s", res->signal);
-	else
-		snprintf(out, n, "%s%s%s", sshpool_status_name(res->status),
-		    m[0] != '\0' ? ": " : "", m);
+	fanout_outcome_of(res, &o);
+	snprintf(out, n, "%s%s%s", o.what,
+	    o.detail != NULL && o.detail[0] != '\0' ? ": " : "",
+	    o.detail != NULL ? o.detail : "");
 }
 
 static int
@@ -466,84 +473,129 @@ output_error(const struct fanout_spec *fs, const struct fanout_rx *r,
 	    fs->outdir, who->node, who->worker, strerror(r->log_errno));
 }
 
+int
+fanout_fd_room(const struct sshcmd *sc, int all_sessions, size_t files_per,
+    const char *what, struct tpu_err *err)
+{
+	size_t inflight = sc->popts.fanout > 0 ? (size_t)sc->popts.fanout : 64;
+
+	if (all_sessions || inflight > sc->ntargets)
+		inflight = sc->ntargets;
+	return fdlimit_ensure(inflight + files_per * sc->ntargets, what, err);
+}
+
 /* File descriptors for the sessions in flight and the log files. */
 static int
 fd_room(
     const struct sshcmd *sc, const struct fanout_spec *fs, struct tpu_err *err)
 {
-	size_t inflight = sc->popts.fanout > 0 ? (size_t)sc->popts.fanout : 64;
 	char what[64];
 
-	if (inflight > sc->ntargets)
-		inflight = sc->ntargets;
 	if (fs->outdir != NULL)
 		snprintf(what, sizeof what, "--output-dir for %zu workers",
 		    sc->ntargets);
 	else
 		snprintf(what, sizeof what, "a fan-out to %zu workers",
 		    sc->ntargets);
-	return fdlimit_ensure(
-	    inflight + (fs->outdir != NULL ? sc->ntargets : 0), what, err);
+	return fanout_fd_room(sc, 0, fs->outdir != NULL ? 1 : 0, what, err);
 }
 
-/*
- * The summary on stderr: up to FANOUT_SUMMARY_LINES workers one line
- * each with its time; more, identical outcomes grouped on one line
- * (src/outgroup.h); then the count, after "WHAT: " when what_done is set.
- */
-static void
-summary(const struct sshcmd *sc, const char *what_done,
-    const struct fanout_who *who, const struct sshpool_result *res, int nok)
+void
+fanout_outcome_of(const struct sshpool_result *res, struct fanout_outcome *o)
+{
+	memset(o, 0, sizeof *o);
+	if (res->status == SSHPOOL_S_OK ||
+	    res->status == SSHPOOL_S_REMOTE_NONZERO)
+		snprintf(o->what, sizeof o->what, "exit %d", res->exit_status);
+	else if (res->status == SSHPOOL_S_SIGNALED)
+		snprintf(o->what, sizeof o->what, "signal %s", res->signal);
+	else {
+		snprintf(o->what, sizeof o->what, "%s",
+		    sshpool_status_name(res->status));
+		o->detail = msg_of(res);
+	}
+	o->duration_ms = res->duration_ms;
+	o->ok = res->status == SSHPOOL_S_OK;
+	o->reached = !never_ran(res->status);
+}
+
+void
+fanout_print_outcomes(
+    const struct fanout_who *who, const struct fanout_outcome *o, size_t n)
 {
 	char name[128];
 	size_t i;
 
-	if (sc->ntargets <= FANOUT_SUMMARY_LINES) {
-		for (i = 0; i < sc->ntargets; i++) {
-			char what[640];
+	if (n <= FANOUT_SUMMARY_LINES) {
+		for (i = 0; i < n; i++) {
+			const char *d = o[i].detail != NULL ? o[i].detail : "";
 
-			fanout_describe(&res[i], what, sizeof what);
-			fprintf(stderr, "%s: %s (%.1f s)\n",
-			    fanout_who_name(&who[i], name, sizeof name), what,
-			    (double)res[i].duration_ms / 1000.0);
+			fprintf(stderr, "%s: %s%s%s",
+			    fanout_who_name(&who[i], name, sizeof name),
+			    o[i].what, d[0] != '\0' ? ": " : "", d);
+			if (o[i].duration_ms >= 0)
+				fprintf(stderr, " (%.1f s)",
+				    (double)o[i].duration_ms / 1000.0);
+			fputc('\n', stderr);
 		}
 	} else {
-		struct outgroup_item *it = xcalloc(sc->ntargets, sizeof *it);
-		char(*what)[32] = xcalloc(sc->ntargets, sizeof *what);
+		struct outgroup_item *it = xcalloc(n, sizeof *it);
 		struct buf b;
 
-		for (i = 0; i < sc->ntargets; i++) {
-			if (res[i].status == SSHPOOL_S_OK ||
-			    res[i].status == SSHPOOL_S_REMOTE_NONZERO)
-				snprintf(what[i], sizeof what[i], "exit %d",
-				    res[i].exit_status);
-			else if (res[i].status == SSHPOOL_S_SIGNALED)
-				snprintf(what[i], sizeof what[i], "signal %s",
-				    res[i].signal);
-			else {
-				snprintf(what[i], sizeof what[i], "%s",
-				    sshpool_status_name(res[i].status));
-				it[i].detail = msg_of(&res[i]);
-			}
+		for (i = 0; i < n; i++) {
 			it[i].node = who[i].slice < 0 ? NULL : who[i].node;
 			it[i].worker = who[i].worker;
-			it[i].what = what[i];
+			it[i].what = o[i].what;
+			it[i].detail = o[i].detail;
 		}
 		buf_init(&b, BUF_NOCAP);
-		(void)outgroup_format(it, sc->ntargets, &b);
+		(void)outgroup_format(it, n, &b);
 		fprintf(stderr, "%s\n", b.data);
 		buf_release(&b);
-		free(what);
 		free(it);
 	}
-	if (what_done != NULL)
-		fprintf(stderr, "%s: ", what_done);
-	fprintf(stderr, "%d of %zu worker%s succeeded", nok, sc->ntargets,
-	    sc->ntargets == 1 ? "" : "s");
-	if (sc->qr)
-		fprintf(stderr, " (%zu node%s)", sc->nslices,
-		    sc->nslices == 1 ? "" : "s");
+}
+
+void
+fanout_summary(const struct fanout_who *who, const struct fanout_outcome *o,
+    size_t n, const char *what, size_t nslices)
+{
+	size_t i, nok = 0;
+
+	for (i = 0; i < n; i++)
+		nok += o[i].ok != 0;
+	fanout_print_outcomes(who, o, n);
+	if (what != NULL)
+		fprintf(stderr, "%s: ", what);
+	fprintf(
+	    stderr, "%zu of %zu worker%s succeeded", nok, n, n == 1 ? "" : "s");
+	if (nslices > 0)
+		fprintf(
+		    stderr, " (%zu node%s)", nslices, nslices == 1 ? "" : "s");
 	fputc('\n', stderr);
+}
+
+int
+fanout_contract(const struct fanout_outcome *o, size_t n, const char *what,
+    const char *failed, struct tpu_err *err)
+{
+	size_t i, nok = 0, nreach = 0;
+
+	for (i = 0; i < n; i++) {
+		nok += o[i].ok != 0;
+		nreach += o[i].reached != 0;
+	}
+	if (nok == n)
+		return 0;
+	tpu_err_init(err);
+	if (nreach == 0)
+		return tpu_error(err, TPU_E_UNREACHABLE,
+		    "%s%sno worker could be reached (%zu of %zu)",
+		    what != NULL ? what : "", what != NULL ? ": " : "", n - nok,
+		    n);
+	return tpu_error(err, TPU_E_PARTIAL, "%s%s%zu of %zu workers %s",
+	    what != NULL ? what : "", what != NULL ? ": " : "", n - nok, n,
+	    failed != NULL ? failed : "failed");
 }
 
 int
@@ -553,9 +605,10 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 	struct sshpool_result *res;
 	struct fanout_who *who = fanout_who_make(sc);
 	struct fanout_rx r = { fs->mode, who, NULL, 0, 0, 0 };
+	struct fanout_outcome *oc = NULL;
 	char name[128];
 	size_t i;
-	int rc, nok = 0, saved_errno;
+	int rc, saved_errno;
 
 	if ((rc = fd_room(sc, fs, err)) != 0 ||
 	    (fs->outdir != NULL &&
@@ -596,10 +649,12 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 		rc = output_error(fs, &r, err);
 		goto out;
 	}
+	oc = xcalloc(sc->ntargets > 0 ? sc->ntargets : 1, sizeof *oc);
 	for (i = 0; i < sc->ntargets; i++)
-		nok += res[i].status == SSHPOOL_S_OK;
+		fanout_outcome_of(&res[i], &oc[i]);
 	if (sc->ntargets > 1 || fs->what != NULL)
-		summary(sc, fs->what, who, res, nok);
+		fanout_summary(
+		    who, oc, sc->ntargets, fs->what, sc->qr ? sc->nslices : 0);
 	if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
 		goto out;
 	if (sc->ntargets == 1 && fs->what == NULL) {
@@ -635,25 +690,9 @@ fanout_run(struct tpu_ctx *ctx, struct sshcmd *sc, const struct fanout_spec *fs,
 			        ? res[0].msg
 			        : sshpool_status_name(res[0].status));
 		}
-	} else if ((rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE) &&
-	           fs->what != NULL) {
-		tpu_err_init(err);
-		if (rc == TPU_E_PARTIAL)
-			tpu_error(err, rc, "%s: %zu of %zu workers %s",
-			    fs->what, sc->ntargets - (size_t)nok, sc->ntargets,
-			    fs->failed != NULL ? fs->failed : "failed");
-		else
-			tpu_error(err, rc,
-			    "%s: no worker could be reached (%zu of %zu)",
-			    fs->what, sc->ntargets - (size_t)nok, sc->ntargets);
-	} else if (rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE) {
-		tpu_err_init(err);
-		tpu_error(err, rc,
-		    rc == TPU_E_PARTIAL
-		        ? "%zu of %zu workers failed"
-		        : "no worker could be reached (%zu of %zu)",
-		    sc->ntargets - (size_t)nok, sc->ntargets);
-	}
+	} else if (rc == TPU_E_PARTIAL || rc == TPU_E_UNREACHABLE)
+		rc = fanout_contract(
+		    oc, sc->ntargets, fs->what, fs->failed, err);
 out:
 	saved_errno = errno; /* EPIPE for main, see output_error */
 	for (i = 0; i < sc->ntargets; i++) {
@@ -664,6 +703,7 @@ out:
 	}
 	if (fs->results == NULL)
 		free(res);
+	free(oc);
 	free(r.fds);
 	free(who);
 	sc->popts.flags &= ~SSHPOOL_F_STDIN;

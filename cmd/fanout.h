@@ -133,6 +133,14 @@ int fanout_run(struct tpu_ctx *, struct sshcmd *sc, const struct fanout_spec *,
 void fanout_format(struct buf *, enum fanout_output, const struct fanout_who *,
     const char *job, int stream, const char *data, size_t len, int eol);
 
+/*
+ * Write to stdout through stdio, flushed at once (every line reaches a
+ * pipe as it comes, ordered with stderr), so that its error state is the
+ * one cmd/main.c checks: 0, or the errno of the failure (EPIPE for a
+ * closed pipe).
+ */
+int fanout_write_stdout(const char *, size_t);
+
 /* who[i] for each of sc's targets; free() it. */
 struct fanout_who *fanout_who_make(const struct sshcmd *sc);
 
@@ -144,6 +152,60 @@ const char *fanout_who_name(const struct fanout_who *, char *buf, size_t);
  * the message's own "worker N: "), for the summary line of a worker.
  */
 void fanout_describe(const struct sshpool_result *, char *out, size_t n);
+
+/*
+ * One worker's outcome, for the summary and the exit contract that every
+ * fan-out command shares: fanout_run's from an SSH result
+ * (fanout_outcome_of), the job commands' from a job state (cmd/jobcmd.h).
+ */
+struct fanout_outcome {
+	char what[64];      /* the grouping key: "exit 1", "exited 1", "lost" */
+	const char *detail; /* NULL, or more (a failure's message) */
+	long long duration_ms; /* shown after the line; -1: not shown */
+	int ok;                /* succeeded */
+	int reached;           /* the worker answered (ran the command) */
+};
+
+/* The outcome of an SSH result (its message stays in r). */
+void fanout_outcome_of(const struct sshpool_result *, struct fanout_outcome *);
+
+/*
+ * The per-worker lines on stderr: up to FANOUT_SUMMARY_LINES one line
+ * each ("worker 3: exit 1 (0.2 s)", "worker 3: exited 1"), more grouped
+ * on one line by outcome (src/outgroup.h: "30 workers: exit 0; w3: exit
+ * 1").
+ */
+void fanout_print_outcomes(
+    const struct fanout_who *, const struct fanout_outcome *, size_t n);
+
+/*
+ * fanout_print_outcomes, then the total "N of M workers succeeded",
+ * after "WHAT: " when what is set, with " (K nodes)" when nslices > 0
+ * (a queued resource).
+ */
+void fanout_summary(const struct fanout_who *, const struct fanout_outcome *,
+    size_t n, const char *what, size_t nslices);
+
+/*
+ * The exit contract of several workers (or of one, for a caller with
+ * what): 0 when every one succeeded; TPU_E_UNREACHABLE "WHAT: no worker
+ * could be reached (N of M)" when none was reached; else TPU_E_PARTIAL
+ * "WHAT: N of M workers FAILED" (failed: NULL "failed", or e.g. "have
+ * findings").  Without what, the messages have no "WHAT: ".
+ */
+int fanout_contract(const struct fanout_outcome *, size_t n, const char *what,
+    const char *failed, struct tpu_err *);
+
+/*
+ * Room for a fan-out's file descriptors (src/fdlimit.h: the soft limit
+ * raised toward the hard one): the sessions in flight (sc's --fanout, or
+ * every target with all_sessions, for sessions kept open from one round
+ * to the next) and files_per files per target open at once.  0, or
+ * TPU_E_IO naming what ("a job on 2048 workers") when the hard limit is
+ * too low, before any worker is contacted.
+ */
+int fanout_fd_room(const struct sshcmd *, int all_sessions, size_t files_per,
+    const char *what, struct tpu_err *);
 
 /* The exit status for a remote command killed by signal name ("KILL"):
  * 128 + its number, 255 when the name is unknown. */

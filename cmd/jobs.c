@@ -145,7 +145,17 @@ jobs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			sshcmd_opts_init(&so);
 			so.workers = "all";
 			if (jobcmd_connect(ctx, &jc, &so, &e) == 0) {
-				jobcmd_status(&jc, NULL);
+				/* not where the end is recorded, nor where
+				   it never ran */
+				unsigned char *ask = xcalloc(jc.sc.ntargets, 1);
+
+				for (k = 0; k < jc.sc.ntargets; k++)
+					ask[k] = !jobs_state_known(
+					             jobcmd_state(&jc, k)) &&
+					         jobcmd_state(&jc, k)->kind !=
+					             JOBS_MISSING;
+				jobcmd_status(&jc, ask);
+				free(ask);
 				jobcmd_save(&jc, &e);
 			} else
 				log_warn("job %s: states not refreshed: %s",

@@ -234,11 +234,13 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    r % jc.spec.nworkers, nl);
 		jc.lines[0][i] = nl[0];
 		jc.lines[1][i] = nl[1];
-		/* ask again: the record may be behind; a worker that never
+		/* ask again: the record may be behind, unless it has the
+		   end the worker reported (exited N, killed by SIG: kept
+		   even when that worker is gone now); a worker that never
 		   ran it is left out */
 		if (jobcmd_state(&jc, i)->kind == JOBS_MISSING)
 			jc.skip[i] = 1;
-		else
+		else if (!jobs_state_known(jobcmd_state(&jc, i)))
 			jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
 	}
 	if (!sig_set) {

@@ -58,6 +58,7 @@ enum {
 	OPT_FRAMEWORK_VERSION,
 	OPT_CHECKPOINT,
 	OPT_ZONES,
+	OPT_OUTPUT,
 };
 
 static volatile sig_atomic_t run_abort;
@@ -334,6 +335,7 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "exclude", required_argument, NULL, OPT_EXCLUDE },
 		{ "fail-fast", no_argument, NULL, OPT_FAIL_FAST },
 		{ "name", required_argument, NULL, OPT_NAME },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "stage", required_argument, NULL, OPT_STAGE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
@@ -409,6 +411,11 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case OPT_NAME:
 			name = optarg;
+			break;
+		case OPT_OUTPUT: /* as ssh's and logs' */
+			if ((rc = fanout_parse_output(optarg, &jc.mode, err)) !=
+			    0)
+				goto out;
 			break;
 		case OPT_STAGE:
 			stage = optarg;
@@ -718,6 +725,9 @@ again:
 	}
 	if (detach) {
 		struct sshpool_result *res = xcalloc(n, sizeof *res);
+		/* the exit contract of the fan-out (fanout_contract):
+		   started is success; 9 only when no worker was reached */
+		struct fanout_outcome *oc = xcalloc(n, sizeof *oc);
 		size_t nok = 0;
 		struct tpu_err e;
 		cJSON *o;
@@ -725,8 +735,10 @@ again:
 		tpu_err_init(&e);
 		jobcmd_round(&jc, cmds, 0, 0, res, &e);
 		for (i = 0; i < n; i++) {
-			char who[128];
+			char who[128], why[640];
 
+			oc[i].ok = res[i].status == SSHPOOL_S_OK;
+			oc[i].reached = jc.reached[i];
 			if (cmds[i] == NULL)
 				continue;
 			if (res[i].status == SSHPOOL_S_OK) {
@@ -737,11 +749,9 @@ again:
 			    sshpool_status_unreachable(res[i].status)
 			        ? JOBS_LOST
 			        : JOBS_MISSING;
+			fanout_describe(&res[i], why, sizeof why);
 			fprintf(stderr, "%s: not started: %s\n",
-			    fanout_who_name(&jc.who[i], who, sizeof who),
-			    res[i].msg[0] != '\0'
-			        ? res[i].msg
-			        : sshpool_status_name(res[i].status));
+			    fanout_who_name(&jc.who[i], who, sizeof who), why);
 		}
 		for (i = 0; i < n; i++)
 			sshpool_result_release(&res[i]);
@@ -758,11 +768,13 @@ again:
 			    "job %s started on %zu of %zu workers; follow it "
 			    "with: tpuctl logs --follow %s\n",
 			    jc.spec.name, nok, n, jc.spec.name);
-		if (rc == 0 && nok < n)
-			rc = tpu_error(err,
-			    nok == 0 ? TPU_E_UNREACHABLE : TPU_E_PARTIAL,
-			    "job %s: not started on %zu of %zu workers",
-			    jc.spec.name, n - nok, n);
+		if (rc == 0) {
+			char *what = xasprintf("job %s", jc.spec.name);
+
+			rc = fanout_contract(oc, n, what, "not started", err);
+			free(what);
+		}
+		free(oc);
 		goto out;
 	}
 	jc.ctx = ctx;
@@ -890,6 +902,7 @@ const struct cmd_entry cmd_run_entry = {
 	         "[--exclude pattern] [--stage gs://bucket/prefix] "
 	         "[--env name=value] [--env-file file] "
 	         "[--name job] [--timeout duration] [--command string] "
+	         "[--output prefix|raw|jsonl] "
 	         "[--max-restarts n] [--restart-backoff duration] "
 	         "[--restart-on-failure] [--checkpoint gs://bucket/prefix] "
 	         "[--zones zone,...] "

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -17,7 +18,6 @@
 #include "fsutil.h"
 #include "jobcmd.h"
 #include "log.h"
-#include "outgroup.h"
 #include "ssh_pool.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -292,6 +292,16 @@ jobcmd_attach(struct jobcmd *jc, struct tpu_err *err)
 		jc->rank[i] = sl->index * jc->spec.nworkers + w;
 	}
 	{
+		/* the local logs of every target and its session, all open
+		   for the whole command */
+		char *what = xasprintf("a job on %zu workers", n);
+
+		rc = fanout_fd_room(&jc->sc, 1, 2, what, err);
+		free(what);
+		if (rc != 0)
+			return rc;
+	}
+	{
 		char *dir = jobs_local_dir(jc->spec.name);
 
 		rc = fsutil_mkdir_private(dir, err);
@@ -329,7 +339,7 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
     const char *data, size_t len, int eol)
 {
 	struct buf b;
-	int fd = s == 1 && jc->mode != FANOUT_OUT_JSONL ? 2 : 1;
+	int fd = s == 1 && jc->mode != FANOUT_OUT_JSONL ? 2 : 1, e;
 
 	if ((*nlines)++ < jc->since)
 		return;
@@ -339,11 +349,9 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
 	fanout_format(&b, jc->mode, who, jc->spec.name, s + 1, data, len, eol);
 	if (fd == 2)
 		(void)tpu_write_all(fd, b.data, b.len); /* ignored, as fanout */
-	else if (fwrite(b.data, 1, b.len, stdout) != b.len ||
-	         fflush(stdout) != 0) {
-		/* through stdio, flushed at once, so that its error state is
-		   the one cmd/main.c checks; the round in flight stops */
-		jc->out_errno = errno != 0 ? errno : EIO;
+	else if ((e = fanout_write_stdout(b.data, b.len)) != 0) {
+		/* the round in flight stops */
+		jc->out_errno = e;
 		if (jc->abort != NULL)
 			*jc->abort = 1;
 	}
@@ -584,7 +592,8 @@ take_status(struct jobcmd *jc, size_t i)
 	    jobcmd_state(jc, i)->kind == JOBS_RUNNING && jc->off[0] != NULL &&
 	    jc->off[0][i] + jc->off[1][i] > 0)
 		st.kind = JOBS_LOST;
-	*jobcmd_state(jc, i) = st;
+	/* an end recorded before stays (the worker wiped since) */
+	jobs_state_merge(jobcmd_state(jc, i), &st);
 	return 0;
 }
 
@@ -613,12 +622,15 @@ status_round(struct jobcmd *jc, char *(*mk)(const char *, int), int arg,
 		if (take_status(jc, i) != 0) {
 			struct jobs_state *st = jobcmd_state(jc, i);
 
-			/* no answer: the worker is gone (or never was) */
-			log_info("%s: no job state (%s)", jc->who[i].node,
+			/* no answer: the worker is gone (or never was); an
+			   end recorded before stays what it was */
+			log_info("%s: no job state (%s)%s", jc->who[i].node,
 			    res[i].msg[0] != '\0'
 			        ? res[i].msg
-			        : sshpool_status_name(res[i].status));
-			st->kind = JOBS_LOST;
+			        : sshpool_status_name(res[i].status),
+			    jobs_state_known(st) ? "; keeping the recorded one"
+			                         : "");
+			jobs_state_merge(st, NULL);
 		}
 		free(cmds[i]);
 	}
@@ -665,12 +677,17 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	unsigned char *rest = xcalloc(n > 0 ? n : 1, 1);
 	/* this round follows a job that ran (not its launch) */
 	unsigned char *refollow = xcalloc(n > 0 ? n : 1, 1);
+	/* the end is known (recorded): only the rest of the logs is read,
+	   once; the state stays whatever the worker answers or not */
+	unsigned char *known = xcalloc(n > 0 ? n : 1, 1);
 	char **cmds = xcalloc(n > 0 ? n : 1, sizeof *cmds);
 	int64_t deadline =
 	    timeout_s > 0 ? tpu_now_ms() + timeout_s * 1000LL : 0;
 	char **relaunch = NULL;
 	int attempt, rc = 0;
 
+	for (i = 0; first == NULL && i < n; i++)
+		known[i] = jobs_state_known(jobcmd_state(jc, i));
 	for (attempt = 0; attempt <= JOBCMD_REFOLLOW_MAX; attempt++) {
 		size_t nact = 0, nask = 0;
 		int left = 0, prc;
@@ -688,6 +705,14 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		for (i = 0; i < n; i++) {
 			cmds[i] = NULL;
 			refollow[i] = 0;
+			if (known[i]) {
+				if (attempt == 0) {
+					cmds[i] = jobs_follow_cmd(jc->spec.name,
+					    jc->off[0][i], jc->off[1][i], 0);
+					nact++;
+				}
+				continue;
+			}
 			if (jobs_state_final(jobcmd_state(jc, i)) && !rest[i])
 				continue;
 			if (attempt == 0 && first != NULL)
@@ -720,11 +745,26 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 
 			if (cmds[i] == NULL)
 				continue;
+			if (known[i]) {
+				if (res[i].status != SSHPOOL_S_OK &&
+				    res[i].status != SSHPOOL_S_REMOTE_NONZERO)
+					log_info(
+					    "%s worker %d: the rest of the "
+					    "log not read (%s); the end "
+					    "recorded stays",
+					    jc->who[i].node, jc->who[i].worker,
+					    sshpool_status_name(res[i].status));
+				continue;
+			}
 			switch (res[i].status) {
 			case SSHPOOL_S_OK: /* the job exited 0 */
 				rest[i] = 0;
 				st->kind = JOBS_EXITED;
 				st->code = 0;
+				/* its end as seen here (no status round for
+				   it): jobs' duration stops growing */
+				if (st->end == 0)
+					st->end = time(NULL);
 				break;
 			case SSHPOOL_S_REMOTE_NONZERO:
 				rest[i] = 0;
@@ -866,50 +906,53 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	free(ask);
 	free(rest);
 	free(refollow);
+	free(known);
 	free(cmds);
 	(void)err;
 	return rc;
 }
 
+/*
+ * The outcomes of the targets not skipped, as fanout's summary takes
+ * them: the job state's words ("exited 1", "killed by TERM", "lost"), no
+ * time; who and outcomes are allocated, *np is their count.
+ */
+static void
+outcomes(struct jobcmd *jc, struct fanout_who **whop,
+    struct fanout_outcome **op, size_t *np)
+{
+	size_t n = jc->sc.ntargets, k = 0, i;
+	struct fanout_who *who = xcalloc(n > 0 ? n : 1, sizeof *who);
+	struct fanout_outcome *o = xcalloc(n > 0 ? n : 1, sizeof *o);
+
+	for (i = 0; i < n; i++) {
+		const struct jobs_state *st = jobcmd_state(jc, i);
+
+		if (jc->skip[i])
+			continue;
+		who[k] = jc->who[i];
+		jobs_state_str(st, o[k].what, sizeof o[k].what);
+		o[k].duration_ms = -1;
+		o[k].ok = jobs_state_ok(st);
+		o[k].reached = jc->reached[i];
+		k++;
+	}
+	*whop = who;
+	*op = o;
+	*np = k;
+}
+
 void
 jobcmd_print_states(struct jobcmd *jc)
 {
-	size_t n = jc->sc.ntargets, k = 0, i;
-	struct outgroup_item *it;
-	char(*what)[64];
-	struct buf b;
+	struct fanout_who *who;
+	struct fanout_outcome *o;
+	size_t n;
 
-	for (i = 0; i < n; i++)
-		k += !jc->skip[i];
-	if (k <= FANOUT_SUMMARY_LINES) {
-		for (i = 0; i < n; i++) {
-			char name[128], w[64];
-
-			if (jc->skip[i])
-				continue;
-			fprintf(stderr, "%s: %s\n",
-			    fanout_who_name(&jc->who[i], name, sizeof name),
-			    jobs_state_str(jobcmd_state(jc, i), w, sizeof w));
-		}
-		return;
-	}
-	it = xcalloc(k, sizeof *it);
-	what = xcalloc(k, sizeof *what);
-	for (i = 0, k = 0; i < n; i++) {
-		if (jc->skip[i])
-			continue;
-		jobs_state_str(jobcmd_state(jc, i), what[k], sizeof what[k]);
-		it[k].node = jc->who[i].slice < 0 ? NULL : jc->who[i].node;
-		it[k].worker = jc->who[i].worker;
-		it[k].what = what[k];
-		k++;
-	}
-	buf_init(&b, BUF_NOCAP);
-	(void)outgroup_format(it, k, &b);
-	fprintf(stderr, "%s\n", b.data);
-	buf_release(&b);
-	free(what);
-	free(it);
+	outcomes(jc, &who, &o, &n);
+	fanout_print_outcomes(who, o, n);
+	free(who);
+	free(o);
 }
 
 int
@@ -928,32 +971,18 @@ jobcmd_out_error(const struct jobcmd *jc, int *epipe, struct tpu_err *err)
 int
 jobcmd_summary(struct jobcmd *jc, int print, struct tpu_err *err)
 {
-	size_t n = 0, i, nok = 0, nreach = 0;
+	struct fanout_who *who;
+	struct fanout_outcome *o;
+	char *what = xasprintf("job %s", jc->spec.name);
+	size_t n;
+	int rc;
 
-	for (i = 0; i < jc->sc.ntargets; i++) {
-		const struct jobs_state *st = jobcmd_state(jc, i);
-
-		if (jc->skip[i])
-			continue;
-		n++;
-		nok += jobs_state_ok(st);
-		nreach += jc->reached[i];
-	}
-	if (print) {
-		jobcmd_print_states(jc);
-		fprintf(stderr, "job %s: %zu of %zu workers succeeded",
-		    jc->spec.name, nok, n);
-		if (jc->sc.qr)
-			fprintf(stderr, " (%zu slice%s)", jc->sc.nslices,
-			    jc->sc.nslices == 1 ? "" : "s");
-		fputc('\n', stderr);
-	}
-	if (nok == n)
-		return 0;
-	if (nreach == 0)
-		return tpu_error(err, TPU_E_UNREACHABLE,
-		    "job %s: no worker could be reached (%zu of %zu)",
-		    jc->spec.name, n, n);
-	return tpu_error(err, TPU_E_PARTIAL,
-	    "job %s: %zu of %zu workers failed", jc->spec.name, n - nok, n);
+	outcomes(jc, &who, &o, &n);
+	if (print)
+		fanout_summary(who, o, n, what, jc->sc.qr ? jc->sc.nslices : 0);
+	rc = fanout_contract(o, n, what, NULL, err);
+	free(what);
+	free(who);
+	free(o);
+	return rc;
 }

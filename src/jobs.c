@@ -789,6 +789,26 @@ jobs_state_ok(const struct jobs_state *st)
 	return st->kind == JOBS_EXITED && st->code == 0;
 }
 
+int
+jobs_state_known(const struct jobs_state *st)
+{
+	return st->kind == JOBS_EXITED || st->kind == JOBS_KILLED;
+}
+
+void
+jobs_state_merge(struct jobs_state *st, const struct jobs_state *answer)
+{
+	if (jobs_state_known(st) &&
+	    (answer == NULL || answer->kind == JOBS_UNKNOWN ||
+	        answer->kind == JOBS_LOST || answer->kind == JOBS_MISSING))
+		return;
+	if (answer == NULL) {
+		st->kind = JOBS_LOST;
+		return;
+	}
+	*st = *answer;
+}
+
 char *
 jobs_store_dir(void)
 {

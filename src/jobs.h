@@ -159,6 +159,21 @@ int jobs_state_final(const struct jobs_state *);
 int jobs_state_ok(const struct jobs_state *);
 
 /*
+ * 1 when the state is one the worker reported at the job's end (exited
+ * N, killed by SIG): known for good, whatever happens to the worker
+ * later.  Lost and missing are final but not known.
+ */
+int jobs_state_known(const struct jobs_state *);
+
+/*
+ * What to keep of a worker's state when it is asked again: the answer,
+ * except that a known end (jobs_state_known) stays when the answer is
+ * no answer at all (NULL: the worker cannot be reached), unknown, lost
+ * or missing (the worker went away, or was wiped, after the job ended).
+ */
+void jobs_state_merge(struct jobs_state *st, const struct jobs_state *answer);
+
+/*
  * The remote command lines (for the SSH exec channel), each a complete
  * `sh -c '...' tpuctl-job ARGS` with every argument shell-quoted; caller
  * frees.

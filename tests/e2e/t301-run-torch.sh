@@ -58,7 +58,7 @@ for s in 0 1; do
 		assert_grep "^node ms-$s \\(slice $s\\) worker $w: exited 0\$" "$T/err"
 	done
 done
-assert_grep ': 4 of 4 workers succeeded \(2 slices\)$' "$T/err"
+assert_grep ': 4 of 4 workers succeeded \(2 nodes\)$' "$T/err"
 
 # One slice of the two: its global ranks and the job's shape are kept.
 expect_rc 0 "$TPUCTL" run t301q --node 1 --name one-slice -- \

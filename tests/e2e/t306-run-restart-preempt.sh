@@ -61,7 +61,7 @@ assert_grep "deleting node 't306' in .* \(state PREEMPTED\), so it holds no quot
 assert_grep "recreating node 't306' in .*: v4-8, tpu-ubuntu2204-base, spot$" "$T/r.err"
 assert_grep "node 't306' is READY again" "$T/r.err"
 assert_grep 'waiting 1 s \(--restart-backoff\)$' "$T/r.err"
-assert_grep '^job pj: 1 of 1 workers succeeded$' "$T/r.err"
+assert_grep '^job pj: 1 of 1 worker succeeded$' "$T/r.err"
 # the same spec, READY, nothing PREEMPTED left
 expect_rc 0 "$TPUCTL" list --format json
 jq -e 'length == 1 and .[0].state == "READY" and .[0].labels.team == "ml"

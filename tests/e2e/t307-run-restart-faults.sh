@@ -37,7 +37,7 @@ assert_grep '^\[w0\] done r1$' "$T/r.out"
 assert_grep 'job gj: attempt 1 ended: node t307 is gone; restart 1 of 1, recreating the node$' "$T/r.err"
 assert_no_grep "deleting node 't307'" "$T/r.err"
 assert_grep "recreating node 't307' in .*: v4-8, tpu-ubuntu2204-base, on-demand$" "$T/r.err"
-assert_grep '^job gj: 1 of 1 workers succeeded$' "$T/r.err"
+assert_grep '^job gj: 1 of 1 worker succeeded$' "$T/r.err"
 # the recreating POST met the 503 (its reply lost) and was resolved
 emu_requests | jq -s '[.[] | select(.method == "POST" and
     (.path | endswith("/nodes")))] | .[1:]' >"$T/posts.json"

@@ -47,7 +47,7 @@ for s in 0 1; do
 	assert_grep "^\\[s$s/w0\\] start r1\$" "$T/r.out"
 	assert_grep "^\\[s$s/w0\\] done r1 s$s/2\$" "$T/r.out"
 done
-assert_grep ': 2 of 2 workers succeeded \(2 slices\)$' "$T/r.err"
+assert_grep ': 2 of 2 workers succeeded \(2 nodes\)$' "$T/r.err"
 expect_rc 0 "$TPUCTL" queued-resources describe q355 --format json
 jq -e '.state.state == "ACTIVE" and (.spot != null)
     and .tpu.nodeSpec[0].multisliceParams.nodeCount == 2

@@ -230,6 +230,51 @@ START_TEST(test_state_parse)
 }
 END_TEST
 
+/* A known end survives a worker gone later; anything else is replaced. */
+START_TEST(test_state_merge)
+{
+	static const struct {
+		const char *rec, *ans, *want; /* ans NULL: no answer */
+	} cases[] = {
+		{ "exit 0", NULL, "exited 0" },
+		{ "exit 0", "lost", "exited 0" },
+		{ "exit 0", "none", "exited 0" },
+		{ "exit 3", "lost", "exited 3" },
+		{ "signal TERM", NULL, "killed by TERM" },
+		{ "signal TERM", "none", "killed by TERM" },
+		{ "exit 0", "exit 1", "exited 1" },
+		{ "exit 0", "running", "running" },
+		{ "running", NULL, "lost" },
+		{ "running", "none", "no such job" },
+		{ "running", "exit 0", "exited 0" },
+		{ "lost", NULL, "lost" },
+		{ "lost", "exit 0", "exited 0" },
+		{ "none", NULL, "lost" },
+	};
+	struct jobs_state st, ans;
+	char b[64];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_int_eq(jobs_state_parse(cases[i].rec, &st), 0);
+		if (cases[i].ans != NULL)
+			ck_assert_int_eq(
+			    jobs_state_parse(cases[i].ans, &ans), 0);
+		jobs_state_merge(&st, cases[i].ans != NULL ? &ans : NULL);
+		ck_assert_msg(strcmp(jobs_state_str(&st, b, sizeof b),
+		                  cases[i].want) == 0,
+		    "%s + %s: %s", cases[i].rec,
+		    cases[i].ans != NULL ? cases[i].ans : "(none)", b);
+	}
+	memset(&st, 0, sizeof st);
+	ck_assert_int_eq(jobs_state_known(&st), 0);
+	jobs_state_parse("signal KILL", &st);
+	ck_assert_int_eq(jobs_state_known(&st), 1);
+	jobs_state_parse("lost", &st);
+	ck_assert_int_eq(jobs_state_known(&st), 0);
+}
+END_TEST
+
 START_TEST(test_record_roundtrip)
 {
 	struct jobs_spec s, r;
@@ -857,6 +902,7 @@ jobs_suite(void)
 	tcase_add_test(tc, test_worker_env_multislice);
 	tcase_add_test(tc, test_env_script);
 	tcase_add_test(tc, test_state_parse);
+	tcase_add_test(tc, test_state_merge);
 	tcase_add_test(tc, test_record_roundtrip);
 	tcase_add_test(tc, test_restart_decide);
 	tcase_add_test(tc, test_recreate_body);
