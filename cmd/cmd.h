@@ -87,6 +87,13 @@ int cmd_unknown(
  */
 int cmd_check_operands(
     const struct cmd_entry *, int argc, char **argv, struct tpu_err *);
+/*
+ * The same check with the bounds given (max -1: no upper bound), for a
+ * command whose operand count is narrower than its entry's (an operand
+ * list that "--" continues): one wording, a usage error (exit 2).
+ */
+int cmd_want_operands(
+    int argc, char **argv, int min, int max, struct tpu_err *);
 
 /*
  * For getopt_long's unknown-option and missing-argument returns: a usage

@@ -353,17 +353,23 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 }
 
 int
+cmd_want_operands(int argc, char **argv, int min, int max, struct tpu_err *err)
+{
+	if (argc < min)
+		return cmd_want_usage(),
+		       tpu_error(err, TPU_E_USAGE, "missing operand");
+	if (max >= 0 && argc > max)
+		return cmd_want_usage(),
+		       tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
+		           argv[max]);
+	return 0;
+}
+
+int
 cmd_check_operands(
     const struct cmd_entry *e, int argc, char **argv, struct tpu_err *err)
 {
-	if (argc < e->min_args)
-		return cmd_want_usage(),
-		       tpu_error(err, TPU_E_USAGE, "missing operand");
-	if (e->max_args >= 0 && argc > e->max_args)
-		return cmd_want_usage(),
-		       tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
-		           argv[e->max_args]);
-	return 0;
+	return cmd_want_operands(argc, argv, e->min_args, e->max_args, err);
 }
 
 /*
