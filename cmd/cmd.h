@@ -14,7 +14,9 @@ enum cmd_flags {
 	CMD_NEEDS_AUTH = (1 << 0),      /* talks to Google: credentials */
 	CMD_NEEDS_PROJECT = (1 << 1),   /* needs core/project */
 	CMD_NEEDS_ZONE = (1 << 2),      /* needs compute/zone (and project) */
-	CMD_SSH = (1 << 3),             /* opens SSH sessions */
+	CMD_SSH = (1 << 3),             /* may open SSH sessions (checked:
+	                                   one that does without it is an
+	                                   internal error) */
 	CMD_HIDDEN = (1 << 4),          /* not in "tpuctl help" */
 	CMD_DEFINES_PROFILE = (1 << 5), /* "config set": no "profile 'ci'
 	                                   is not defined" warning */

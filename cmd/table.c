@@ -16,6 +16,7 @@
 #include "config.h"
 #include "fsutil.h"
 #include "manpage.h"
+#include "sshpool.h"
 #include "suggest.h"
 #include "util.h"
 
@@ -282,7 +283,8 @@ wants_help(int argc, char **argv)
 /*
  * Run e: a command whose entry does not declare CMD_NEEDS_AUTH never
  * loads the credential chain nor opens an HTTP client (help, version,
- * config, completion, plan, ssh-pool work offline); one that did is a
+ * config, completion, plan, ssh-pool work offline), and one that does
+ * not declare CMD_SSH never starts an SSH session; one that did is a
  * programming error, reported as such (exit 1) so every test run
  * catches it.
  */
@@ -291,8 +293,14 @@ run_exec(const struct cmd_entry *e, struct tpu_ctx *ctx, int argc, char **argv,
     struct tpu_err *err)
 {
 	int had = ctx->auth != NULL || ctx->http != NULL;
+	unsigned long ssh_before = sshpool_sessions_started();
 	int rc = e->exec(ctx, argc, argv, err);
 
+	if (!(e->flags & CMD_SSH) && sshpool_sessions_started() != ssh_before)
+		return tpu_error(err, TPU_E_INTERNAL,
+		    "'%s' opened an SSH session but its entry does not "
+		    "declare CMD_SSH",
+		    current_path);
 	if ((e->flags & CMD_NEEDS_AUTH) || had ||
 	    (ctx->auth == NULL && ctx->http == NULL))
 		return rc;
