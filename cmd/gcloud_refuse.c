@@ -9,8 +9,6 @@
 #include "cmd.h"
 #include "util.h"
 
-static const char not_yet[] = "not implemented in tpuctl yet (issue 17)";
-
 /*
  * Flags whose fields the discovery documents tpuctl and its emulator are
  * built from (tpu.v2 and tpu.v2alpha1, revision 20240208,
@@ -56,15 +54,9 @@ static const struct {
 	{ "tpuctl scp", "--tunnel-through-iap",
 	    "IAP tunnelling is not implemented: tpuctl connects to the "
 	    "workers' addresses directly" },
-	{ "tpuctl update", "--add-tags", not_yet },
-	{ "tpuctl update", "--remove-tags", not_yet },
-	{ "tpuctl update", "--clear-tags", not_yet },
-	{ "tpuctl update", "--clear-metadata", not_yet },
 	{ "tpuctl update", "--attach-disk", no_field_disk },
 	{ "tpuctl update", "--detach-disk", no_field_disk },
 	{ "tpuctl update", "--worker", no_field_disk },
-	{ "tpuctl update", "--internal-ips",
-	    "not implemented for update yet (issue 17): set it at create" },
 };
 
 static const struct {
