@@ -88,12 +88,8 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc != 1) {
-		cmd_want_usage();
-		rc = tpu_error(err, TPU_E_USAGE,
-		    argc < 1 ? "missing operand" : "too many operands");
+	if ((rc = cmd_want_operands(argc, argv, 1, 1, err)) != 0)
 		goto out;
-	}
 	if ((rc = jobcmd_load(&jc, argv[0], err)) != 0)
 		goto out;
 	so.workers = "all";

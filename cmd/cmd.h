@@ -14,7 +14,9 @@ enum cmd_flags {
 	CMD_NEEDS_AUTH = (1 << 0),      /* talks to Google: credentials */
 	CMD_NEEDS_PROJECT = (1 << 1),   /* needs core/project */
 	CMD_NEEDS_ZONE = (1 << 2),      /* needs compute/zone (and project) */
-	CMD_SSH = (1 << 3),             /* opens SSH sessions */
+	CMD_SSH = (1 << 3),             /* may open SSH sessions (checked:
+	                                   one that does without it is an
+	                                   internal error) */
 	CMD_HIDDEN = (1 << 4),          /* not in "tpuctl help" */
 	CMD_DEFINES_PROFILE = (1 << 5), /* "config set": no "profile 'ci'
 	                                   is not defined" warning */
@@ -87,6 +89,13 @@ int cmd_unknown(
  */
 int cmd_check_operands(
     const struct cmd_entry *, int argc, char **argv, struct tpu_err *);
+/*
+ * The same check with the bounds given (max -1: no upper bound), for a
+ * command whose operand count is narrower than its entry's (an operand
+ * list that "--" continues): one wording, a usage error (exit 2).
+ */
+int cmd_want_operands(
+    int argc, char **argv, int min, int max, struct tpu_err *);
 
 /*
  * For getopt_long's unknown-option and missing-argument returns: a usage

@@ -1058,8 +1058,8 @@ data_copy(
 		return rc;
 	argc -= optind;
 	argv += optind;
-	if (argc < 2)
-		return tpu_error(err, TPU_E_USAGE, "missing operand");
+	if ((rc = cmd_check_operands(e, argc, argv, err)) != 0)
+		return rc;
 	nsrc = argc - 1;
 	dst = argv[nsrc];
 	for (i = 0; i < argc; i++)

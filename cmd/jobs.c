@@ -113,10 +113,8 @@ jobs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		return cmd_bad_option(argv, ch, err);
 	argc -= optind;
 	argv += optind;
-	if (argc > 1) {
-		cmd_want_usage();
-		return tpu_error(err, TPU_E_USAGE, "too many operands");
-	}
+	if ((rc = cmd_check_operands(&cmd_jobs_entry, argc, argv, err)) != 0)
+		return rc;
 	names = jobcmd_list(&n);
 	list = cJSON_CreateArray();
 	for (i = 0; i < n; i++) {

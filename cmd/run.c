@@ -492,11 +492,8 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1) {
-		cmd_want_usage();
-		rc = tpu_error(err, TPU_E_USAGE, "missing operand");
+	if ((rc = cmd_check_operands(&cmd_run_entry, argc, argv, err)) != 0)
 		goto out;
-	}
 	if (argc > 1) {
 		int k = strcmp(argv[1], "--") == 0 ? 2 : 1;
 

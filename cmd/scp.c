@@ -169,11 +169,9 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			return cmd_bad_option(argv, ch, err);
 	}
 	nops = argc - optind;
-	if (nops < 2) {
-		cmd_want_usage();
-		return tpu_error(err, TPU_E_USAGE,
-		    "need at least one source and a destination");
-	}
+	if ((rc = cmd_check_operands(
+	         &cmd_scp_entry, nops, argv + optind, err)) != 0)
+		return rc;
 	ops = xcalloc((size_t)nops, sizeof *ops);
 	for (i = 0; i < nops; i++)
 		if ((rc = sshxfer_parse_operand(

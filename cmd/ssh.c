@@ -138,10 +138,8 @@ ssh_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1) {
-		cmd_want_usage();
-		return tpu_error(err, TPU_E_USAGE, "missing operand");
-	}
+	if ((rc = cmd_check_operands(&cmd_ssh_entry, argc, argv, err)) != 0)
+		return rc;
 	/* The node may come before options: take the rest after it. */
 	if (argc > 1) {
 		int i = 1;

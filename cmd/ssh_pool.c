@@ -1130,6 +1130,7 @@ static const struct cmd_entry ssh_pool_children[] = {
 	    .summary = "internal: the connection holder tpuctl ssh starts",
 	    .min_args = 0,
 	    .max_args = 0,
+	    .flags = CMD_SSH,
 	    .exec = holder_exec,
 	},
 	{

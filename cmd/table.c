@@ -16,6 +16,7 @@
 #include "config.h"
 #include "fsutil.h"
 #include "manpage.h"
+#include "sshpool.h"
 #include "suggest.h"
 #include "util.h"
 
@@ -282,7 +283,8 @@ wants_help(int argc, char **argv)
 /*
  * Run e: a command whose entry does not declare CMD_NEEDS_AUTH never
  * loads the credential chain nor opens an HTTP client (help, version,
- * config, completion, plan, ssh-pool work offline); one that did is a
+ * config, completion, plan, ssh-pool work offline), and one that does
+ * not declare CMD_SSH never starts an SSH session; one that did is a
  * programming error, reported as such (exit 1) so every test run
  * catches it.
  */
@@ -291,8 +293,14 @@ run_exec(const struct cmd_entry *e, struct tpu_ctx *ctx, int argc, char **argv,
     struct tpu_err *err)
 {
 	int had = ctx->auth != NULL || ctx->http != NULL;
+	unsigned long ssh_before = sshpool_sessions_started();
 	int rc = e->exec(ctx, argc, argv, err);
 
+	if (!(e->flags & CMD_SSH) && sshpool_sessions_started() != ssh_before)
+		return tpu_error(err, TPU_E_INTERNAL,
+		    "'%s' opened an SSH session but its entry does not "
+		    "declare CMD_SSH",
+		    current_path);
 	if ((e->flags & CMD_NEEDS_AUTH) || had ||
 	    (ctx->auth == NULL && ctx->http == NULL))
 		return rc;
@@ -353,17 +361,23 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 }
 
 int
+cmd_want_operands(int argc, char **argv, int min, int max, struct tpu_err *err)
+{
+	if (argc < min)
+		return cmd_want_usage(),
+		       tpu_error(err, TPU_E_USAGE, "missing operand");
+	if (max >= 0 && argc > max)
+		return cmd_want_usage(),
+		       tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
+		           argv[max]);
+	return 0;
+}
+
+int
 cmd_check_operands(
     const struct cmd_entry *e, int argc, char **argv, struct tpu_err *err)
 {
-	if (argc < e->min_args)
-		return cmd_want_usage(),
-		       tpu_error(err, TPU_E_USAGE, "missing operand");
-	if (e->max_args >= 0 && argc > e->max_args)
-		return cmd_want_usage(),
-		       tpu_error(err, TPU_E_USAGE, "unexpected operand '%s'",
-		           argv[e->max_args]);
-	return 0;
+	return cmd_want_operands(argc, argv, e->min_args, e->max_args, err);
 }
 
 /*

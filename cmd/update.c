@@ -1,5 +1,6 @@
 /*
- * "tpuctl update NODE": change a node's labels, metadata or description.
+ * "tpuctl update NODE": change a node's labels, metadata, description,
+ * network tags or external-IP setting (nodes.patch's updateMask fields).
  * The node is read, the change merged locally (metadata keys not named
  * keep their values), and sent as one PATCH whose updateMask names only
  * the fields that really change.  Everything the user gave is checked
@@ -29,7 +30,9 @@ struct update_opts {
 	cJSON *rm_labels;  /* array, or NULL */
 	cJSON *set_md;     /* object, or NULL */
 	cJSON *rm_md;      /* array, or NULL */
-	int clear_labels, async, md_raw;
+	cJSON *add_tags;   /* array, or NULL */
+	cJSON *rm_tags;    /* array, or NULL */
+	int clear_labels, clear_md, clear_tags, internal_ips, async, md_raw;
 };
 
 static void
@@ -39,6 +42,8 @@ opts_free(struct update_opts *o)
 	cJSON_Delete(o->rm_labels);
 	cJSON_Delete(o->set_md);
 	cJSON_Delete(o->rm_md);
+	cJSON_Delete(o->add_tags);
+	cJSON_Delete(o->rm_tags);
 }
 
 static int
@@ -57,14 +62,29 @@ opts_check(struct update_opts *o, struct tpu_err *err)
 	const cJSON *it;
 
 	if (o->set_labels == NULL && o->rm_labels == NULL && !o->clear_labels &&
-	    o->set_md == NULL && o->rm_md == NULL && o->description == NULL)
+	    o->set_md == NULL && o->rm_md == NULL && !o->clear_md &&
+	    o->description == NULL && o->add_tags == NULL &&
+	    o->rm_tags == NULL && !o->clear_tags && !o->internal_ips)
 		return tpu_error(err, TPU_E_USAGE,
 		    "nothing to update: pass --description, --update-labels, "
 		    "--remove-labels, --clear-labels, --metadata, "
-		    "--metadata-from-file or --remove-metadata");
+		    "--metadata-from-file, --remove-metadata, "
+		    "--clear-metadata, --add-tags, --remove-tags, --clear-tags "
+		    "or --internal-ips");
 	if (o->clear_labels && o->rm_labels != NULL)
 		return tpu_error(err, TPU_E_USAGE,
 		    "--clear-labels and --remove-labels exclude each other");
+	if (o->clear_md && o->rm_md != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--clear-metadata and --remove-metadata exclude each "
+		    "other");
+	if (o->clear_tags && o->rm_tags != NULL)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--clear-tags and --remove-tags exclude each other");
+	cJSON_ArrayForEach(
+	    it, o->add_tags) if (in_array(o->rm_tags,
+	                             it->valuestring)) return tpu_error(err,
+	    TPU_E_USAGE, "tag '%s' is both added and removed", it->valuestring);
 	if (o->set_labels != NULL) {
 		if (cJSON_GetObjectItemCaseSensitive(
 		        o->set_labels, TPUCMD_RUN_ID_LABEL) != NULL)
@@ -141,6 +161,81 @@ same_map(const cJSON *a, const cJSON *b)
 }
 
 /*
+ * "t1,t2" (--add-tags, --remove-tags) into *dst (created on first use):
+ * each a network tag (RFC 1035: 1-63 lowercase letters, digits and '-',
+ * starting with a letter, as the API checks), kept once.
+ */
+static int
+tags_parse(const char *flag, const char *arg, cJSON **dst, struct tpu_err *err)
+{
+	const char *p = arg, *e;
+	struct tpu_err e2;
+	char *t;
+
+	if (*dst == NULL)
+		*dst = cJSON_CreateArray();
+	for (;;) {
+		e = p + strcspn(p, ",");
+		if (e == p)
+			return tpu_error(
+			    err, TPU_E_USAGE, "%s '%s': empty tag", flag, arg);
+		t = xstrndup(p, (size_t)(e - p));
+		tpu_err_init(&e2);
+		if (catalog_node_name_validate(t, &e2) != 0) {
+			tpu_error(err, TPU_E_USAGE,
+			    "%s: invalid tag '%s': a tag is 1-63 lowercase "
+			    "letters, digits and '-', starting with a letter "
+			    "and not ending with '-'",
+			    flag, t);
+			free(t);
+			return TPU_E_USAGE;
+		}
+		if (!in_array(*dst, t))
+			cJSON_AddItemToArray(*dst, cJSON_CreateString(t));
+		free(t);
+		if (*e == '\0')
+			return 0;
+		p = e + 1;
+	}
+}
+
+/* The node's tags after the change (an array, maybe empty). */
+static cJSON *
+merge_tags(const struct update_opts *o, const cJSON *cur, const char *node)
+{
+	cJSON *m = cJSON_CreateArray();
+	const cJSON *it;
+
+	if (!o->clear_tags)
+		cJSON_ArrayForEach(
+		    it, cur) if (cJSON_IsString(it) &&
+		                 !in_array(o->rm_tags, it->valuestring))
+		    cJSON_AddItemToArray(
+		        m, cJSON_CreateString(it->valuestring));
+	cJSON_ArrayForEach(it, o->rm_tags) if (!in_array(cur, it->valuestring))
+	    log_info(
+	        "node '%s' has no tag '%s' to remove", node, it->valuestring);
+	cJSON_ArrayForEach(it, o->add_tags) if (!in_array(m, it->valuestring))
+	    cJSON_AddItemToArray(m, cJSON_CreateString(it->valuestring));
+	return m;
+}
+
+/* 1 when two string lists hold the same strings in the same order. */
+static int
+same_list(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x, *y;
+
+	x = cJSON_IsArray(a) ? a->child : NULL;
+	y = cJSON_IsArray(b) ? b->child : NULL;
+	for (; x != NULL && y != NULL; x = x->next, y = y->next)
+		if (!cJSON_IsString(x) || !cJSON_IsString(y) ||
+		    strcmp(x->valuestring, y->valuestring) != 0)
+			return 0;
+	return x == NULL && y == NULL;
+}
+
+/*
  * The PATCH body and updateMask for node as it is now.  Returns 0 with
  * *body NULL when nothing would change, or TPU_E_USAGE when the merged
  * node breaks a rule (too many labels).
@@ -178,10 +273,11 @@ build_patch(const struct update_opts *o, const cJSON *node, const char *name,
 		} else
 			cJSON_Delete(m);
 	}
-	if (o->set_md != NULL || o->rm_md != NULL) {
+	if (o->set_md != NULL || o->rm_md != NULL || o->clear_md) {
 		const cJSON *cm = json_path(node, "metadata");
 
-		m = merge_map(cm, 0, o->set_md, o->rm_md, "metadata key", name);
+		m = merge_map(
+		    cm, o->clear_md, o->set_md, o->rm_md, "metadata key", name);
 		/* Keys already on the node may be any the server took. */
 		if ((rc = catalog_metadata_validate_obj(m, 1, err)) != 0) {
 			cJSON_Delete(m);
@@ -192,6 +288,27 @@ build_patch(const struct update_opts *o, const cJSON *node, const char *name,
 			buf_printf(mask, "%smetadata", mask->len ? "," : "");
 		} else
 			cJSON_Delete(m);
+	}
+	if (o->add_tags != NULL || o->rm_tags != NULL || o->clear_tags) {
+		const cJSON *ct = json_path(node, "tags");
+
+		m = merge_tags(o, ct, name);
+		if (!same_list(m, ct)) {
+			/* an empty list is left out: the mask clears it */
+			if (cJSON_GetArraySize(m) > 0)
+				cJSON_AddItemToObject(body, "tags", m);
+			else
+				cJSON_Delete(m);
+			buf_printf(mask, "%stags", mask->len ? "," : "");
+		} else
+			cJSON_Delete(m);
+	}
+	if (o->internal_ips &&
+	    cJSON_IsTrue(json_path(node, "networkConfig.enableExternalIps"))) {
+		m = cJSON_AddObjectToObject(body, "networkConfig");
+		cJSON_AddFalseToObject(m, "enableExternalIps");
+		buf_printf(mask, "%snetwork_config.enable_external_ips",
+		    mask->len ? "," : "");
 	}
 out:
 	if (rc != 0 || mask->len == 0) {
@@ -206,14 +323,19 @@ static int
 parse_opts(struct update_opts *o, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
+		{ "add-tags", required_argument, NULL, 'T' },
 		{ "async", no_argument, NULL, 'a' },
 		{ "clear-labels", no_argument, NULL, 'c' },
+		{ "clear-metadata", no_argument, NULL, 'C' },
+		{ "clear-tags", no_argument, NULL, 'Z' },
+		{ "internal-ips", no_argument, NULL, 'I' },
 		{ "description", required_argument, NULL, 'd' },
 		{ "metadata", required_argument, NULL, 'm' },
 		{ "metadata-from-file", required_argument, NULL, 'f' },
 		{ "metadata-raw", no_argument, NULL, 'R' },
 		{ "remove-labels", required_argument, NULL, 'r' },
 		{ "remove-metadata", required_argument, NULL, 'M' },
+		{ "remove-tags", required_argument, NULL, 'X' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "update-labels", required_argument, NULL, 'u' },
 		{ "update-metadata", required_argument, NULL, 'm' },
@@ -230,6 +352,23 @@ parse_opts(struct update_opts *o, int argc, char **argv, struct tpu_err *err)
 			break;
 		case 'c':
 			o->clear_labels = 1;
+			break;
+		case 'C':
+			o->clear_md = 1;
+			break;
+		case 'Z':
+			o->clear_tags = 1;
+			break;
+		case 'I':
+			o->internal_ips = 1;
+			break;
+		case 'T':
+		case 'X':
+			if ((rc = tags_parse(
+			         ch == 'T' ? "--add-tags" : "--remove-tags",
+			         optarg, ch == 'T' ? &o->add_tags : &o->rm_tags,
+			         err)) != 0)
+				return rc;
 			break;
 		case 'd':
 			if ((rc = tpuvalid_description(optarg, err)) != 0)
@@ -418,13 +557,17 @@ out:
 const struct cmd_entry cmd_update_entry = {
 	.name = "update",
 	.alias = NULL,
-	.usage = "update [--async] [--clear-labels] [--metadata-raw] "
+	.usage = "update [--async] [--clear-labels] [--clear-metadata] "
+	         "[--clear-tags] [--internal-ips] [--metadata-raw] "
+	         "[--add-tags tag,...] "
 	         "[--description text] [--metadata k=v,...] "
 	         "[--metadata-from-file k=file,...] "
 	         "[--remove-labels k,...] [--remove-metadata k,...] "
+	         "[--remove-tags tag,...] "
 	         "[--timeout duration] [--update-labels k=v,...] "
 	         "[--update-metadata k=v,...] [--zone zone] node",
-	.summary = "change a TPU node's labels, metadata or description",
+	.summary = "change a TPU node's labels, metadata, description, tags "
+	           "or external IPs",
 	.min_args = 1,
 	.max_args = 1,
 	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,

@@ -282,7 +282,6 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
     int *patched, struct tpu_err *err)
 {
 	char *entry = NULL, *path = NULL, *val = NULL;
-	const char *oslogin;
 	cJSON *body = NULL, *md, *op = NULL, *res = NULL, *it;
 	struct tpuapi_wait w;
 	struct retry_policy pol;
@@ -290,13 +289,6 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 	int rc, attempt, recheck = 0, rechecked = 0;
 
 	*patched = 0;
-	oslogin = md_get(sl->node, "enable-oslogin");
-	if (oslogin != NULL && strcasecmp(oslogin, "true") == 0)
-		return tpu_error(err, TPU_E_PRECONDITION,
-		    "node '%s' has enable-oslogin=TRUE: OS Login keys are "
-		    "managed by the OS Login API, which tpuctl does not "
-		    "support; use gcloud compute tpus tpu-vm ssh",
-		    sl->name);
 	if ((rc = sshkey_metadata_entry_expiring(
 	         &sc->key, sc->user, sc->o.expire, &entry, err)) != 0)
 		return rc;
@@ -677,6 +669,31 @@ add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
 }
 
 /*
+ * A node whose metadata turns OS Login on (enable-oslogin TRUE, any
+ * case): its workers' sshd asks the OS Login API for keys and ignores
+ * ssh-keys metadata, the only way tpuctl hands a key over, so every
+ * login would fail after a useless patch.  Refused before anything is
+ * written (also under --dry-run, which would promise a run that cannot
+ * happen), with what to do instead.  OS Login turned on for the whole
+ * project or by an organisation policy is not visible in the node.
+ */
+static int
+refuse_oslogin(const struct sshcmd_slice *sl, struct tpu_err *err)
+{
+	const char *v = md_get(sl->node, "enable-oslogin");
+
+	if (v == NULL || strcasecmp(v, "true") != 0)
+		return 0;
+	return tpu_error(err, TPU_E_PRECONDITION,
+	    "node '%s' has enable-oslogin=%s: its workers take SSH keys only "
+	    "from the OS Login API, which tpuctl does not speak (it adds "
+	    "keys to ssh-keys metadata); remove the entry ('tpuctl update "
+	    "%s --remove-metadata enable-oslogin') if your organisation "
+	    "allows it, or use 'gcloud compute tpus tpu-vm ssh %s'",
+	    sl->name, v, sl->name, sl->name);
+}
+
+/*
  * Resolve one slice: its node (unless already read), the key in its
  * metadata, its endpoints and selected workers, their host keys.  The
  * one sequence of both sshcmd_prepare and sshcmd_refresh.
@@ -694,7 +711,8 @@ resolve_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_set *set,
 		return rc;
 	/* before the metadata is touched or a worker is tried */
 	if ((rc = tpucmd_node_ready(sl->name, jstr(sl->node, "state"), err)) !=
-	    0)
+	        0 ||
+	    (rc = refuse_oslogin(sl, err)) != 0)
 		return rc;
 	/* --dry-run: no metadata patch, no host keys read */
 	if (!sc->o.dry_run &&

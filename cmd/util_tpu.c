@@ -1237,8 +1237,8 @@ tpucmd_provisioning_model(
 	if (arg[i] == '\0' && strcmp(v, "flex-start") == 0)
 		return tpu_error(err, TPU_E_USAGE,
 		    "--provisioning-model=flex-start is not supported: "
-		    "tpu.v2 and v2alpha1 (the API tpuctl speaks) have no "
-		    "flex-start field");
+		    "QueuedResource.provisioningModel is newer than the "
+		    "tpu.v2/v2alpha1 revision tpuctl speaks (20240208)");
 	return tpu_error(err, TPU_E_USAGE,
 	    "invalid --provisioning-model '%s': one of standard, spot, "
 	    "reservation-bound",

@@ -585,6 +585,9 @@ node_build(struct emu *e, enum tpu_api api, const char *project,
 		cJSON_Delete(v);
 	if (cJSON_IsTrue(jget(given, "canIpForward")))
 		cJSON_AddBoolToObject(nc, "canIpForward", 1);
+	if (cJSON_IsNumber(jget(given, "queueCount")))
+		cJSON_AddNumberToObject(
+		    nc, "queueCount", jget(given, "queueCount")->valuedouble);
 	add_resource(nc, "network", jstr(given, "network"),
 	    xasprintf("projects/%s/global/networks/", project));
 	add_resource(nc, "subnetwork", jstr(given, "subnetwork"),
@@ -1059,6 +1062,39 @@ in_parent(const struct call *c, const char *name)
 	return tpu_startswith(name, prefix);
 }
 
+/*
+ * A field of the other API version's schema in body (validate_api_fields):
+ * 1 with Google's 400 sent, as its JSON transcoding answers an unknown
+ * name: INVALID_ARGUMENT with a google.rpc.BadRequest detail naming the
+ * message that lacks the field.  0 when the body is clean.
+ */
+static int
+refuse_api_fields(struct call *c, const cJSON *body, enum validate_body kind)
+{
+	char at[128], msg[512];
+	cJSON *root, *err, *d, *fv, *v;
+
+	if (validate_api_fields(body, c->p.api == TPU_API_V2ALPHA1, kind, at,
+	        sizeof at, msg, sizeof msg) == 0)
+		return 0;
+	root = cJSON_CreateObject();
+	err = cJSON_AddObjectToObject(root, "error");
+	cJSON_AddNumberToObject(err, "code", 400);
+	cJSON_AddStringToObject(err, "message", msg);
+	cJSON_AddStringToObject(err, "status", "INVALID_ARGUMENT");
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(
+	    d, "@type", "type.googleapis.com/google.rpc.BadRequest");
+	fv = cJSON_AddArrayToObject(d, "fieldViolations");
+	v = cJSON_CreateObject();
+	cJSON_AddStringToObject(v, "field", at);
+	cJSON_AddStringToObject(v, "description", msg);
+	cJSON_AddItemToArray(fv, v);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(err, "details"), d);
+	emu_reply_json(c->req, 400, root);
+	return 1;
+}
+
 static int
 nodes_create(struct call *c)
 {
@@ -1081,6 +1117,10 @@ nodes_create(struct call *c)
 	body = emu_body_json(e, c->req);
 	if (body == NULL)
 		return 0;
+	if (refuse_api_fields(c, body, VALIDATE_BODY_NODE)) {
+		cJSON_Delete(body);
+		return 0;
+	}
 	if (tpu_node_check(body, c->p.zone, &nworkers, msg, sizeof msg) != 0) {
 		cJSON_Delete(body);
 		return emu_reply_error(
@@ -1185,6 +1225,10 @@ node_patch(struct call *c, cJSON *node)
 	body = emu_body_json(c->e, c->req);
 	if (body == NULL)
 		return 0;
+	if (refuse_api_fields(c, body, VALIDATE_BODY_NODE)) {
+		cJSON_Delete(body);
+		return 0;
+	}
 	if ((fields & TPU_MASK_EXTERNAL_IPS) &&
 	    json_path(body, "networkConfig.enableExternalIps") != NULL &&
 	    !cJSON_IsBool(json_path(body, "networkConfig.enableExternalIps"))) {
@@ -1544,6 +1588,10 @@ qr_create(struct call *c)
 	if (body == NULL)
 		return 0;
 	all = cJSON_CreateArray();
+	if (refuse_api_fields(c, body, VALIDATE_BODY_QR)) {
+		rc = 0;
+		goto out;
+	}
 	specs = (cJSON *)json_path(body, "tpu.nodeSpec");
 	if (!cJSON_IsArray(specs) || cJSON_GetArraySize(specs) == 0) {
 		rc = emu_reply_error(c->req, 400, "INVALID_ARGUMENT",

@@ -512,8 +512,8 @@ check_bool(const cJSON *obj, const char *key, const char *field, char *msg,
  * The fields create takes besides the shape, labels and metadata:
  * cidrBlock (validate_cidr_block), networkConfig.queueCount (int32),
  * shieldedInstanceConfig.enableSecureBoot, autocheckpointEnabled and
- * bootDiskConfig (tpu.v2alpha1.json).  XXX the v2 routes take the two
- * v2alpha1 fields too (the real v2 API answers "Unknown name").
+ * bootDiskConfig (tpu.v2alpha1.json; on a v2 route tpu.c refuses the
+ * last two first, as "Unknown name": validate_api_fields).
  */
 static int
 check_node_extras(const cJSON *node, char *msg, size_t msglen)

@@ -564,3 +564,80 @@ validate_kms_key(const char *s, char *msg, size_t msglen)
 	    "LOCATION/keyRings/RING/cryptoKeys/KEY",
 	    SHOW(s));
 }
+
+/* One unknown field: Google's message (JSON transcoding) and its path. */
+static int
+unknown_field(const char *name, const char *at, char *atbuf, size_t atlen,
+    char *msg, size_t msglen)
+{
+	snprintf(atbuf, atlen, "%s", at);
+	return vfail(msg, msglen,
+	    "Invalid JSON payload received. Unknown name \"%s\" at '%s': "
+	    "Cannot find field.",
+	    name, at);
+}
+
+static int
+node_api_fields(const cJSON *node, int alpha, const char *at, char *atbuf,
+    size_t atlen, char *msg, size_t msglen)
+{
+	static const char *const alpha_only[] = { "autocheckpointEnabled",
+		"bootDiskConfig" };
+	size_t i;
+
+	if (alpha || !cJSON_IsObject(node))
+		return 0;
+	for (i = 0; i < sizeof alpha_only / sizeof alpha_only[0]; i++)
+		if (cJSON_GetObjectItemCaseSensitive(node, alpha_only[i]) !=
+		    NULL)
+			return unknown_field(
+			    alpha_only[i], at, atbuf, atlen, msg, msglen);
+	return 0;
+}
+
+int
+validate_api_fields(const cJSON *body, int alpha, enum validate_body kind,
+    char *at, size_t atlen, char *msg, size_t msglen)
+{
+	const cJSON *specs, *spec, *g;
+	char path[96];
+	int i = 0;
+
+	if (kind == VALIDATE_BODY_NODE)
+		return node_api_fields(
+		    body, alpha, "node", at, atlen, msg, msglen);
+	if (!cJSON_IsObject(body))
+		return 0;
+	if (!alpha &&
+	    cJSON_GetObjectItemCaseSensitive(body, "bestEffort") != NULL)
+		return unknown_field(
+		    "bestEffort", "queued_resource", at, atlen, msg, msglen);
+	g = cJSON_GetObjectItemCaseSensitive(body, "guaranteed");
+	if (!alpha && cJSON_IsObject(g) &&
+	    cJSON_GetObjectItemCaseSensitive(g, "reserved") != NULL)
+		return unknown_field("reserved", "queued_resource.guaranteed",
+		    at, atlen, msg, msglen);
+	specs = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(body, "tpu"), "nodeSpec");
+	cJSON_ArrayForEach(spec, specs)
+	{
+		const char *other =
+		    alpha ? "multisliceParams" : "multiNodeParams";
+
+		snprintf(path, sizeof path, "queued_resource.tpu.node_spec[%d]",
+		    i++);
+		if (cJSON_IsObject(spec) &&
+		    cJSON_GetObjectItemCaseSensitive(spec, other) != NULL)
+			return unknown_field(
+			    other, path, at, atlen, msg, msglen);
+		if (!cJSON_IsObject(spec))
+			continue;
+		snprintf(
+		    path + strlen(path), sizeof path - strlen(path), ".node");
+		if (node_api_fields(
+		        cJSON_GetObjectItemCaseSensitive(spec, "node"), alpha,
+		        path, at, atlen, msg, msglen) != 0)
+			return -1;
+	}
+	return 0;
+}

@@ -58,4 +58,25 @@ int validate_bucket(const char *, char *msg, size_t msglen);
 /* A Cloud Storage object name (any write that names a new object). */
 int validate_object(const char *, char *msg, size_t msglen);
 
+/* The request bodies validate_api_fields knows. */
+enum validate_body {
+	VALIDATE_BODY_NODE, /* nodes.create and nodes.patch: a Node */
+	VALIDATE_BODY_QR,   /* queuedResources.create: a QueuedResource */
+};
+
+/*
+ * The fields one API version's schemas have and the other's lack
+ * (tpu.v2.json against tpu.v2alpha1.json, revision 20240208):
+ * Node.autocheckpointEnabled and bootDiskConfig,
+ * QueuedResource.bestEffort, Guaranteed.reserved and
+ * NodeSpec.multiNodeParams are v2alpha1's; NodeSpec.multisliceParams is
+ * v2's.  The first such field of body on the other version's route:
+ * -1 with Google's message ('Invalid JSON payload received. Unknown name
+ * "F" at 'queued_resource': Cannot find field.') in msg and the
+ * proto path of the message holding it ("queued_resource.tpu.node_spec[0]")
+ * in at; 0 when there is none.
+ */
+int validate_api_fields(const cJSON *body, int alpha, enum validate_body,
+    char *at, size_t atlen, char *msg, size_t msglen);
+
 #endif

@@ -712,9 +712,19 @@ set_hostkey_pref(LIBSSH2_SESSION *s, const char *want)
 	free(copy);
 }
 
+/* SSH sessions this process started: sshpool_sessions_started(). */
+static unsigned long sessions_started;
+
+unsigned long
+sshpool_sessions_started(void)
+{
+	return __atomic_load_n(&sessions_started, __ATOMIC_RELAXED);
+}
+
 static int
 new_session(struct pool *p, struct worker *w)
 {
+	__atomic_add_fetch(&sessions_started, 1, __ATOMIC_RELAXED);
 	w->s = libssh2_session_init_ex(NULL, NULL, NULL, w);
 	if (w->s == NULL) {
 		finish(p, w, SSHPOOL_S_PROTOCOL,

@@ -349,4 +349,11 @@ int sshpool_sftp_get(struct sshpool_conn *, const char *remote,
 int sshpool_sftp_get_tree(struct sshpool_conn *, const char *remote,
     const char *local, struct tpu_err *);
 
+/*
+ * How many SSH sessions this process has started (counted before the
+ * session exists, so a failed start counts too).  cmd_dispatch checks by
+ * it that only a command whose entry declares CMD_SSH opens any.
+ */
+unsigned long sshpool_sessions_started(void);
+
 #endif

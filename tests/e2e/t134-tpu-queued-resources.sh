@@ -143,4 +143,4 @@ expect_jq .apiVersion V2_ALPHA1
 expect_jq .multisliceNode true
 expect_api 400 POST "/v2/$P/queuedResources?queuedResourceId=al2" \
     "{\"tpu\":{\"nodeSpec\":[{\"parent\":\"$P\",\"multiNodeParams\":{\"nodeCount\":2,\"nodeIdPrefix\":\"al2\"},$NODE}]}}"
-expect_jq '.error.message | contains("multisliceParams")' true
+expect_jq '.error.message | contains("Unknown name \"multiNodeParams\"")' true

@@ -36,7 +36,7 @@ printf 'name: r358\nslice:\n  accelerator-type: v4-16\n  metadata: {startup-scri
 refuse "$T/g.yaml" "slice.metadata: startup-script and startup-script-url are submit's own"
 printf '%s\ncommand: "true"\n' "$base" >"$T/ok.yaml"
 refuse "$T/ok.yaml" "'-bad'" --name -bad
-refuse "$T/ok.yaml" 'missing operand|too many operands' extra
+refuse "$T/ok.yaml" "unexpected operand '$T/ok.yaml'" extra
 expect_rc 2 "$TPUCTL" submit - <"$T/ok.yaml"
 assert_grep "'-': submit reads a spec file, not standard input" "$T/err"
 [ "$(emu_requests | wc -l)" -eq 0 ] ||

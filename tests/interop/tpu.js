@@ -1,7 +1,9 @@
 // Google's official Node.js Cloud TPU clients against tpuctl-emulator:
 // the googleapis tpu v2 client and @google-cloud/tpu (REST fallback, which
 // asks for enum-encoding=int) each create a node, wait for the operation,
-// list, get, patch and delete it.  Exits non-zero at the first mismatch.
+// list, get, patch and delete it (googleapis also: queueCount kept, a
+// v2alpha1-only field refused as Google does).  Exits non-zero at the
+// first mismatch.
 //
 // Environment (tests/e2e/t150-tpu-interop.sh sets it):
 //   CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU  http://127.0.0.1:PORT/
@@ -61,6 +63,7 @@ async function viaGoogleapis() {
       acceleratorType: 'v4-8',
       runtimeVersion: 'tpu-vm-v4-base',
       labels: {client: 'googleapis'},
+      networkConfig: {queueCount: 4},
     },
   });
   assert.strictEqual(res.data.metadata.verb, 'create');
@@ -76,6 +79,27 @@ async function viaGoogleapis() {
   assert.strictEqual(res.data.acceleratorConfig.type, 'V4');
   assert.strictEqual(res.data.acceleratorConfig.topology, '2x2x1');
   assert.strictEqual(res.data.networkEndpoints.length, 1);
+  assert.strictEqual(res.data.networkConfig.queueCount, 4);
+
+  // A v2alpha1-only field on the v2 API: Google's "Unknown name" 400,
+  // as the client library reports it, and no node.
+  const unknown = `Invalid JSON payload received. Unknown name "autocheckpointEnabled" at 'node': Cannot find field.`;
+  await assert.rejects(nodes.create({
+    parent,
+    nodeId: 'gapi-2',
+    requestBody: {acceleratorType: 'v4-8', runtimeVersion: 'tpu-vm-v4-base', autocheckpointEnabled: true},
+  }), (e) => {
+    const err = e.response && e.response.data && e.response.data.error;
+    assert.strictEqual(e.code, 400);
+    assert.strictEqual(e.message, unknown);
+    assert.strictEqual(err.status, 'INVALID_ARGUMENT');
+    assert.deepStrictEqual(err.details, [{
+      '@type': 'type.googleapis.com/google.rpc.BadRequest',
+      fieldViolations: [{field: 'node', description: unknown}],
+    }]);
+    return true;
+  });
+  await assert.rejects(nodes.get({name: `${parent}/nodes/gapi-2`}), (e) => e.code === 404);
 
   res = await nodes.patch({
     name,

@@ -448,6 +448,68 @@ START_TEST(cidr_kms)
 }
 END_TEST
 
+/* validate_api_fields: each version's own fields on the other's route. */
+static const struct {
+	const char *body;
+	int alpha;
+	enum validate_body kind;
+	const char *at;   /* NULL: accepted */
+	const char *name; /* the unknown field */
+} api_rows[] = {
+	{ "{\"autocheckpointEnabled\":true}", 0, VALIDATE_BODY_NODE, "node",
+	    "autocheckpointEnabled" },
+	{ "{\"autocheckpointEnabled\":true}", 1, VALIDATE_BODY_NODE, NULL,
+	    NULL },
+	{ "{\"bootDiskConfig\":{}}", 0, VALIDATE_BODY_NODE, "node",
+	    "bootDiskConfig" },
+	{ "{\"networkConfig\":{\"queueCount\":4}}", 0, VALIDATE_BODY_NODE, NULL,
+	    NULL },
+	{ "{\"bestEffort\":{}}", 0, VALIDATE_BODY_QR, "queued_resource",
+	    "bestEffort" },
+	{ "{\"bestEffort\":{}}", 1, VALIDATE_BODY_QR, NULL, NULL },
+	{ "{\"guaranteed\":{\"reserved\":true}}", 0, VALIDATE_BODY_QR,
+	    "queued_resource.guaranteed", "reserved" },
+	{ "{\"guaranteed\":{}}", 0, VALIDATE_BODY_QR, NULL, NULL },
+	{ "{\"tpu\":{\"nodeSpec\":[{\"node\":{}},{\"multiNodeParams\":{}}]}}",
+	    0, VALIDATE_BODY_QR, "queued_resource.tpu.node_spec[1]",
+	    "multiNodeParams" },
+	{ "{\"tpu\":{\"nodeSpec\":[{\"multisliceParams\":{}}]}}", 1,
+	    VALIDATE_BODY_QR, "queued_resource.tpu.node_spec[0]",
+	    "multisliceParams" },
+	{ "{\"tpu\":{\"nodeSpec\":[{\"multisliceParams\":{}}]}}", 0,
+	    VALIDATE_BODY_QR, NULL, NULL },
+	{ "{\"tpu\":{\"nodeSpec\":[{\"node\":{\"bootDiskConfig\":{}}}]}}", 0,
+	    VALIDATE_BODY_QR, "queued_resource.tpu.node_spec[0].node",
+	    "bootDiskConfig" },
+	{ "{\"tpu\":{\"nodeSpec\":[{\"node\":{\"bootDiskConfig\":{}}}]}}", 1,
+	    VALIDATE_BODY_QR, NULL, NULL },
+	{ "[]", 0, VALIDATE_BODY_QR, NULL, NULL },
+};
+
+START_TEST(api_fields)
+{
+	cJSON *b = cJSON_Parse(api_rows[_i].body);
+	char at[128] = "", msg[512] = "", want[512];
+	int rc;
+
+	ck_assert_ptr_nonnull(b);
+	rc = validate_api_fields(b, api_rows[_i].alpha, api_rows[_i].kind, at,
+	    sizeof at, msg, sizeof msg);
+	cJSON_Delete(b);
+	if (api_rows[_i].at == NULL) {
+		ck_assert_int_eq(rc, 0);
+		return;
+	}
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(at, api_rows[_i].at);
+	snprintf(want, sizeof want,
+	    "Invalid JSON payload received. Unknown name \"%s\" at '%s': "
+	    "Cannot find field.",
+	    api_rows[_i].name, api_rows[_i].at);
+	ck_assert_str_eq(msg, want);
+}
+END_TEST
+
 static Suite *
 emu_validate_suite(void)
 {
@@ -458,6 +520,8 @@ emu_validate_suite(void)
 	tcase_add_test(tc, qr_node_prefix);
 	tcase_add_test(tc, messages);
 	tcase_add_test(tc, cidr_kms);
+	tcase_add_loop_test(
+	    tc, api_fields, 0, (int)(sizeof api_rows / sizeof api_rows[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
