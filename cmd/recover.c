@@ -190,30 +190,54 @@ clear_job(struct jobcmd *jc)
 /*
  * After a preemption notice the job may still be saving its checkpoint:
  * wait until its process group is gone on every worker (or the worker
- * cannot be reached: the VM stopped), at most 60 s, before the node is
- * deleted under it.
+ * cannot be reached: the VM stopped), at most run/drain_timeout seconds
+ * (60), before the node is deleted under it.  A worker where the job
+ * still runs at the bound is named.
  */
 static void
-drain_job(struct jobcmd *jc)
+drain_job(struct tpu_ctx *ctx, struct jobcmd *jc, const unsigned char *mask)
 {
 	size_t i, n = jc->sc.ntargets;
 	char **cmds = xcalloc(n, sizeof *cmds);
 	struct sshpool_result *res = xcalloc(n, sizeof *res);
 	char *q = shquote(jc->spec.name);
+	const char *v = config_get(ctx->cfg, "run/drain_timeout"), *es;
+	long long bound = v != NULL ? tpu_strtonum(v, 0, 3600, &es) : 60;
+	char who[96];
 	struct tpu_err e;
 
+	if (v != NULL && es != NULL)
+		bound = 60; /* validated when set: not reached */
+	log_warn("job %s: waiting until the job has ended on every worker "
+	         "(it may be saving a checkpoint; at most %lld s, "
+	         "run/drain_timeout)",
+	    jc->spec.name, bound);
 	for (i = 0; i < n; i++)
-		cmds[i] = xasprintf(
-		    "g=; f=$HOME/.tpuctl/jobs/%s/pgid; "
-		    "[ -r \"$f\" ] && read -r g <\"$f\"; i=0; "
-		    "while [ -n \"$g\" ] && kill -0 -\"$g\" 2>/dev/null && "
-		    "[ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; echo ok",
-		    q);
+		cmds[i] =
+		    mask != NULL && !mask[i]
+		        ? NULL
+		        : xasprintf(
+		              "g=; f=$HOME/.tpuctl/jobs/%s/pgid; "
+		              "[ -r \"$f\" ] && read -r g <\"$f\"; i=0; "
+		              "while [ -n \"$g\" ] && kill -0 -\"$g\" "
+		              "2>/dev/null; do "
+		              "[ $i -lt %lld ] || { echo running; exit 0; }; "
+		              "sleep 0.1; i=$((i + 1)); done; echo ended",
+		              q, bound * 10);
 	jc->capture = 1;
 	tpu_err_init(&e);
-	jobcmd_round(jc, cmds, 70, 0, res, &e);
+	jobcmd_round(jc, cmds, (int)bound + 10, 0, res, &e);
 	jc->capture = 0;
 	for (i = 0; i < n; i++) {
+		if (jc->cap[i] != NULL && strcmp(jc->cap[i], "running") == 0) {
+			jobcmd_state(jc, i)->kind = JOBS_LOST;
+			log_warn("job %s: still running on %s after %lld s "
+			         "(run/drain_timeout); deleting it with the "
+			         "slice",
+			    jc->spec.name,
+			    fanout_who_name(&jc->who[i], who, sizeof who),
+			    bound);
+		}
 		free(cmds[i]);
 		free(jc->cap[i]);
 		jc->cap[i] = NULL;
@@ -563,6 +587,98 @@ delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
 	return tpucmd_delete_each(ctx, tc, &d, 1, argv, 0, 0, err);
 }
 
+/*
+ * Whether node name is lost now (PREEMPTED, TERMINATED or gone): its
+ * cause in cause, else NULL.  A failed read is not a loss.
+ */
+static const char *
+node_lost(struct tpucmd *tc, const char *name, char *cause, size_t n)
+{
+	struct tpu_err e;
+	cJSON *node = NULL;
+	const char *st;
+
+	tpu_err_init(&e);
+	if (read_node(tc, name, &node, &e) != 0)
+		return NULL;
+	st = node != NULL ? json_opt_string(node, "state", "?") : "gone";
+	if (node == NULL || strcmp(st, "PREEMPTED") == 0 ||
+	    strcmp(st, "TERMINATED") == 0)
+		snprintf(cause, n, "node %s is %s", name, st);
+	else
+		cause = NULL;
+	cJSON_Delete(node);
+	return cause;
+}
+
+int
+recover_lost_check(struct jobcmd *jc, void *arg)
+{
+	struct recover *r = arg;
+	struct tpucmd tc;
+	struct tpu_err e;
+	cJSON *qr = NULL;
+	const char *lost = NULL;
+
+	tpu_err_init(&e);
+	if (jc->ctx == NULL || tpucmd_open(jc->ctx, &tc, &e) != 0)
+		return 0;
+	if (!jc->sc.qr)
+		lost = node_lost(
+		    &tc, jc->spec.slice, r->lost_cause, sizeof r->lost_cause);
+	else if (read_qr(&tc, jc->spec.slice, &qr, &e) == 0)
+		lost =
+		    qr_lost(&tc, jc, qr, r->lost_cause, sizeof r->lost_cause);
+	cJSON_Delete(qr);
+	tpucmd_close(&tc);
+	if (lost != NULL)
+		log_warn("job %s: %s: the attempt ends now, on every worker",
+		    jc->spec.name, lost);
+	return lost != NULL;
+}
+
+void
+recover_end_attempt(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r)
+{
+	size_t i, n = jc->sc.ntargets, nrun = 0;
+	unsigned char *mask = xcalloc(n > 0 ? n : 1, 1);
+	struct tpucmd tc;
+	struct tpu_err e;
+	char cause[sizeof r->lost_cause];
+	int sl, ok;
+
+	/* the workers of a lost slice: drained (the notice may have them
+	   saving a checkpoint); of a multislice, a node still READY is not
+	   lost: its workers are cancelled below */
+	tpu_err_init(&e);
+	ok = jc->sc.qr && tpucmd_open(ctx, &tc, &e) == 0;
+	for (sl = 0; sl < jc->spec.nslices; sl++) {
+		int gone = !ok || node_lost(&tc, jc->spec.nodes[sl], cause,
+		                      sizeof cause) != NULL;
+
+		for (i = 0; i < n; i++)
+			if (!jc->sc.qr || jc->who[i].slice == sl ||
+			    strcmp(jc->who[i].node, jc->spec.nodes[sl]) == 0)
+				mask[i] |= (unsigned char)gone;
+	}
+	if (ok)
+		tpucmd_close(&tc);
+	drain_job(ctx, jc, mask);
+	r->drained = 1;
+	for (i = 0; i < n; i++) {
+		if (!mask[i] && !jobs_state_final(jobcmd_state(jc, i)))
+			nrun++;
+		mask[i] = 0;
+	}
+	if (nrun > 0) {
+		log_warn("job %s: cancelling it on the %zu worker%s of the "
+		         "slices not lost: the whole job restarts together",
+		    jc->spec.name, nrun, nrun == 1 ? "" : "s");
+		jobcmd_cancel(jc, 10);
+	}
+	free(mask);
+}
+
 int
 recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
     struct tpu_err *err)
@@ -688,11 +804,10 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		clear_job(jc);
 	else if (lost != NULL ||
 	         (node != NULL && strcmp(in.node_state, "PREEMPTED") == 0)) {
-		log_warn("job %s: waiting until the job has ended on every "
-		         "worker (it may be saving a checkpoint)",
-		    jc->spec.name);
-		drain_job(jc);
+		if (!r->drained)
+			drain_job(ctx, jc, NULL);
 	}
+	r->drained = 0;
 	/* those rounds may stop themselves for a refresh (a stale cached
 	 * description: workers gone) by setting the abort flag */
 	jc->want_refresh = 0;
