@@ -571,8 +571,12 @@ jobs_boot_script(const struct jobs_spec *s)
 	args[5] = "0";
 	args[6] = job_sh;
 	args[7] = "0";
+	/* launch_sh's stderr kept: a refused workdir archive (98) is
+	   recorded in the job's directory, so logs and jobs report it */
+	buf_puts(&b, "mkdir -p \"$HOME/.tpuctl\"\n"
+	             "x=$HOME/.tpuctl/boot-$$.err\n");
 	q = shquote(launch_sh);
-	buf_printf(&b, "exec sh -c %s tpuctl-job", q);
+	buf_printf(&b, "sh -c %s tpuctl-job", q);
 	free(q);
 	for (i = 0; i < 8; i++) {
 		if (args[i] == NULL) {
@@ -583,7 +587,21 @@ jobs_boot_script(const struct jobs_spec *s)
 		buf_printf(&b, " %s", q);
 		free(q);
 	}
-	buf_puts(&b, "\n");
+	q = shquote(s->name);
+	buf_printf(&b,
+	    " 2>\"$x\"\n"
+	    "r=$?\n"
+	    "cat \"$x\" >&2\n"
+	    "d=$HOME/.tpuctl/jobs/%s\n"
+	    "if [ $r = 98 ] && [ -d \"$d\" ] && [ ! -s \"$d/pgid\" ]; then\n"
+	    "  cat \"$x\" >>\"$d/stderr\"\n"
+	    "  : >\"$d/end\"\n"
+	    "  echo 'exit 98' >\"$d/status\"\n"
+	    "fi\n"
+	    "rm -f \"$x\"\n"
+	    "exit $r\n",
+	    q);
+	free(q);
 	return buf_detach(&b, NULL);
 }
 

@@ -545,6 +545,27 @@ START_TEST(test_boot_script)
 	boot(script, 5, 1);
 	free(script);
 	jobs_spec_release(&s);
+	/* the staged archive cannot be fetched: refused (98), recorded as
+	   the job's state with the reason in its stderr */
+	spec_fill(&s, 1, 2);
+	free(s.name);
+	s.name = xstrdup("j98");
+	s.workdir_hash = xstrdup("00ab");
+	s.stage_url = xstrdup("http://127.0.0.1:9/none.tar");
+	script = jobs_boot_script(&s);
+	boot(script, 0, 98);
+	wait_final("j98", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, 98);
+	buf_clear(&o);
+	buf_clear(&e);
+	cmd = jobs_follow_cmd("j98", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	ck_assert_ptr_nonnull(
+	    strstr(e.data, "workdir archive 00ab is not on this worker\n"));
+	free(cmd);
+	free(script);
+	jobs_spec_release(&s);
 	buf_release(&o);
 	buf_release(&e);
 }
