@@ -3596,6 +3596,56 @@ out:
 }
 
 int
+fleet_worker_reboot(struct emu *e, const char *node_key, int worker)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL && worker >= 0 && worker < n->nworkers) {
+		struct fleet_worker *w = &n->w[worker];
+		struct fleet_proc *procs = NULL;
+		struct fleet_adopted *v = NULL;
+		pid_t pid = w->pid;
+		size_t i, np, nv;
+
+		fleet_hole_close(w);
+		fleet_kill_workers(f, n, worker);
+		if (pid > 0)
+			fleet_wait_dying(f, pid);
+		/* its daemons too (the sweep leaves those of a worker up) */
+		nv = fleet_sweep_collect(f, &procs, &np, &v);
+		for (i = 0; i < nv; i++) {
+			struct fleet_node *hn = NULL;
+
+			if (fleet_home_worker(f, v[i].home, &hn) == w) {
+				/* its group at once, as a power cut: a job's
+				   wrapper must not see its child die first */
+				kill(-v[i].pid, SIGKILL);
+				fleet_kill_descendants(procs, np, v[i].pid);
+				kill(v[i].pid, SIGKILL);
+				fleet_add_dying(f, v[i].pid, "");
+			}
+			free(v[i].home);
+		}
+		free(v);
+		free(procs);
+		w->down = 0;
+		w->booted = 0; /* its startup scripts run again */
+		w->fails = 0;
+		w->not_before_ms = 0;
+		pthread_cond_broadcast(&f->cv);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+int
 fleet_worker_rekey(struct emu *e, const char *node_key, int worker)
 {
 	struct fleet *f = fleet_of(e);

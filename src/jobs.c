@@ -419,7 +419,8 @@ static const char cancel_sh[] =
     "    sleep 0.01; i=$((i + 1))\n"
     "  done\n"
     "  sig=TERM\n"
-    "  kill -TERM -\"$g\" 2>/dev/null\n"
+    /* a group already gone (the worker rebooted) stays lost */
+    "  if kill -TERM -\"$g\" 2>/dev/null; then\n"
     "  i=0\n"
     "  while [ $i -lt $(($2 * 10)) ] && kill -0 -\"$g\" 2>/dev/null; do\n"
     "    sleep 0.1; i=$((i + 1))\n"
@@ -429,6 +430,7 @@ static const char cancel_sh[] =
     "  fi\n"
     "  if [ ! -s \"$d/status\" ]; then\n"
     "    : >\"$d/end\"; echo \"signal $sig\" >\"$d/status\"\n"
+    "  fi\n"
     "  fi\n"
     "fi\n"
     "shift 2\n"

@@ -650,6 +650,36 @@ START_TEST(test_scripts_cancel)
 	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
 	ck_assert(strncmp(o.data, "j1 signal ", 10) == 0);
 	free(cmd);
+	/* a job whose processes are gone without a state (its worker
+	   rebooted) stays lost: nothing was cancelled */
+	free(s.name);
+	s.name = xstrdup("j2");
+	cmd = jobs_launch_cmd(&s, env, n, 0);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), 0);
+	free(cmd);
+	for (k = 0; k < 200 && !group_alive("j2"); k++)
+		usleep(10000);
+	cmd = jobs_status_cmd("j2");
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	free(cmd);
+	ck_assert_msg(strncmp(o.data, "j2 running ", 11) == 0, "%s", o.data);
+	{
+		char *p = xasprintf("%s/.tpuctl/jobs/j2/pgid", home);
+		FILE *fp = fopen(p, "r");
+		int g = 0;
+
+		ck_assert_ptr_nonnull(fp);
+		ck_assert_int_eq(fscanf(fp, "%d", &g), 1);
+		fclose(fp);
+		free(p);
+		ck_assert_int_eq(kill(-g, SIGKILL), 0);
+	}
+	for (k = 0; k < 200 && group_alive("j2"); k++)
+		usleep(10000);
+	cmd = jobs_cancel_cmd("j2", 1);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	free(cmd);
+	ck_assert_msg(strncmp(o.data, "j2 lost ", 8) == 0, "%s", o.data);
 	jobs_env_free(env, n);
 	jobs_spec_release(&s);
 	buf_release(&o);
