@@ -314,7 +314,7 @@ delete_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
  */
 static int
 recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
-    const char *name, const cJSON *desc, struct tpu_err *err)
+    const char *name, const cJSON *desc, int *stockout, struct tpu_err *err)
 {
 	const cJSON *sc;
 	cJSON *body, *result = NULL;
@@ -331,7 +331,8 @@ recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "reserved"))
 	        ? "reserved"
 	        : "on-demand");
-	rc = tpucmd_create_node(ctx, tc, zone, name, body, 0, &result, err);
+	rc = tpucmd_create_node(
+	    ctx, tc, zone, name, body, 0, &result, stockout, err);
 	if (rc == 0) {
 		nw = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
 		    result, "networkEndpoints"));
@@ -345,8 +346,8 @@ recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 
 /*
  * Recreate the lost node, in its zone, then (--zones) in each other zone
- * of r->zones in turn while the creation ends in a stockout (the
- * operation's code 8, as create's --zones reads it).  When it lands in
+ * of r->zones in turn while the creation ends in a stockout (as
+ * tpucmd_create_node reports it, create's --zones).  When it lands in
  * another zone, that zone becomes the command's (compute/zone) and the
  * job's.
  */
@@ -356,7 +357,7 @@ recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 {
 	cJSON *order = cJSON_CreateArray();
 	const cJSON *z;
-	int rc = 0, left;
+	int rc = 0, left, stockout = 0;
 
 	cJSON_AddItemToArray(order, cJSON_CreateString(tc->zone));
 	cJSON_ArrayForEach(z, r->zones)
@@ -369,8 +370,8 @@ recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 	cJSON_ArrayForEach(z, order)
 	{
 		left--;
-		rc = recreate_node(
-		    ctx, tc, z->valuestring, jc->spec.slice, r->desc, err);
+		rc = recreate_node(ctx, tc, z->valuestring, jc->spec.slice,
+		    r->desc, &stockout, err);
 		if (rc == 0) {
 			if (strcmp(z->valuestring, tc->zone) != 0) {
 				log_warn(
@@ -385,8 +386,7 @@ recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 			}
 			break;
 		}
-		if (left == 0 || rc != TPU_E_OPERATION ||
-		    strstr(err->msg, "(code 8)") == NULL)
+		if (left == 0 || !stockout)
 			break;
 		log_warn("%s; trying the next zone (--zones)", err->msg);
 		tpu_err_init(err);
