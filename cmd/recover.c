@@ -344,20 +344,13 @@ recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	return rc;
 }
 
-/*
- * Recreate the lost node, in its zone, then (--zones) in each other zone
- * of r->zones in turn while the creation ends in a stockout (as
- * tpucmd_create_node reports it, create's --zones).  When it lands in
- * another zone, that zone becomes the command's (compute/zone) and the
- * job's.
- */
-static int
-recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
-    struct recover *r, struct tpu_err *err)
+/* The zones a recreation tries, in order: the slice's own, then the
+ * other zones of --zones. */
+static cJSON *
+zone_order(const struct tpucmd *tc, const struct recover *r)
 {
 	cJSON *order = cJSON_CreateArray();
 	const cJSON *z;
-	int rc = 0, left, stockout = 0;
 
 	cJSON_AddItemToArray(order, cJSON_CreateString(tc->zone));
 	cJSON_ArrayForEach(z, r->zones)
@@ -366,24 +359,29 @@ recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 			cJSON_AddItemToArray(
 			    order, cJSON_CreateString(z->valuestring));
 	}
-	left = cJSON_GetArraySize(order);
+	return order;
+}
+
+/*
+ * Recreate the lost node in each zone of order in turn while the
+ * creation ends in a stockout (as tpucmd_create_node reports it, create's
+ * --zones); *landed the zone where it is READY.
+ */
+static int
+recreate_node_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+    struct recover *r, const cJSON *order, const char **landed,
+    struct tpu_err *err)
+{
+	const cJSON *z;
+	int rc = 0, left = cJSON_GetArraySize(order), stockout = 0;
+
 	cJSON_ArrayForEach(z, order)
 	{
 		left--;
 		rc = recreate_node(ctx, tc, z->valuestring, jc->spec.slice,
 		    r->desc, &stockout, err);
 		if (rc == 0) {
-			if (strcmp(z->valuestring, tc->zone) != 0) {
-				log_warn(
-				    "job %s: node '%s' moved from %s to %s "
-				    "(--zones)",
-				    jc->spec.name, jc->spec.slice, tc->zone,
-				    z->valuestring);
-				config_set_flag(
-				    ctx->cfg, "compute/zone", z->valuestring);
-				free(jc->spec.zone);
-				jc->spec.zone = xstrdup(z->valuestring);
-			}
+			*landed = z->valuestring;
 			break;
 		}
 		if (left == 0 || !stockout)
@@ -391,7 +389,6 @@ recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 		log_warn("%s; trying the next zone (--zones)", err->msg);
 		tpu_err_init(err);
 	}
-	cJSON_Delete(order);
 	return rc;
 }
 
@@ -469,14 +466,13 @@ arg_add(cJSON *a, const char *s)
 /*
  * Recreate queued resource name from its description qr by the path of
  * "queued-resources create" (R4, stockout cleanup, the wait for ACTIVE
- * and every node READY), in its zone, then the other zones of r->zones
- * (create's --zones).  What is carried over: the node count and prefix
- * (or node id), accelerator type, runtime version, spot / guaranteed /
- * reservation, and the nodes' labels.
+ * and every node READY), in each zone of order (its --zones).  What is carried
+ * over: the node count and prefix (or node id), accelerator type, runtime
+ * version, spot / guaranteed / reservation, and the nodes' labels.
  */
 static int
 recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
-    struct recover *r, const cJSON *qr, struct tpu_err *err)
+    const cJSON *qr, const cJSON *order, struct tpu_err *err)
 {
 	const cJSON *spec =
 	    cJSON_GetArrayItem(json_path(qr, "tpu.nodeSpec"), 0);
@@ -542,11 +538,9 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 	}
 	buf_release(&b);
 	buf_init(&b, 1 << 16);
-	buf_puts(&b, tc->zone);
-	cJSON_ArrayForEach(it, r->zones)
+	cJSON_ArrayForEach(it, order)
 	{
-		if (strcmp(it->valuestring, tc->zone) != 0)
-			buf_printf(&b, ",%s", it->valuestring);
+		buf_printf(&b, "%s%s", b.len > 0 ? "," : "", it->valuestring);
 	}
 	arg_add(a, "--zones");
 	arg_add(a, b.data);
@@ -731,6 +725,48 @@ qr_zone_now(struct tpucmd *tc, const struct recover *r, const char *name)
 	return found;
 }
 
+/*
+ * Recreate the lost slice with the same spec: a node (recreate_node_zones)
+ * or a queued resource (recreate_qr), its own zone first, then the other
+ * zones of --zones.  When it lands in another zone, that zone becomes
+ * the job's; the zone it is in becomes the command's (compute/zone).
+ */
+static int
+recreate_slice(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+    struct recover *r, int is_qr, struct tpu_err *err)
+{
+	cJSON *order = zone_order(tc, r);
+	const char *landed = NULL;
+	char *z = NULL;
+	int rc;
+
+	if (is_qr) {
+		rc = recreate_qr(ctx, tc, jc, r->qr_desc, order, err);
+		if (rc == 0)
+			z = r->zones != NULL
+			        ? qr_zone_now(tc, r, jc->spec.slice)
+			        : xstrdup(tc->zone);
+	} else {
+		rc = recreate_node_zones(ctx, tc, jc, r, order, &landed, err);
+		if (rc == 0 && landed != NULL)
+			z = xstrdup(landed);
+	}
+	if (z != NULL) {
+		if (strcmp(z, tc->zone) != 0) {
+			log_warn(
+			    "job %s: %s '%s' moved from %s to %s (--zones)",
+			    jc->spec.name, is_qr ? "queued resource" : "node",
+			    jc->spec.slice, tc->zone, z);
+			free(jc->spec.zone);
+			jc->spec.zone = xstrdup(z);
+		}
+		config_set_flag(ctx->cfg, "compute/zone", z);
+	}
+	free(z);
+	cJSON_Delete(order);
+	return rc;
+}
+
 int
 recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
     struct tpu_err *err)
@@ -860,30 +896,12 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	}
 	if (what == JOBS_RESTART_RECREATE) {
 		*r->recovering = 1;
-		if (is_qr)
-			rc = recreate_qr(ctx, &tc, jc, r, r->qr_desc, err);
-		else
-			rc = recreate_in_zones(ctx, &tc, jc, r, err);
+		rc = recreate_slice(ctx, &tc, jc, r, is_qr, err);
 		*r->recovering = 0;
 		if (rc != 0) {
 			tpu_error_prefix(err, "restart");
 			goto out;
 		}
-		if (is_qr && r->zones != NULL) {
-			char *z = qr_zone_now(&tc, r, jc->spec.slice);
-
-			if (z != NULL && strcmp(z, tc.zone) != 0) {
-				log_warn("job %s: queued resource '%s' moved "
-				         "from %s to %s (--zones)",
-				    jc->spec.name, jc->spec.slice, tc.zone, z);
-				free(jc->spec.zone);
-				jc->spec.zone = xstrdup(z);
-			}
-			if (z != NULL)
-				config_set_flag(ctx->cfg, "compute/zone", z);
-			free(z);
-		} else if (is_qr)
-			config_set_flag(ctx->cfg, "compute/zone", tc.zone);
 	}
 	jc->spec.restart_count++;
 	rc = 1;
