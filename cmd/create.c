@@ -216,13 +216,16 @@ out:
 int
 tpucmd_create_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
     const char *name, cJSON *body, int64_t deadline, cJSON **resultp,
-    struct tpu_err *err)
+    int *stockout, struct tpu_err *err)
 {
 	struct create_opts o;
 	cJSON *labels;
 	char run_id[17];
-	int rc, stockout = 0;
+	int rc, so = 0;
 
+	if (stockout == NULL)
+		stockout = &so;
+	*stockout = 0;
 	memset(&o, 0, sizeof o);
 	if ((rc = tpucmd_run_id(run_id, err)) != 0)
 		return rc;
@@ -232,7 +235,7 @@ tpucmd_create_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	cJSON_DeleteItemFromObject(labels, RUN_ID_LABEL);
 	cJSON_AddStringToObject(labels, RUN_ID_LABEL, run_id);
 	return create_in_zone(ctx, tc, zone, name, body, run_id, &o, deadline,
-	    resultp, &stockout, err);
+	    resultp, stockout, err);
 }
 
 static int

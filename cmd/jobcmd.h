@@ -78,6 +78,15 @@ struct jobcmd {
 	 * workdir check, launch + follow, status, cancel): one SSH
 	 * connection per worker for the whole command, where it holds. */
 	struct sshpool_cache *cache;
+	/* Set by the caller (run --max-restarts): asked, while following,
+	 * when a worker's job ended otherwise than with exit 0 or its stream
+	 * dropped (the round is stopped for it); 1: the slice is lost, the
+	 * follow stops at once with slice_lost set (TPU_E_PARTIAL) instead
+	 * of waiting for the other workers. */
+	int (*lost_check)(struct jobcmd *, void *);
+	void *lost_arg;
+	int want_check;
+	int slice_lost;
 };
 
 void jobcmd_init(struct jobcmd *);

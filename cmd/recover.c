@@ -190,30 +190,54 @@ clear_job(struct jobcmd *jc)
 /*
  * After a preemption notice the job may still be saving its checkpoint:
  * wait until its process group is gone on every worker (or the worker
- * cannot be reached: the VM stopped), at most 60 s, before the node is
- * deleted under it.
+ * cannot be reached: the VM stopped), at most run/drain_timeout seconds
+ * (60), before the node is deleted under it.  A worker where the job
+ * still runs at the bound is named.
  */
 static void
-drain_job(struct jobcmd *jc)
+drain_job(struct tpu_ctx *ctx, struct jobcmd *jc, const unsigned char *mask)
 {
 	size_t i, n = jc->sc.ntargets;
 	char **cmds = xcalloc(n, sizeof *cmds);
 	struct sshpool_result *res = xcalloc(n, sizeof *res);
 	char *q = shquote(jc->spec.name);
+	const char *v = config_get(ctx->cfg, "run/drain_timeout"), *es;
+	long long bound = v != NULL ? tpu_strtonum(v, 0, 3600, &es) : 60;
+	char who[96];
 	struct tpu_err e;
 
+	if (v != NULL && es != NULL)
+		bound = 60; /* validated when set: not reached */
+	log_warn("job %s: waiting until the job has ended on every worker "
+	         "(it may be saving a checkpoint; at most %lld s, "
+	         "run/drain_timeout)",
+	    jc->spec.name, bound);
 	for (i = 0; i < n; i++)
-		cmds[i] = xasprintf(
-		    "g=; f=$HOME/.tpuctl/jobs/%s/pgid; "
-		    "[ -r \"$f\" ] && read -r g <\"$f\"; i=0; "
-		    "while [ -n \"$g\" ] && kill -0 -\"$g\" 2>/dev/null && "
-		    "[ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; echo ok",
-		    q);
+		cmds[i] =
+		    mask != NULL && !mask[i]
+		        ? NULL
+		        : xasprintf(
+		              "g=; f=$HOME/.tpuctl/jobs/%s/pgid; "
+		              "[ -r \"$f\" ] && read -r g <\"$f\"; i=0; "
+		              "while [ -n \"$g\" ] && kill -0 -\"$g\" "
+		              "2>/dev/null; do "
+		              "[ $i -lt %lld ] || { echo running; exit 0; }; "
+		              "sleep 0.1; i=$((i + 1)); done; echo ended",
+		              q, bound * 10);
 	jc->capture = 1;
 	tpu_err_init(&e);
-	jobcmd_round(jc, cmds, 70, 0, res, &e);
+	jobcmd_round(jc, cmds, (int)bound + 10, 0, res, &e);
 	jc->capture = 0;
 	for (i = 0; i < n; i++) {
+		if (jc->cap[i] != NULL && strcmp(jc->cap[i], "running") == 0) {
+			jobcmd_state(jc, i)->kind = JOBS_LOST;
+			log_warn("job %s: still running on %s after %lld s "
+			         "(run/drain_timeout); deleting it with the "
+			         "slice",
+			    jc->spec.name,
+			    fanout_who_name(&jc->who[i], who, sizeof who),
+			    bound);
+		}
 		free(cmds[i]);
 		free(jc->cap[i]);
 		jc->cap[i] = NULL;
@@ -290,7 +314,7 @@ delete_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
  */
 static int
 recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
-    const char *name, const cJSON *desc, struct tpu_err *err)
+    const char *name, const cJSON *desc, int *stockout, struct tpu_err *err)
 {
 	const cJSON *sc;
 	cJSON *body, *result = NULL;
@@ -307,7 +331,8 @@ recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	    : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "reserved"))
 	        ? "reserved"
 	        : "on-demand");
-	rc = tpucmd_create_node(ctx, tc, zone, name, body, 0, &result, err);
+	rc = tpucmd_create_node(
+	    ctx, tc, zone, name, body, 0, &result, stockout, err);
 	if (rc == 0) {
 		nw = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
 		    result, "networkEndpoints"));
@@ -319,20 +344,13 @@ recreate_node(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	return rc;
 }
 
-/*
- * Recreate the lost node, in its zone, then (--zones) in each other zone
- * of r->zones in turn while the creation ends in a stockout (the
- * operation's code 8, as create's --zones reads it).  When it lands in
- * another zone, that zone becomes the command's (compute/zone) and the
- * job's.
- */
-static int
-recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
-    struct recover *r, struct tpu_err *err)
+/* The zones a recreation tries, in order: the slice's own, then the
+ * other zones of --zones. */
+static cJSON *
+zone_order(const struct tpucmd *tc, const struct recover *r)
 {
 	cJSON *order = cJSON_CreateArray();
 	const cJSON *z;
-	int rc = 0, left;
 
 	cJSON_AddItemToArray(order, cJSON_CreateString(tc->zone));
 	cJSON_ArrayForEach(z, r->zones)
@@ -341,33 +359,36 @@ recreate_in_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 			cJSON_AddItemToArray(
 			    order, cJSON_CreateString(z->valuestring));
 	}
-	left = cJSON_GetArraySize(order);
+	return order;
+}
+
+/*
+ * Recreate the lost node in each zone of order in turn while the
+ * creation ends in a stockout (as tpucmd_create_node reports it, create's
+ * --zones); *landed the zone where it is READY.
+ */
+static int
+recreate_node_zones(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+    struct recover *r, const cJSON *order, const char **landed,
+    struct tpu_err *err)
+{
+	const cJSON *z;
+	int rc = 0, left = cJSON_GetArraySize(order), stockout = 0;
+
 	cJSON_ArrayForEach(z, order)
 	{
 		left--;
-		rc = recreate_node(
-		    ctx, tc, z->valuestring, jc->spec.slice, r->desc, err);
+		rc = recreate_node(ctx, tc, z->valuestring, jc->spec.slice,
+		    r->desc, &stockout, err);
 		if (rc == 0) {
-			if (strcmp(z->valuestring, tc->zone) != 0) {
-				log_warn(
-				    "job %s: node '%s' moved from %s to %s "
-				    "(--zones)",
-				    jc->spec.name, jc->spec.slice, tc->zone,
-				    z->valuestring);
-				config_set_flag(
-				    ctx->cfg, "compute/zone", z->valuestring);
-				free(jc->spec.zone);
-				jc->spec.zone = xstrdup(z->valuestring);
-			}
+			*landed = z->valuestring;
 			break;
 		}
-		if (left == 0 || rc != TPU_E_OPERATION ||
-		    strstr(err->msg, "(code 8)") == NULL)
+		if (left == 0 || !stockout)
 			break;
 		log_warn("%s; trying the next zone (--zones)", err->msg);
 		tpu_err_init(err);
 	}
-	cJSON_Delete(order);
 	return rc;
 }
 
@@ -445,14 +466,13 @@ arg_add(cJSON *a, const char *s)
 /*
  * Recreate queued resource name from its description qr by the path of
  * "queued-resources create" (R4, stockout cleanup, the wait for ACTIVE
- * and every node READY), in its zone, then the other zones of r->zones
- * (create's --zones).  What is carried over: the node count and prefix
- * (or node id), accelerator type, runtime version, spot / guaranteed /
- * reservation, and the nodes' labels.
+ * and every node READY), in each zone of order (its --zones).  What is carried
+ * over: the node count and prefix (or node id), accelerator type, runtime
+ * version, spot / guaranteed / reservation, and the nodes' labels.
  */
 static int
 recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
-    struct recover *r, const cJSON *qr, struct tpu_err *err)
+    const cJSON *qr, const cJSON *order, struct tpu_err *err)
 {
 	const cJSON *spec =
 	    cJSON_GetArrayItem(json_path(qr, "tpu.nodeSpec"), 0);
@@ -518,11 +538,9 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 	}
 	buf_release(&b);
 	buf_init(&b, 1 << 16);
-	buf_puts(&b, tc->zone);
-	cJSON_ArrayForEach(it, r->zones)
+	cJSON_ArrayForEach(it, order)
 	{
-		if (strcmp(it->valuestring, tc->zone) != 0)
-			buf_printf(&b, ",%s", it->valuestring);
+		buf_printf(&b, "%s%s", b.len > 0 ? "," : "", it->valuestring);
 	}
 	arg_add(a, "--zones");
 	arg_add(a, b.data);
@@ -561,6 +579,98 @@ delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
 	         "so it holds no quota",
 	    name, tc->zone, cause);
 	return tpucmd_delete_each(ctx, tc, &d, 1, argv, 0, 0, err);
+}
+
+/*
+ * Whether node name is lost now (PREEMPTED, TERMINATED or gone): its
+ * cause in cause, else NULL.  A failed read is not a loss.
+ */
+static const char *
+node_lost(struct tpucmd *tc, const char *name, char *cause, size_t n)
+{
+	struct tpu_err e;
+	cJSON *node = NULL;
+	const char *st;
+
+	tpu_err_init(&e);
+	if (read_node(tc, name, &node, &e) != 0)
+		return NULL;
+	st = node != NULL ? json_opt_string(node, "state", "?") : "gone";
+	if (node == NULL || strcmp(st, "PREEMPTED") == 0 ||
+	    strcmp(st, "TERMINATED") == 0)
+		snprintf(cause, n, "node %s is %s", name, st);
+	else
+		cause = NULL;
+	cJSON_Delete(node);
+	return cause;
+}
+
+int
+recover_lost_check(struct jobcmd *jc, void *arg)
+{
+	struct recover *r = arg;
+	struct tpucmd tc;
+	struct tpu_err e;
+	cJSON *qr = NULL;
+	const char *lost = NULL;
+
+	tpu_err_init(&e);
+	if (jc->ctx == NULL || tpucmd_open(jc->ctx, &tc, &e) != 0)
+		return 0;
+	if (!jc->sc.qr)
+		lost = node_lost(
+		    &tc, jc->spec.slice, r->lost_cause, sizeof r->lost_cause);
+	else if (read_qr(&tc, jc->spec.slice, &qr, &e) == 0)
+		lost =
+		    qr_lost(&tc, jc, qr, r->lost_cause, sizeof r->lost_cause);
+	cJSON_Delete(qr);
+	tpucmd_close(&tc);
+	if (lost != NULL)
+		log_warn("job %s: %s: the attempt ends now, on every worker",
+		    jc->spec.name, lost);
+	return lost != NULL;
+}
+
+void
+recover_end_attempt(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r)
+{
+	size_t i, n = jc->sc.ntargets, nrun = 0;
+	unsigned char *mask = xcalloc(n > 0 ? n : 1, 1);
+	struct tpucmd tc;
+	struct tpu_err e;
+	char cause[sizeof r->lost_cause];
+	int sl, ok;
+
+	/* the workers of a lost slice: drained (the notice may have them
+	   saving a checkpoint); of a multislice, a node still READY is not
+	   lost: its workers are cancelled below */
+	tpu_err_init(&e);
+	ok = jc->sc.qr && tpucmd_open(ctx, &tc, &e) == 0;
+	for (sl = 0; sl < jc->spec.nslices; sl++) {
+		int gone = !ok || node_lost(&tc, jc->spec.nodes[sl], cause,
+		                      sizeof cause) != NULL;
+
+		for (i = 0; i < n; i++)
+			if (!jc->sc.qr || jc->who[i].slice == sl ||
+			    strcmp(jc->who[i].node, jc->spec.nodes[sl]) == 0)
+				mask[i] |= (unsigned char)gone;
+	}
+	if (ok)
+		tpucmd_close(&tc);
+	drain_job(ctx, jc, mask);
+	r->drained = 1;
+	for (i = 0; i < n; i++) {
+		if (!mask[i] && !jobs_state_final(jobcmd_state(jc, i)))
+			nrun++;
+		mask[i] = 0;
+	}
+	if (nrun > 0) {
+		log_warn("job %s: cancelling it on the %zu worker%s of the "
+		         "slices not lost: the whole job restarts together",
+		    jc->spec.name, nrun, nrun == 1 ? "" : "s");
+		jobcmd_cancel(jc, 10);
+	}
+	free(mask);
 }
 
 int
@@ -613,6 +723,48 @@ qr_zone_now(struct tpucmd *tc, const struct recover *r, const char *name)
 	}
 	tc->zone = keep;
 	return found;
+}
+
+/*
+ * Recreate the lost slice with the same spec: a node (recreate_node_zones)
+ * or a queued resource (recreate_qr), its own zone first, then the other
+ * zones of --zones.  When it lands in another zone, that zone becomes
+ * the job's; the zone it is in becomes the command's (compute/zone).
+ */
+static int
+recreate_slice(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+    struct recover *r, int is_qr, struct tpu_err *err)
+{
+	cJSON *order = zone_order(tc, r);
+	const char *landed = NULL;
+	char *z = NULL;
+	int rc;
+
+	if (is_qr) {
+		rc = recreate_qr(ctx, tc, jc, r->qr_desc, order, err);
+		if (rc == 0)
+			z = r->zones != NULL
+			        ? qr_zone_now(tc, r, jc->spec.slice)
+			        : xstrdup(tc->zone);
+	} else {
+		rc = recreate_node_zones(ctx, tc, jc, r, order, &landed, err);
+		if (rc == 0 && landed != NULL)
+			z = xstrdup(landed);
+	}
+	if (z != NULL) {
+		if (strcmp(z, tc->zone) != 0) {
+			log_warn(
+			    "job %s: %s '%s' moved from %s to %s (--zones)",
+			    jc->spec.name, is_qr ? "queued resource" : "node",
+			    jc->spec.slice, tc->zone, z);
+			free(jc->spec.zone);
+			jc->spec.zone = xstrdup(z);
+		}
+		config_set_flag(ctx->cfg, "compute/zone", z);
+	}
+	free(z);
+	cJSON_Delete(order);
+	return rc;
 }
 
 int
@@ -688,11 +840,10 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		clear_job(jc);
 	else if (lost != NULL ||
 	         (node != NULL && strcmp(in.node_state, "PREEMPTED") == 0)) {
-		log_warn("job %s: waiting until the job has ended on every "
-		         "worker (it may be saving a checkpoint)",
-		    jc->spec.name);
-		drain_job(jc);
+		if (!r->drained)
+			drain_job(ctx, jc, NULL);
 	}
+	r->drained = 0;
 	/* those rounds may stop themselves for a refresh (a stale cached
 	 * description: workers gone) by setting the abort flag */
 	jc->want_refresh = 0;
@@ -745,30 +896,12 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	}
 	if (what == JOBS_RESTART_RECREATE) {
 		*r->recovering = 1;
-		if (is_qr)
-			rc = recreate_qr(ctx, &tc, jc, r, r->qr_desc, err);
-		else
-			rc = recreate_in_zones(ctx, &tc, jc, r, err);
+		rc = recreate_slice(ctx, &tc, jc, r, is_qr, err);
 		*r->recovering = 0;
 		if (rc != 0) {
 			tpu_error_prefix(err, "restart");
 			goto out;
 		}
-		if (is_qr && r->zones != NULL) {
-			char *z = qr_zone_now(&tc, r, jc->spec.slice);
-
-			if (z != NULL && strcmp(z, tc.zone) != 0) {
-				log_warn("job %s: queued resource '%s' moved "
-				         "from %s to %s (--zones)",
-				    jc->spec.name, jc->spec.slice, tc.zone, z);
-				free(jc->spec.zone);
-				jc->spec.zone = xstrdup(z);
-			}
-			if (z != NULL)
-				config_set_flag(ctx->cfg, "compute/zone", z);
-			free(z);
-		} else if (is_qr)
-			config_set_flag(ctx->cfg, "compute/zone", tc.zone);
 	}
 	jc->spec.restart_count++;
 	rc = 1;

@@ -35,8 +35,10 @@ struct recover {
 	cJSON *desc;    /* the node's description at the first attempt */
 	cJSON *qr_desc; /* a queued resource's, likewise */
 	char cause[192];
-	char *checkpoint; /* --checkpoint gs://..., or NULL */
-	cJSON *zones;     /* --zones: where a recreation may go, or NULL */
+	char *checkpoint;     /* --checkpoint gs://..., or NULL */
+	cJSON *zones;         /* --zones: where a recreation may go, or NULL */
+	char lost_cause[192]; /* recover_lost_check's finding */
+	int drained;          /* recover_end_attempt drained the job */
 	volatile sig_atomic_t *abort;
 	volatile sig_atomic_t *signal;
 	volatile sig_atomic_t *recovering;
@@ -65,6 +67,25 @@ int recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
  */
 int recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc,
     struct recover *r, struct tpu_err *err);
+
+/*
+ * jc->lost_check with r as its argument: reads the node (queued
+ * resource and its nodes) and returns 1 when the slice is lost
+ * (PREEMPTED, TERMINATED, gone; SUSPENDED or FAILED), logging it, so that
+ * the attempt ends at once instead of when every worker has.
+ */
+int recover_lost_check(struct jobcmd *jc, void *arg);
+
+/*
+ * After jobcmd_follow stopped on a lost slice (jc->slice_lost): wait for
+ * the job on the lost slices' workers (run/drain_timeout, as after a
+ * notice; a worker still running at the bound is marked lost and
+ * named), then cancel it on the slices not lost (SIGTERM, SIGKILL 10 s
+ * later), so the whole job restarts together.  recover_maybe_restart
+ * then decides as after any attempt (without draining again).
+ */
+void recover_end_attempt(
+    struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r);
 
 /*
  * Set r->checkpoint from --checkpoint value (a gs:// URL, validated):

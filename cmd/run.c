@@ -781,7 +781,15 @@ again:
 		jc.prelaunch = prelaunch_send;
 		jc.prelaunch_arg = tar;
 	}
+	if (rs.max >= 0) {
+		jc.lost_check = recover_lost_check;
+		jc.lost_arg = &rs;
+	}
 	rc = jobcmd_follow(&jc, cmds, (int)timeout_s, fail_fast, 1, err);
+	if (rc == TPU_E_PARTIAL && jc.slice_lost) {
+		recover_end_attempt(ctx, &jc, &rs);
+		rc = 0; /* the summary, then recovery's decision */
+	}
 	for (i = 0; tar != NULL && !have_su && i < n; i++)
 		if (jobcmd_state(&jc, i)->kind == JOBS_MISSING)
 			sent_forget(&jc, i);

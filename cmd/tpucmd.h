@@ -358,10 +358,13 @@ int tpucmd_create_zones(struct tpu_ctx *, struct tpucmd *, const char *arg,
  * Create node name in zone from a v2 Node body (its tpuctl-run-id label
  * set here) by the path of "create" (R4, the cleanup of a failed
  * creation) and wait until it is READY, its description in *resultp.
- * Used by "run --max-restarts" to recreate a lost node.  In create.c.
+ * *stockout (may be NULL) is set when the creation's operation ended in
+ * a stockout (code 8, RESOURCE_EXHAUSTED), what create's --zones moves
+ * on after.  Used by "run --max-restarts" to recreate a lost node.  In
+ * create.c.
  */
 int tpucmd_create_node(struct tpu_ctx *, struct tpucmd *, const char *zone,
     const char *name, cJSON *body, int64_t deadline, cJSON **resultp,
-    struct tpu_err *);
+    int *stockout, struct tpu_err *);
 
 #endif

@@ -115,6 +115,7 @@ jobcmd_detach(struct jobcmd *jc)
 	memset(&jc->sc, 0, sizeof jc->sc);
 	jc->prepared = 0;
 	jc->want_refresh = 0;
+	jc->want_check = jc->slice_lost = 0;
 }
 
 struct jobs_state *
@@ -456,7 +457,7 @@ maybe_stop(struct jobcmd *jc)
 {
 	size_t i;
 
-	if (!jc->want_refresh || jc->abort == NULL ||
+	if ((!jc->want_refresh && !jc->want_check) || jc->abort == NULL ||
 	    (jc->signaled != NULL && *jc->signaled != 0))
 		return;
 	for (i = 0; i < jc->sc.ntargets; i++)
@@ -483,6 +484,10 @@ on_done(void *arg, size_t ridx, const struct sshpool_result *r)
 	jc->rstate[i] = 2;
 	if (jc->refresh_ok && sshpool_status_unreachable(r->status))
 		jc->want_refresh = 1;
+	if (jc->lost_check != NULL && !jc->capture &&
+	    r->status != SSHPOOL_S_OK && r->status != SSHPOOL_S_ABORTED &&
+	    r->status != SSHPOOL_S_NOT_STARTED)
+		jc->want_check = 1; /* a lost slice? (jobcmd_follow) */
 	maybe_stop(jc);
 }
 
@@ -684,13 +689,14 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	int64_t deadline =
 	    timeout_s > 0 ? tpu_now_ms() + timeout_s * 1000LL : 0;
 	char **relaunch = NULL;
+	size_t nchecks = 0;
 	int attempt, rc = 0;
 
 	for (i = 0; first == NULL && i < n; i++)
 		known[i] = jobs_state_known(jobcmd_state(jc, i));
 	for (attempt = 0; attempt <= JOBCMD_REFOLLOW_MAX; attempt++) {
 		size_t nact = 0, nask = 0;
-		int left = 0, prc;
+		int left = 0, prc, checking = 0;
 		struct tpu_err e;
 
 		if (deadline > 0) {
@@ -855,6 +861,16 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			}
 			continue;
 		}
+		if (jc->want_check &&
+		    (jc->signaled == NULL || *jc->signaled == 0)) {
+			/* ours (lost_check): the others are followed on */
+			jc->want_check = 0;
+			checking = 1;
+			if (jc->abort != NULL)
+				*jc->abort = 0;
+			if (prc == TPU_E_INTERRUPTED)
+				prc = 0;
+		}
 		if (prc == TPU_E_INTERRUPTED ||
 		    (jc->abort != NULL && *jc->abort)) {
 			rc = TPU_E_INTERRUPTED;
@@ -873,6 +889,13 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		release_results(res, n);
 		if (rc == TPU_E_TIMEOUT)
 			break;
+		if (checking && jc->lost_check(jc, jc->lost_arg)) {
+			jc->slice_lost = 1;
+			rc = TPU_E_PARTIAL;
+			break;
+		}
+		if (checking && nchecks++ < n)
+			attempt--; /* not a dropped stream's resumption */
 		if (fail_fast) {
 			for (i = 0; i < n; i++)
 				if (jobs_state_final(jobcmd_state(jc, i)) &&

@@ -161,8 +161,8 @@ long long emu_opt_int(struct emu *, const char *key, long long dflt);
 /*
  * Node events from "POST /_emulator/events" and "tpuctl-emulator event":
  * {"event":"preempt|stockout|maintenance|worker-down|worker-up|rekey|
- *  blackhole|ssh-cut", "node":"projects/P/locations/Z/nodes/N", "zone":"...",
- *  "worker":3, "mode":"drop|silent" (blackhole)}.
+ *  blackhole|ssh-cut|reboot", "node":"projects/P/locations/Z/nodes/N",
+ *  "zone":"...", "worker":3, "mode":"drop|silent" (blackhole)}.
  * Implemented by tpu.c (which calls fleet.c); 0, or -1 with errbuf set.
  */
 int tpu_event(struct emu *, const cJSON *ev, char *errbuf, size_t errlen);

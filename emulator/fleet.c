@@ -3595,6 +3595,52 @@ out:
 	return rc;
 }
 
+/* Kill the daemons of worker w (fleet lock held), which the sweep
+ * leaves to a worker that is up: each one's group at once, as a power
+ * cut (a job's wrapper must not see its child die first). */
+static void
+fleet_kill_daemons(struct fleet *f, const struct fleet_worker *w)
+{
+	struct fleet_proc *procs = NULL;
+	struct fleet_adopted *v = NULL;
+	size_t i, np, nv;
+
+	nv = fleet_sweep_collect(f, &procs, &np, &v);
+	for (i = 0; i < nv; i++) {
+		struct fleet_node *hn = NULL;
+
+		if (fleet_home_worker(f, v[i].home, &hn) == w) {
+			kill(-v[i].pid, SIGKILL);
+			fleet_kill_descendants(procs, np, v[i].pid);
+			kill(v[i].pid, SIGKILL);
+			fleet_add_dying(f, v[i].pid, "");
+		}
+		free(v[i].home);
+	}
+	free(v);
+	free(procs);
+}
+
+int
+fleet_worker_reboot(struct emu *e, const char *node_key, int worker)
+{
+	struct fleet *f = fleet_of(e);
+	struct fleet_node *n;
+
+	/* down: its sshd, sessions and startup scripts ended */
+	if (fleet_worker_down(e, node_key, worker, 1) != 0)
+		return -1;
+	pthread_mutex_lock(&f->mu);
+	n = fleet_find(f, node_key);
+	if (n != NULL && worker < n->nworkers) {
+		fleet_kill_daemons(f, &n->w[worker]);
+		n->w[worker].booted = 0; /* its startup scripts run again */
+	}
+	pthread_mutex_unlock(&f->mu);
+	/* up: sshd again, then the startup scripts, as at a boot */
+	return fleet_worker_down(e, node_key, worker, 0);
+}
+
 int
 fleet_worker_rekey(struct emu *e, const char *node_key, int worker)
 {

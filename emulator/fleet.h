@@ -34,7 +34,8 @@
  *   fork in the emulator's session are left to them (never waitpid(-1)).
  * - fleet_node_workers() returns the node's worker count (filling at most
  *   max entries; hostkey is "" until generated) or -1 for an unknown node.
- *   fleet_worker_down/rekey return 0, or -1 for an unknown node/worker.
+ *   fleet_worker_down/rekey/reboot return 0, or -1 for an unknown
+ *   node/worker.
  * - A black hole (fleet_worker_blackhole) is kept in memory only, like
  *   worker-down: an emulator restart brings the worker's sshd back.
  * - fleet_node_ready() is 0 while a worker is down, and may lag an
@@ -92,6 +93,9 @@ void fleet_node_delete(struct emu *, const char *node_key);
 /* Faults: worker sshd down/up; new host key on one worker. */
 int fleet_worker_down(struct emu *, const char *node_key, int worker, int down);
 int fleet_worker_rekey(struct emu *, const char *node_key, int worker);
+/* A reboot of one worker: every process of it ended, its sshd started
+ * again and its startup scripts run again, as at a VM's boot. */
+int fleet_worker_reboot(struct emu *, const char *node_key, int worker);
 
 /*
  * Fault: black-hole a worker.  Its sshd is stopped (and kept stopped, as

@@ -909,7 +909,7 @@ cmd_event(int argc, char **argv)
 {
 	static const char *const events[] = { "preempt", "terminate",
 		"stockout", "maintenance", "symptom", "worker-down",
-		"worker-up", "rekey", "blackhole", "ssh-cut" };
+		"worker-up", "rekey", "blackhole", "ssh-cut", "reboot" };
 	struct client_args a;
 	size_t i;
 	cJSON *j;
@@ -923,7 +923,7 @@ cmd_event(int argc, char **argv)
 	if (i == nitems(events)) {
 		errx_msg("invalid event '%s': expected preempt, terminate, "
 		         "stockout, maintenance, symptom, worker-down, "
-		         "worker-up, rekey, blackhole or ssh-cut",
+		         "worker-up, rekey, blackhole, ssh-cut or reboot",
 		    argv[optind]);
 		return 2;
 	}

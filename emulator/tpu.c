@@ -2408,7 +2408,7 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 		s->dirty = 1;
 	} else if (strcmp(kind, "worker-down") == 0 ||
 	           strcmp(kind, "worker-up") == 0 ||
-	           strcmp(kind, "rekey") == 0) {
+	           strcmp(kind, "rekey") == 0 || strcmp(kind, "reboot") == 0) {
 		if (json_as_int64(jget(ev, "worker"), &worker) != 0 ||
 		    worker < 0 || worker >= jnum(node, "_workers", 1)) {
 			snprintf(errbuf, errlen,
@@ -2421,10 +2421,14 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 			    jstr(node, "name"));
 			return -1;
 		}
-		if ((kind[0] == 'r' ? fleet_worker_rekey(
-		                          e, jstr(node, "name"), (int)worker)
-		                    : fleet_worker_down(e, jstr(node, "name"),
-		                          (int)worker, kind[7] == 'd')) != 0) {
+		if ((strcmp(kind, "reboot") == 0
+		            ? fleet_worker_reboot(
+		                  e, jstr(node, "name"), (int)worker)
+		        : kind[0] == 'r'
+		            ? fleet_worker_rekey(
+		                  e, jstr(node, "name"), (int)worker)
+		            : fleet_worker_down(e, jstr(node, "name"),
+		                  (int)worker, kind[7] == 'd')) != 0) {
 			snprintf(errbuf, errlen, "%s failed on worker %lld",
 			    kind, worker);
 			return -1;
@@ -2452,7 +2456,7 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen,
 		    "unknown event '%s' (preempt, terminate, stockout, "
 		    "maintenance, symptom, worker-down, worker-up, rekey, "
-		    "blackhole, ssh-cut)",
+		    "blackhole, ssh-cut, reboot)",
 		    kind);
 		return -1;
 	}

@@ -80,6 +80,10 @@ static const struct config_key keys[] = {
 	{ "http/stall_timeout", "30",
 	    "seconds without progress before a transfer is abandoned",
 	    CONFIG_K_INT, 1, 3600, NULL },
+	{ "run/drain_timeout", "60",
+	    "seconds run --max-restarts waits for a preempted job to end "
+	    "before the node is deleted",
+	    CONFIG_K_INT, 0, 3600, NULL },
 	{ "run/staging_bucket", NULL,
 	    "gs://BUCKET/PREFIX through which tpuctl run stages workdirs",
 	    CONFIG_K_STRING, 0, 0, NULL },

@@ -419,7 +419,8 @@ static const char cancel_sh[] =
     "    sleep 0.01; i=$((i + 1))\n"
     "  done\n"
     "  sig=TERM\n"
-    "  kill -TERM -\"$g\" 2>/dev/null\n"
+    /* a group already gone (the worker rebooted) stays lost */
+    "  if kill -TERM -\"$g\" 2>/dev/null; then\n"
     "  i=0\n"
     "  while [ $i -lt $(($2 * 10)) ] && kill -0 -\"$g\" 2>/dev/null; do\n"
     "    sleep 0.1; i=$((i + 1))\n"
@@ -429,6 +430,7 @@ static const char cancel_sh[] =
     "  fi\n"
     "  if [ ! -s \"$d/status\" ]; then\n"
     "    : >\"$d/end\"; echo \"signal $sig\" >\"$d/status\"\n"
+    "  fi\n"
     "  fi\n"
     "fi\n"
     "shift 2\n"
@@ -571,8 +573,12 @@ jobs_boot_script(const struct jobs_spec *s)
 	args[5] = "0";
 	args[6] = job_sh;
 	args[7] = "0";
+	/* launch_sh's stderr kept: a refused workdir archive (98) is
+	   recorded in the job's directory, so logs and jobs report it */
+	buf_puts(&b, "mkdir -p \"$HOME/.tpuctl\"\n"
+	             "x=$HOME/.tpuctl/boot-$$.err\n");
 	q = shquote(launch_sh);
-	buf_printf(&b, "exec sh -c %s tpuctl-job", q);
+	buf_printf(&b, "sh -c %s tpuctl-job", q);
 	free(q);
 	for (i = 0; i < 8; i++) {
 		if (args[i] == NULL) {
@@ -583,7 +589,21 @@ jobs_boot_script(const struct jobs_spec *s)
 		buf_printf(&b, " %s", q);
 		free(q);
 	}
-	buf_puts(&b, "\n");
+	q = shquote(s->name);
+	buf_printf(&b,
+	    " 2>\"$x\"\n"
+	    "r=$?\n"
+	    "cat \"$x\" >&2\n"
+	    "d=$HOME/.tpuctl/jobs/%s\n"
+	    "if [ $r = 98 ] && [ -d \"$d\" ] && [ ! -s \"$d/pgid\" ]; then\n"
+	    "  cat \"$x\" >>\"$d/stderr\"\n"
+	    "  : >\"$d/end\"\n"
+	    "  echo 'exit 98' >\"$d/status\"\n"
+	    "fi\n"
+	    "rm -f \"$x\"\n"
+	    "exit $r\n",
+	    q);
+	free(q);
 	return buf_detach(&b, NULL);
 }
 

@@ -5,8 +5,10 @@
 # the whole job: the queued resource is deleted with its nodes (they hold
 # quota), created again by queued-resources create's path with the same
 # count, prefix, type, version, tier and labels, and the job runs again
-# on every slice.  Nothing SUSPENDED or PREEMPTED is left.  The budget
-# used up: 8 naming the queued resource.
+# on every slice.  The slice not lost is not waited for: its job is
+# cancelled as soon as the lost one is seen (J17), so the attempt ends
+# long before its 60 s sleep.  Nothing SUSPENDED or PREEMPTED is left.
+# The budget used up: 8 naming the queued resource.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
@@ -30,14 +32,20 @@ preempt_when() {
 	    fail "preempt (attempt $2) failed"
 }
 
-job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 1 ] || sleep 8; echo "done r$TPUCTL_RESTART_COUNT s$TPUCTL_SLICE/$TPUCTL_SLICES"'
+job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 1 ] || sleep 60; echo "done r$TPUCTL_RESTART_COUNT s$TPUCTL_SLICE/$TPUCTL_SLICES"'
 "$TPUCTL" run q355 --name qj --max-restarts 1 --command "$job" \
     >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
 preempt_when "$T/r.out" 0 ms-1
+t0=$(date +%s)
 rc=0
 wait "$rpid" || rc=$?
+t1=$(date +%s)
 [ "$rc" -eq 0 ] || fail "run after a slice was preempted: exit $rc: $(cat "$T/r.err")"
+[ $((t1 - t0)) -lt 40 ] || fail "the slice not lost was waited for: $((t1 - t0)) s"
+assert_grep 'job qj: queued resource q355 is SUSPENDED: the attempt ends now, on every worker$' "$T/r.err"
+assert_grep 'job qj: cancelling it on the 1 worker of the slices not lost: the whole job restarts together$' "$T/r.err"
+assert_no_grep 'done r0' "$T/r.out"
 assert_grep 'job qj: attempt 1 ended: queued resource q355 is SUSPENDED; restart 1 of 1, recreating the queued resource$' "$T/r.err"
 assert_grep "deleting queued resource 'q355' in .* with its nodes \\(queued resource q355 is SUSPENDED\\), so it holds no quota\$" "$T/r.err"
 assert_grep "recreating queued resource 'q355' in .*: v4-8, 2 slices\$" "$T/r.err"

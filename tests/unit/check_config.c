@@ -205,7 +205,9 @@ START_TEST(validate_rules)
 	    "auth/access_token_file auth/impersonate_service_account "
 	    "compute/zone core/custom_ca_certs_file core/format core/log_http "
 	    "core/profile core/project http/connect_timeout http/max_attempts "
-	    "http/stall_timeout run/staging_bucket ssh/fanout ssh/key_file "
+	    "http/stall_timeout run/drain_timeout run/staging_bucket "
+	    "ssh/fanout "
+	    "ssh/key_file "
 	    "ssh/known_hosts_file ssh/persist ssh/port "
 	    "ssh/server_alive_count_max "
 	    "ssh/server_alive_interval ssh/user");

@@ -590,6 +590,27 @@ START_TEST(test_boot_script)
 	boot(script, 5, 1);
 	free(script);
 	jobs_spec_release(&s);
+	/* the staged archive cannot be fetched: refused (98), recorded as
+	   the job's state with the reason in its stderr */
+	spec_fill(&s, 1, 2);
+	free(s.name);
+	s.name = xstrdup("j98");
+	s.workdir_hash = xstrdup("00ab");
+	s.stage_url = xstrdup("http://127.0.0.1:9/none.tar");
+	script = jobs_boot_script(&s);
+	boot(script, 0, 98);
+	wait_final("j98", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, 98);
+	buf_clear(&o);
+	buf_clear(&e);
+	cmd = jobs_follow_cmd("j98", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
+	ck_assert_ptr_nonnull(
+	    strstr(e.data, "workdir archive 00ab is not on this worker\n"));
+	free(cmd);
+	free(script);
+	jobs_spec_release(&s);
 	buf_release(&o);
 	buf_release(&e);
 }
@@ -674,6 +695,36 @@ START_TEST(test_scripts_cancel)
 	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
 	ck_assert(strncmp(o.data, "j1 signal ", 10) == 0);
 	free(cmd);
+	/* a job whose processes are gone without a state (its worker
+	   rebooted) stays lost: nothing was cancelled */
+	free(s.name);
+	s.name = xstrdup("j2");
+	cmd = jobs_launch_cmd(&s, env, n, 0);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), 0);
+	free(cmd);
+	for (k = 0; k < 200 && !group_alive("j2"); k++)
+		usleep(10000);
+	cmd = jobs_status_cmd("j2");
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	free(cmd);
+	ck_assert_msg(strncmp(o.data, "j2 running ", 11) == 0, "%s", o.data);
+	{
+		char *p = xasprintf("%s/.tpuctl/jobs/j2/pgid", home);
+		FILE *fp = fopen(p, "r");
+		int g = 0;
+
+		ck_assert_ptr_nonnull(fp);
+		ck_assert_int_eq(fscanf(fp, "%d", &g), 1);
+		fclose(fp);
+		free(p);
+		ck_assert_int_eq(kill(-g, SIGKILL), 0);
+	}
+	for (k = 0; k < 200 && group_alive("j2"); k++)
+		usleep(10000);
+	cmd = jobs_cancel_cmd("j2", 1);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	free(cmd);
+	ck_assert_msg(strncmp(o.data, "j2 lost ", 8) == 0, "%s", o.data);
 	jobs_env_free(env, n);
 	jobs_spec_release(&s);
 	buf_release(&o);
