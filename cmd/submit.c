@@ -26,6 +26,7 @@
 #include "log.h"
 #include "pack.h"
 #include "specdiff.h"
+#include "sshcmd.h"
 #include "xmalloc.h"
 
 enum {
@@ -178,6 +179,10 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	jc.spec.nodes[0] = xstrdup(s.name);
 	jc.spec.command = spec_command_line(&s);
 	jc.spec.submitted = 1;
+	/* the startup-script runs as root: it starts the job as the user
+	   run, logs and cancel log in as */
+	if ((rc = sshcmd_user(ctx, NULL, &jc.spec.user, err)) != 0)
+		goto out;
 	cJSON_ArrayForEach(it, s.env)
 	{
 		char *kv = xasprintf("%s=%s", it->string, it->valuestring);

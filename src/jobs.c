@@ -41,6 +41,7 @@ jobs_spec_release(struct jobs_spec *s)
 	jobs_env_free(s->env, s->nenv);
 	free(s->workdir_hash);
 	free(s->stage_url);
+	free(s->user);
 	jobs_spec_init(s);
 }
 
@@ -535,6 +536,46 @@ static const char boot_head_sh[] =
     "export _tpuctl_master\n"
     "case $w in\n";
 
+/*
+ * After boot_head_sh and the case: $u the user, $1.. launch_sh's
+ * arguments, $l launch_sh.  Start it as $u (see jobs_boot_script).
+ */
+static const char boot_user_sh[] =
+    "i=$(id -un) || exit 1\n"
+    "if [ \"$i\" = \"$u\" ]; then\n"
+    "  [ -n \"$HOME\" ] || HOME=$(getent passwd \"$u\" | cut -d: -f6)\n"
+    "  [ -n \"$HOME\" ] || { echo \"tpuctl: user $u has no home\" >&2; "
+    "exit 1; }\n"
+    "  USER=$u LOGNAME=$u\n"
+    "  export HOME USER LOGNAME\n"
+    "  exec sh -c \"$l\" tpuctl-job \"$@\"\n"
+    "fi\n"
+    "if [ \"$(id -u)\" != 0 ]; then\n"
+    "  echo \"tpuctl: the startup-script runs as $i, not root: cannot start "
+    "the job as $u\" >&2\n"
+    "  exit 1\n"
+    "fi\n"
+    /* the guest agent may create the account from ssh-keys meanwhile */
+    "if ! id -u \"$u\" >/dev/null 2>&1 && ! useradd -m -s /bin/bash \"$u\" "
+    "&& ! id -u \"$u\" >/dev/null 2>&1; then\n"
+    "  echo \"tpuctl: cannot create user $u\" >&2; exit 1\n"
+    "fi\n"
+    "h=$(getent passwd \"$u\" | cut -d: -f6)\n"
+    "[ -n \"$h\" ] || { echo \"tpuctl: user $u has no home\" >&2; exit 1; }\n"
+    "if [ ! -d \"$h\" ]; then\n"
+    "  mkdir -p \"$h\" && chown \"$u:$(id -g \"$u\")\" \"$h\" && "
+    "chmod 750 \"$h\" ||\n"
+    "    { echo \"tpuctl: cannot create $h for $u\" >&2; exit 1; }\n"
+    "fi\n"
+    "cd / || exit 1\n"
+    "if command -v runuser >/dev/null 2>&1; then\n"
+    "  exec runuser -u \"$u\" -- env HOME=\"$h\" USER=\"$u\" "
+    "LOGNAME=\"$u\" sh -c \"$l\" tpuctl-job \"$@\"\n"
+    "fi\n"
+    "exec setpriv --reuid=\"$u\" --regid=\"$(id -g \"$u\")\" --init-groups "
+    "env HOME=\"$h\" USER=\"$u\" LOGNAME=\"$u\" sh -c \"$l\" tpuctl-job "
+    "\"$@\"\n";
+
 char *
 jobs_boot_script(const struct jobs_spec *s)
 {
@@ -571,8 +612,11 @@ jobs_boot_script(const struct jobs_spec *s)
 	args[5] = "0";
 	args[6] = job_sh;
 	args[7] = "0";
+	q = shquote(s->user != NULL ? s->user : "");
+	buf_printf(&b, "u=%s\n", q);
+	free(q);
 	q = shquote(launch_sh);
-	buf_printf(&b, "exec sh -c %s tpuctl-job", q);
+	buf_printf(&b, "l=%s\nset --", q);
 	free(q);
 	for (i = 0; i < 8; i++) {
 		if (args[i] == NULL) {
@@ -583,7 +627,7 @@ jobs_boot_script(const struct jobs_spec *s)
 		buf_printf(&b, " %s", q);
 		free(q);
 	}
-	buf_puts(&b, "\n");
+	buf_printf(&b, "\n%s", boot_user_sh);
 	return buf_detach(&b, NULL);
 }
 

@@ -65,6 +65,9 @@ struct jobs_spec {
 	/* started by `tpuctl submit` from the startup-script of its queued
 	 * resource (slice): its workers may not exist yet */
 	int submitted;
+	/* the SSH user of run/logs/cancel: the account a submitted job's
+	 * startup-script (run as root) starts it as; NULL: not submitted */
+	char *user;
 };
 
 void jobs_spec_init(struct jobs_spec *);
@@ -190,6 +193,15 @@ char *jobs_launch_cmd(
  * jobs_launch_cmd does (same layout, workdir pulled from s->stage_url with
  * the worker's token), detached, with that worker's jobs_worker_env.  A
  * second boot finds the job's directory and launches nothing (exit 97).
+ * A startup-script runs as root (on a TPU VM with no HOME): the job is
+ * started as s->user, the account tpuctl's SSH commands log in as, so
+ * that they find it in that user's home.  Run as root by another name,
+ * the script creates the account when it is missing (useradd -m; the
+ * guest agent may make it meanwhile), its passwd home when that is
+ * missing (owned by it, mode 0750), and starts the launch with runuser
+ * (setpriv where runuser is missing) and HOME, USER, LOGNAME of the
+ * account.  Run as s->user itself, it keeps $HOME, else takes the passwd
+ * home.  Run as another account than root: exit 1, naming both.
  * Caller frees.
  */
 char *jobs_boot_script(const struct jobs_spec *);
