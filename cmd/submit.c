@@ -12,8 +12,10 @@
  * neither the archive it staged nor a record.
  */
 #include <sys/stat.h>
+#include <sys/time.h>
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +25,43 @@
 #include "config.h"
 #include "jobcmd.h"
 #include "jobstage.h"
+#include "json.h"
 #include "log.h"
+#include "nodecache.h"
 #include "pack.h"
 #include "specdiff.h"
 #include "sshcmd.h"
+#include "util.h"
 #include "xmalloc.h"
 
 enum {
 	OPT_NAME = 0x300,
+	OPT_WAIT,
 };
+
+/* --wait: SIGINT/SIGTERM while waiting for the capacity, and the
+ * spec's timeout (SIGALRM, passed on as SIGTERM to the follow). */
+static volatile sig_atomic_t submit_signal;
+static volatile sig_atomic_t submit_timed_out;
+
+static void
+on_signal(int sig)
+{
+	submit_signal = sig;
+}
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	submit_timed_out = 1;
+	/* the follow (logs) stops on SIGTERM with its own handler */
+	kill(getpid(), SIGTERM);
+}
 
 /* What submit cannot do yet, refused before anything is created. */
 static int
-refuse_unsupported(const struct spec *s, struct tpu_err *err)
+refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
 {
 	const char *field = NULL, *why = NULL;
 
@@ -58,14 +84,14 @@ refuse_unsupported(const struct spec *s, struct tpu_err *err)
 	           NULL) {
 		field = "max-restarts";
 		why = "not supported by submit yet (recovery needs run "
-		      "--max-restarts, attached)";
-	} else if (s->timeout_secs > 0) {
+		      "--max-restarts)";
+	} else if (s->timeout_secs > 0 && !wait) {
 		field = "timeout";
-		why = "not supported by submit yet";
-	} else if (s->delete_after) {
+		why = "needs --wait (the waiting client enforces it)";
+	} else if (s->delete_after && !wait) {
 		field = "delete-after";
-		why = "not supported by submit yet (delete the queued resource "
-		      "when the job has ended)";
+		why = "needs --wait (the waiting client deletes the slice when "
+		      "the job has ended)";
 	} else if (cJSON_GetObjectItemCaseSensitive(
 	               s->metadata, "startup-script") != NULL ||
 	           cJSON_GetObjectItemCaseSensitive(
@@ -79,11 +105,238 @@ refuse_unsupported(const struct spec *s, struct tpu_err *err)
 	return tpu_error(err, TPU_E_USAGE, "%s: %s: %s", s->origin, field, why);
 }
 
+/* A command of tpuctl's own (argv NULL-terminated), quietly. */
+static int
+dispatch(struct tpu_ctx *ctx, char **argv, struct tpu_err *err)
+{
+	int argc = 0, rc, quiet = ctx->quiet;
+
+	while (argv[argc] != NULL)
+		argc++;
+	ctx->quiet = 1;
+	rc = cmd_dispatch(NULL, ctx, argc, argv, err);
+	ctx->quiet = quiet;
+	return rc;
+}
+
+/* Delete the queued resource name with its nodes (--force); says so.
+ * The node cache forgets them (so logs reads the local copy then). */
+static int
+delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
+    const char *why)
+{
+	char a0[] = "queued-resources", a1[] = "delete", a2[] = "--force";
+	char a3[] = "--";
+	char *v[] = { a0, a1, a2, a3, (char *)name, NULL };
+	struct tpu_err e;
+	int rc;
+
+	fprintf(stderr, "deleting queued resource '%s' (%s)\n", name, why);
+	tpu_err_init(&e);
+	if ((rc = dispatch(ctx, v, &e)) != 0)
+		log_warn("queued resource '%s' is left: %s", name, e.msg);
+	else {
+		const cJSON *id;
+
+		tpucmd_drop_qr_cache(d->tc.project, d->zone, name);
+		cJSON_ArrayForEach(id, d->ids)
+		    nodecache_drop(d->tc.project, d->zone, id->valuestring);
+	}
+	return rc;
+}
+
+/* The job never started: its record says so (jobs: no such job). */
+static void
+record_not_started(struct jobcmd *jc)
+{
+	struct tpu_err e;
+	int i;
+
+	for (i = 0; i < jc->spec.nslices * jc->spec.nworkers; i++)
+		jc->states[i].kind = JOBS_MISSING;
+	tpu_err_init(&e);
+	jobcmd_save(jc, &e);
+}
+
+/* Sleep ms, 50 ms at a time; 1 when a signal or the timeout came. */
+static int
+nap(int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 50; i++) {
+		if (submit_signal != 0 || submit_timed_out)
+			return 1;
+		tpu_sleep_ms(50);
+	}
+	return submit_signal != 0 || submit_timed_out;
+}
+
+/*
+ * --wait, first part: until the queued resource is ACTIVE.  0 then; a
+ * queued resource that ends FAILED or SUSPENDED (e.g. still WAITING at
+ * its valid-until), or is gone, is TPU_E_OPERATION (7); the timeout
+ * TPU_E_TIMEOUT, a signal TPU_E_INTERRUPTED/TERMINATED.  Except when it
+ * is gone, the queued resource is deleted then: nothing holds quota.
+ */
+static int
+wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, struct tpu_err *err)
+{
+	char *path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
+	    d->tc.project, d->zone, s->name);
+	const char *said = NULL;
+	char state[64] = "";
+	int rc;
+
+	for (;;) {
+		cJSON *qr = NULL;
+
+		rc = tpuapi_call(
+		    &d->tc.api, "GET", path, NULL, NULL, 1, &qr, err);
+		if (rc == TPU_E_NOTFOUND) {
+			rc = tpu_error(err, TPU_E_OPERATION,
+			    "job %s: its queued resource '%s' is gone before "
+			    "the job started",
+			    jc->spec.name, s->name);
+			record_not_started(jc);
+			break;
+		}
+		if (rc != 0)
+			break;
+		snprintf(state, sizeof state, "%s",
+		    json_opt_string(qr, "state.state", "STATE_UNSPECIFIED"));
+		if (strcmp(state, "ACTIVE") == 0) {
+			cJSON_Delete(qr);
+			break;
+		}
+		if (strcmp(state, "FAILED") == 0 ||
+		    strcmp(state, "SUSPENDED") == 0 ||
+		    strcmp(state, "SUSPENDING") == 0) {
+			const char *m = json_opt_string(
+			    qr, "state.failedData.error.message", NULL);
+
+			rc = tpu_error(err, TPU_E_OPERATION,
+			    "job %s: queued resource '%s' is %s%s%s: the "
+			    "capacity never came",
+			    jc->spec.name, s->name, state,
+			    m != NULL ? ": " : "", m != NULL ? m : "");
+			cJSON_Delete(qr);
+			delete_slice(
+			    ctx, d, s->name, "its capacity never came");
+			record_not_started(jc);
+			break;
+		}
+		cJSON_Delete(qr);
+		if (said == NULL && !ctx->quiet)
+			fprintf(stderr,
+			    "job %s: waiting for the capacity (queued "
+			    "resource '%s' is %s)\n",
+			    jc->spec.name, s->name, state);
+		said = "";
+		if (nap(500)) {
+			if (submit_timed_out)
+				rc = tpu_error(err, TPU_E_TIMEOUT,
+				    "job %s: timeout: the capacity did not "
+				    "come within %llds (queued resource "
+				    "'%s' is %s)",
+				    jc->spec.name, s->timeout_secs, s->name,
+				    state);
+			else
+				rc = tpu_error(err,
+				    submit_signal == SIGINT ? TPU_E_INTERRUPTED
+				                            : TPU_E_TERMINATED,
+				    "job %s: interrupted while waiting for "
+				    "the capacity",
+				    jc->spec.name);
+			delete_slice(ctx, d, s->name,
+			    submit_timed_out ? "timeout" : "interrupted");
+			record_not_started(jc);
+			break;
+		}
+	}
+	free(path);
+	return rc;
+}
+
+/*
+ * --wait: the capacity, then the job followed to its end (as `logs
+ * --follow`), its exit contract returned; past the spec's timeout the
+ * job is cancelled (124); a signal cancels it too (130/143).  With
+ * delete-after the slice is deleted once the job has ended, however.
+ */
+static int
+submit_wait(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, struct tpu_err *err)
+{
+	struct sigaction sa, old_int, old_term, old_alrm;
+	struct itimerval it;
+	int rc, started = 0;
+
+	submit_signal = 0;
+	submit_timed_out = 0;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old_alrm);
+	memset(&it, 0, sizeof it);
+	if (s->timeout_secs > 0) {
+		it.it_value.tv_sec = (time_t)s->timeout_secs;
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
+	rc = wait_capacity(ctx, d, jc, s, err);
+	if (rc == 0 && !submit_timed_out && submit_signal == 0) {
+		char a0[] = "logs", a1[] = "--follow";
+		char *v[] = { a0, a1, jc->spec.name, NULL };
+
+		started = 1;
+		/* logs prints the job's output and its summary */
+		rc = cmd_dispatch(NULL, ctx, 3, v, err);
+	}
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (started && (submit_timed_out || rc == TPU_E_INTERRUPTED ||
+	                   rc == TPU_E_TERMINATED)) {
+		char a0[] = "cancel";
+		char *v[] = { a0, jc->spec.name, NULL };
+		struct tpu_err e;
+
+		tpu_err_init(&e);
+		fprintf(stderr, "job %s: %s: cancelling it\n", jc->spec.name,
+		    submit_timed_out ? "timeout" : "interrupted");
+		if (dispatch(ctx, v, &e) != 0)
+			log_warn("job %s: %s", jc->spec.name, e.msg);
+		if (submit_timed_out) {
+			tpu_err_init(err);
+			rc = tpu_error(err, TPU_E_TIMEOUT,
+			    "job %s: not ended after %llds: cancelled",
+			    jc->spec.name, s->timeout_secs);
+		}
+	}
+	if (started && s->delete_after) {
+		int drc = delete_slice(ctx, d, s->name, "delete-after");
+
+		if (drc != 0 && rc == 0)
+			rc = tpu_error(err, drc,
+			    "job %s: the queued resource '%s' could not be "
+			    "deleted (delete-after)",
+			    jc->spec.name, s->name);
+	}
+	sigaction(SIGALRM, &old_alrm, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}
+
 static int
 submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, OPT_NAME },
+		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct spec s;
@@ -98,6 +351,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	const cJSON *it;
 	const cJSON *spec_md;
 	int ch, rc, i, have_s = 0, have_d = 0, have_su = 0, staged = 0;
+	int wait = 0;
 
 	jobcmd_init(&jc);
 	memset(&d, 0, sizeof d);
@@ -105,6 +359,9 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		switch (ch) {
 		case OPT_NAME:
 			name = optarg;
+			break;
+		case OPT_WAIT:
+			wait = 1;
 			break;
 		default:
 			rc = cmd_bad_option(argv, ch, err);
@@ -129,7 +386,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = spec_load(&s, argv[0], err)) != 0)
 		goto out;
 	have_s = 1;
-	if ((rc = refuse_unsupported(&s, err)) != 0)
+	if ((rc = refuse_unsupported(&s, wait, err)) != 0)
 		goto out;
 	stage = s.stage;
 	if (stage == NULL)
@@ -269,8 +526,11 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	cJSON_AddStringToObject(o, "name", jc.spec.name);
 	cJSON_AddStringToObject(o, "queuedResource", s.name);
 	cJSON_AddStringToObject(o, "zone", jc.spec.zone);
-	/* the name alone, for scripts: JOB=$(tpuctl submit spec) */
-	if (ctx->out.fmt == OUTPUT_TABLE && ctx->out.nfields == 0)
+	/* the name alone, for scripts: JOB=$(tpuctl submit spec); with
+	   --wait stdout is the job's output */
+	if (wait)
+		rc = 0;
+	else if (ctx->out.fmt == OUTPUT_TABLE && ctx->out.nfields == 0)
 		rc = fprintf(ctx->out.fp, "%s\n", jc.spec.name) < 0
 		         ? tpu_error(err, TPU_E_IO, "cannot write the output")
 		         : 0;
@@ -280,10 +540,13 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (rc == 0 && !ctx->quiet)
 		fprintf(stderr,
 		    "job %s submitted: queued resource '%s' in %s (%d "
-		    "worker%s); it starts when the capacity arrives; follow "
-		    "it with: tpuctl logs --follow %s\n",
+		    "worker%s); it starts when the capacity arrives%s%s\n",
 		    jc.spec.name, s.name, jc.spec.zone, jc.spec.nworkers,
-		    jc.spec.nworkers == 1 ? "" : "s", jc.spec.name);
+		    jc.spec.nworkers == 1 ? "" : "s",
+		    wait ? "" : "; follow it with: tpuctl logs --follow ",
+		    wait ? "" : jc.spec.name);
+	if (rc == 0 && wait)
+		rc = submit_wait(ctx, &d, &jc, &s, err);
 out:
 	cJSON_Delete(md);
 	free(script);
@@ -302,7 +565,7 @@ out:
 const struct cmd_entry cmd_submit_entry = {
 	.name = "submit",
 	.alias = NULL,
-	.usage = "submit [--name job] spec",
+	.usage = "submit [--wait] [--name job] spec",
 	.summary = "queue a job from a spec file; it starts on its own when "
 	           "the capacity arrives",
 	.min_args = 1,
