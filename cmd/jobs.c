@@ -55,6 +55,25 @@ duration(char *buf, size_t n, long long s)
 		snprintf(buf, n, "%lldh%02lldm", s / 3600, s / 60 % 60);
 }
 
+/*
+ * Ask the workers (jobcmd_status); a submitted job still queued there
+ * (its startup-script has not run yet: no such job) stays queued.
+ */
+static void
+jobs_keep_queued(struct jobcmd *jc)
+{
+	size_t n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers, k;
+	unsigned char *q = xcalloc(n > 0 ? n : 1, 1);
+
+	for (k = 0; k < n; k++)
+		q[k] = jc->states[k].kind == JOBS_QUEUED;
+	jobcmd_status(jc, NULL);
+	for (k = 0; k < n; k++)
+		if (q[k] && jc->states[k].kind == JOBS_MISSING)
+			jc->states[k].kind = JOBS_QUEUED;
+	free(q);
+}
+
 static cJSON *
 job_item(const struct jobcmd *jc)
 {
@@ -145,7 +164,7 @@ jobs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			sshcmd_opts_init(&so);
 			so.workers = "all";
 			if (jobcmd_connect(ctx, &jc, &so, &e) == 0) {
-				jobcmd_status(&jc, NULL);
+				jobs_keep_queued(&jc);
 				jobcmd_save(&jc, &e);
 			} else
 				log_warn("job %s: states not refreshed: %s",

@@ -128,6 +128,11 @@ offline(struct jobcmd *jc, const char *workers, struct tpu_err *err)
 		nfinal += jobs_state_final(&jc->states[i]);
 	}
 	free(sel);
+	for (i = 0; i < n && jc->states[i].kind != JOBS_QUEUED; i++)
+		;
+	if (i < n) /* submitted, its capacity not there yet */
+		log_warn(
+		    "job %s is queued: it has not started yet", jc->spec.name);
 	if (nfinal < nsel)
 		return 0;
 	if (nok == nsel)

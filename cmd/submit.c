@@ -516,10 +516,10 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	}
 	jc.spec.start = time(NULL);
-	/* not ended: the workers tell once they run it */
+	/* queued: the workers tell once they run it */
 	jc.states = xcalloc((size_t)jc.spec.nworkers, sizeof *jc.states);
 	for (i = 0; i < jc.spec.nworkers; i++)
-		jc.states[i].kind = JOBS_RUNNING;
+		jc.states[i].kind = JOBS_QUEUED;
 	if ((rc = jobcmd_save(&jc, err)) != 0)
 		goto out;
 	o = cJSON_CreateObject();

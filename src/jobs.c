@@ -749,6 +749,8 @@ jobs_state_parse(const char *line, struct jobs_state *st)
 		return -1;
 	if (strcmp(w[0], "none") == 0 && nw == 1) {
 		st->kind = JOBS_MISSING;
+	} else if (strcmp(w[0], "queued") == 0 && nw == 1) {
+		st->kind = JOBS_QUEUED;
 	} else if (strcmp(w[0], "no") == 0 && nw == 3 &&
 	           strcmp(w[1], "such") == 0 && strcmp(w[2], "job") == 0) {
 		st->kind = JOBS_MISSING;
@@ -813,6 +815,9 @@ jobs_state_str(const struct jobs_state *st, char *buf, size_t n)
 		break;
 	case JOBS_MISSING:
 		snprintf(buf, n, "no such job");
+		break;
+	case JOBS_QUEUED:
+		snprintf(buf, n, "queued");
 		break;
 	default:
 		snprintf(buf, n, "unknown");

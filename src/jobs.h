@@ -133,6 +133,8 @@ enum jobs_state_kind {
 	JOBS_KILLED,  /* signal */
 	JOBS_LOST,    /* the worker, or the job's shell, is gone */
 	JOBS_MISSING, /* no such job on the worker */
+	/* submitted, its capacity not there yet: not started (not final) */
+	JOBS_QUEUED,
 };
 
 struct jobs_state {
@@ -147,12 +149,13 @@ struct jobs_state {
  * Parse one line of the status script ("running 1700000000 -",
  * "exit 3 1700000000 1700000009", "signal TERM S E", "lost S E",
  * "none"), or a recorded state ("exited 3", "killed by TERM", "lost",
- * "running").  0, or -1 when malformed (st set to JOBS_UNKNOWN).
+ * "running", "queued").  0, or -1 when malformed (st set to
+ * JOBS_UNKNOWN).
  */
 int jobs_state_parse(const char *line, struct jobs_state *st);
 
 /* "running", "exited 3", "killed by TERM", "lost", "no such job",
- * "unknown": the words users see; into buf. */
+ * "queued", "unknown": the words users see; into buf. */
 const char *jobs_state_str(const struct jobs_state *, char *buf, size_t n);
 
 /* 1 when the job is over on that worker (exited, killed, lost, missing). */

@@ -62,11 +62,11 @@ cat >"$T/slow.yaml" <<'END'
 name: sub362s
 slice: {accelerator-type: v4-8}
 command: 'echo started; sleep 60; echo never'
-timeout: 4s
+timeout: 8s
 delete-after: true
 END
 expect_rc 124 "$TPUCTL" submit --wait "$T/slow.yaml"
 assert_grep '^\[w0\] started$' "$T/out"
 assert_no_grep never "$T/out"
-assert_grep 'job sub362s: not ended after 4s: cancelled' "$T/err"
+assert_grep 'job sub362s: not ended after 8s: cancelled' "$T/err"
 left_nothing sub362s

@@ -3,8 +3,9 @@
 # WAITING_FOR_RESOURCES at its valid-until (the zone stocked out) turns
 # FAILED, submit deletes it and exits 7; Ctrl-C (and SIGTERM) while it
 # waits deletes the queued resource (130, 143) and nothing of the job is
-# left; the spec's timeout during the wait: 124, deleted.  jobs shows the
-# jobs as never started.
+# left; the spec's timeout during the wait: 124, deleted.  While it
+# waits, jobs and logs show the job queued; afterwards jobs shows it as
+# never started (no such job).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -46,6 +47,14 @@ for sig in INT TERM; do
 		[ $n -lt 100 ] || fail "$sig: not waiting: $(cat "$T/$sig.err")"
 		sleep 0.1
 	done
+	if [ $sig = INT ]; then
+		# queued: jobs and logs say so
+		expect_rc 0 "$TPUCTL" jobs --format json
+		jq -e '.[] | select(.name == "sub363int") | .workers[0].state == "queued"' \
+		    "$T/out" >/dev/null || fail "jobs while queued: $(cat "$T/out")"
+		expect_rc 0 "$TPUCTL" logs sub363int
+		assert_grep "job sub363int is queued" "$T/err"
+	fi
 	kill -s $sig $pid
 	rc=0
 	wait $pid || rc=$?
