@@ -158,3 +158,11 @@ emu_tpu_mutations() {
 	emu_requests | jq -c -s '[.[] | select(.path | startswith("/v2/")) |
 	    select(.method != "GET") | [.method, .path, .query]]'
 }
+
+# assert_no_slice NAME: no queued resource and no node named NAME is left.
+assert_no_slice() {
+	expect_rc 0 "$TPUCTL" queued-resources list --format 'value(name)'
+	assert_no_grep "$1" "$T/out"
+	expect_rc 0 "$TPUCTL" list --format 'value(name)'
+	assert_no_grep "$1" "$T/out"
+}

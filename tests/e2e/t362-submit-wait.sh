@@ -15,14 +15,6 @@
 emu_start --set fleet.key_delay_ms=200 --set tpu.qr_provision_ms=500
 fleet_api_setup
 
-# left_nothing NAME: no queued resource, no node of that name
-left_nothing() {
-	expect_rc 0 "$TPUCTL" queued-resources list --format 'value(name)'
-	assert_no_grep "$1" "$T/out"
-	expect_rc 0 "$TPUCTL" list --format 'value(name)'
-	assert_no_grep "$1" "$T/out"
-}
-
 cat >"$T/ok.yaml" <<'END'
 name: sub362
 slice: {accelerator-type: v4-16}
@@ -30,13 +22,13 @@ command: 'echo "hello from w$TPUCTL_WORKER"'
 delete-after: true
 END
 # refused without --wait, before any request
-: >"$EMU_DIR/requests.log" 2>/dev/null || true
 expect_rc 2 "$TPUCTL" submit "$T/ok.yaml"
 assert_grep 'ok.yaml: delete-after: needs --wait' "$T/err"
 printf 'name: sub362t\nslice: {accelerator-type: v4-8}\ncommand: "true"\ntimeout: 5s\n' >"$T/t.yaml"
 expect_rc 2 "$TPUCTL" submit "$T/t.yaml"
 assert_grep 't.yaml: timeout: needs --wait' "$T/err"
-left_nothing sub362
+[ "$(emu_tpu_mutations)" = "[]" ] || fail "sent: $(emu_tpu_mutations)"
+assert_no_slice sub362
 
 expect_rc 0 "$TPUCTL" submit --wait "$T/ok.yaml"
 assert_grep '^\[w0\] hello from w0$' "$T/out"
@@ -44,7 +36,7 @@ assert_grep '^\[w1\] hello from w1$' "$T/out"
 assert_no_grep '^sub362$' "$T/out"
 assert_grep '^job sub362: 2 of 2 workers succeeded$' "$T/err"
 assert_grep "deleting queued resource 'sub362' \(delete-after\)" "$T/err"
-left_nothing sub362
+assert_no_slice sub362
 # the logs, after the slice is gone
 expect_rc 0 "$TPUCTL" logs sub362
 assert_grep '^\[w1\] hello from w1$' "$T/out"
@@ -55,7 +47,7 @@ sed -e 's/sub362/sub362f/' -e 's/command: .*/command: "[ $TPUCTL_WORKER = 0 ] ||
 expect_rc 8 "$TPUCTL" submit --wait "$T/f.yaml"
 assert_grep 'job sub362f: 1 of 2 workers succeeded' "$T/err"
 assert_grep 'exited 3' "$T/err"
-left_nothing sub362f
+assert_no_slice sub362f
 
 # past the timeout: cancelled, 124, deleted
 cat >"$T/slow.yaml" <<'END'
@@ -69,4 +61,4 @@ expect_rc 124 "$TPUCTL" submit --wait "$T/slow.yaml"
 assert_grep '^\[w0\] started$' "$T/out"
 assert_no_grep never "$T/out"
 assert_grep 'job sub362s: not ended after 8s: cancelled' "$T/err"
-left_nothing sub362s
+assert_no_slice sub362s

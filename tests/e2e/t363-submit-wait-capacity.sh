@@ -14,13 +14,6 @@ ZONE=us-central2-b
 "$EMULATOR" event --state-dir "$EMU_DIR" --zone $ZONE stockout >/dev/null ||
     fail "stockout event"
 
-left_nothing() {
-	expect_rc 0 "$TPUCTL" queued-resources list --format 'value(name)'
-	assert_no_grep "$1" "$T/out"
-	expect_rc 0 "$TPUCTL" list --format 'value(name)'
-	assert_no_grep "$1" "$T/out"
-}
-
 cat >"$T/v.yaml" <<'END'
 name: sub363
 slice: {accelerator-type: v4-8, valid-until-duration: 2s}
@@ -30,7 +23,7 @@ expect_rc 7 "$TPUCTL" submit --wait "$T/v.yaml"
 assert_grep "job sub363: waiting for the capacity \(queued resource 'sub363' is (ACCEPTED|WAITING_FOR_RESOURCES)\)" "$T/err"
 assert_grep "job sub363: queued resource 'sub363' is FAILED: .*the capacity never came" "$T/err"
 assert_no_grep never "$T/out"
-left_nothing sub363
+assert_no_slice sub363
 expect_rc 0 "$TPUCTL" jobs --format json
 jq -e '.[] | select(.name == "sub363") | .workers[0].state == "no such job"' \
     "$T/out" >/dev/null || fail "jobs: $(cat "$T/out")"
@@ -62,7 +55,7 @@ for sig in INT TERM; do
 	[ $sig = INT ] || want=143
 	[ $rc -eq $want ] || fail "$sig: exit $rc, want $want: $(cat "$T/$sig.err")"
 	assert_grep "deleting queued resource 'sub363$l' \(interrupted\)" "$T/$sig.err"
-	left_nothing "sub363$l"
+	assert_no_slice "sub363$l"
 done
 
 # the spec's timeout while waiting
@@ -70,4 +63,4 @@ printf 'timeout: 2s\n' >>"$T/INT.yaml"
 sed -i 's/sub363int/sub363t/' "$T/INT.yaml"
 expect_rc 124 "$TPUCTL" submit --wait "$T/INT.yaml"
 assert_grep "job sub363t: timeout: the capacity did not come within 2s" "$T/err"
-left_nothing sub363t
+assert_no_slice sub363t
