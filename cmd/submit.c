@@ -23,6 +23,7 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "fwcmd.h"
 #include "jobcmd.h"
 #include "jobstage.h"
 #include "json.h"
@@ -76,10 +77,6 @@ refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
 		field = "slice.preemptible";
 		why = "is for a node created directly; submit queues a queued "
 		      "resource: use spot";
-	} else if (s->framework != NULL) {
-		field = "framework";
-		why = "not supported by submit yet (install it from the "
-		      "command, or use run --framework)";
 	} else if (cJSON_GetObjectItemCaseSensitive(s->root, "max-restarts") !=
 	           NULL) {
 		field = "max-restarts";
@@ -435,6 +432,28 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	jc.spec.nodes = xcalloc(1, sizeof *jc.spec.nodes);
 	jc.spec.nodes[0] = xstrdup(s.name);
 	jc.spec.command = spec_command_line(&s);
+	if (s.framework != NULL) {
+		/* installed as run --framework does, first in the job: its
+		   lines in the job's output, a failure the job's */
+		struct fwcmd_install fi;
+		char *inst = NULL, *c;
+		const char *runtime =
+		    s.version != NULL ? s.version : s.acc.gen->runtimes[0];
+
+		fwcmd_install_init(&fi);
+		fi.framework = s.framework;
+		fi.version = s.framework_version;
+		fi.version_flag = "framework.version";
+		if ((rc = fwcmd_install_command(&fi, s.name, s.acc.gen->name,
+		         runtime, &inst, NULL, 1, err)) != 0) {
+			tpu_error_prefix(err, "%s: framework", s.origin);
+			goto out;
+		}
+		c = xasprintf("%s || exit\n%s", inst, jc.spec.command);
+		free(inst);
+		free(jc.spec.command);
+		jc.spec.command = c;
+	}
 	jc.spec.submitted = 1;
 	/* the startup-script runs as root: it starts the job as the user
 	   run, logs and cancel log in as */
