@@ -32,6 +32,8 @@
 #include "pack.h"
 #include "specdiff.h"
 #include "sshcmd.h"
+#include "submit.h"
+#include "tpucmd.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -155,6 +157,62 @@ record_not_started(struct jobcmd *jc)
 	jobcmd_save(jc, &e);
 }
 
+/* A queued resource in a state it does not come back from unasked. */
+static int
+qr_lost_state(const char *state)
+{
+	return strcmp(state, "FAILED") == 0 ||
+	       strcmp(state, "SUSPENDED") == 0 ||
+	       strcmp(state, "SUSPENDING") == 0;
+}
+
+/* The capacity's words of a lost queued resource qr in state, into err. */
+static int
+qr_lost_error(const char *job, const char *name, const char *state,
+    const cJSON *qr, struct tpu_err *err)
+{
+	const char *m =
+	    json_opt_string(qr, "state.failedData.error.message", NULL);
+
+	return tpu_error(err, TPU_E_OPERATION,
+	    "job %s: queued resource '%s' is %s%s%s: the capacity never came",
+	    job, name, state, m != NULL ? ": " : "", m != NULL ? m : "");
+}
+
+int
+submit_capacity_lost(
+    struct tpu_ctx *ctx, const struct jobs_spec *s, struct tpu_err *err)
+{
+	struct tpucmd tc;
+	char *path;
+	cJSON *qr = NULL;
+	int rc;
+
+	memset(&tc, 0, sizeof tc);
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
+		return rc;
+	path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
+	    tc.project, s->zone, s->slice);
+	rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &qr, err);
+	if (rc == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		rc = tpu_error(err, TPU_E_OPERATION,
+		    "job %s: its queued resource '%s' is gone: the job never "
+		    "started",
+		    s->name, s->slice);
+	} else if (rc == 0) {
+		const char *st =
+		    json_opt_string(qr, "state.state", "STATE_UNSPECIFIED");
+
+		if (qr_lost_state(st))
+			rc = qr_lost_error(s->name, s->slice, st, qr, err);
+	}
+	cJSON_Delete(qr);
+	free(path);
+	tpucmd_close(&tc);
+	return rc;
+}
+
 /* Sleep ms, 50 ms at a time; 1 when a signal or the timeout came. */
 static int
 nap(int ms)
@@ -207,17 +265,9 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 			cJSON_Delete(qr);
 			break;
 		}
-		if (strcmp(state, "FAILED") == 0 ||
-		    strcmp(state, "SUSPENDED") == 0 ||
-		    strcmp(state, "SUSPENDING") == 0) {
-			const char *m = json_opt_string(
-			    qr, "state.failedData.error.message", NULL);
-
-			rc = tpu_error(err, TPU_E_OPERATION,
-			    "job %s: queued resource '%s' is %s%s%s: the "
-			    "capacity never came",
-			    jc->spec.name, s->name, state,
-			    m != NULL ? ": " : "", m != NULL ? m : "");
+		if (qr_lost_state(state)) {
+			rc = qr_lost_error(
+			    jc->spec.name, s->name, state, qr, err);
 			cJSON_Delete(qr);
 			delete_slice(
 			    ctx, d, s->name, "its capacity never came");
