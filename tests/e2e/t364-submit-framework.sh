@@ -16,15 +16,7 @@
 
 emu_start --set fleet.key_delay_ms=200 --set tpu.qr_provision_ms=300
 fleet_api_setup
-IDX=$(mktemp -d /var/tmp/tpuctl-e2e-idx.XXXXXX)
-trap 'rc=$?; rm -rf "$IDX"; (exit $rc); cleanup' EXIT
-"$SRCDIR/tests/frameworks/build_index.sh" "$IDX" >/dev/null
-mkdir "$T/cfg"
-cp -r "$SRCDIR/config/recipes" "$T/cfg/"
-jq --arg idx "$IDX" '.frameworks[][].find_links = [$idx]' \
-    "$SRCDIR/config/compat.json" >"$T/cfg/compat.json"
-TPUCTL_CONFIG_DIR="$T/cfg"
-export TPUCTL_CONFIG_DIR
+offline_wheel_index
 
 # refusals: exit 2 naming the field, nothing created
 printf 'name: sub364x\nslice: {accelerator-type: v4-8}\nframework: mxnet\ncommand: "true"\n' >"$T/x.yaml"
