@@ -80,6 +80,18 @@ void fwcmd_install_init(struct fwcmd_install *);
  * 0, TPU_E_PARTIAL, TPU_E_UNREACHABLE, TPU_E_INTERRUPTED,
  * TPU_E_TERMINATED, or another error.
  */
+/*
+ * The matrix's part of fwcmd_install, no request: fi's framework and
+ * version checked (TPU_E_USAGE with advice); with gen NULL only that.
+ * Else resolved for generation gen and runtime version runtime, and
+ * *command the worker-side install line (the recipe, run by sh as the
+ * SSH user), *what (when not NULL) "FRAMEWORK VERSION"; say: log which
+ * (name, the node, in the line).  Caller frees both.
+ */
+int fwcmd_install_command(const struct fwcmd_install *, const char *name,
+    const char *gen, const char *runtime, char **command, char **what, int say,
+    struct tpu_err *);
+
 int fwcmd_install(struct tpu_ctx *, const char *name,
     const struct sshcmd_opts *, const struct fwcmd_install *, struct tpu_err *);
 

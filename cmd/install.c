@@ -252,17 +252,14 @@ advise(const struct fwcmd_install *fi, struct tpu_err *err)
 }
 
 int
-fwcmd_install(struct tpu_ctx *ctx, const char *name,
-    const struct sshcmd_opts *so, const struct fwcmd_install *fi,
+fwcmd_install_command(const struct fwcmd_install *fi, const char *name,
+    const char *gen, const char *runtime, char **command, char **what, int say,
     struct tpu_err *err)
 {
-	struct sshcmd sc;
 	struct compat c;
 	struct compat_choice ch;
-	char gen[32], runtime[128], *command = NULL, *what;
-	int rc, prepared = 0;
+	int rc;
 
-	/* 1. the matrix alone: no request yet */
 	if ((rc = compat_load(&c, NULL, err)) != 0)
 		return rc;
 	if ((rc = compat_check_framework(
@@ -270,38 +267,63 @@ fwcmd_install(struct tpu_ctx *ctx, const char *name,
 		advise(fi, err);
 		goto out;
 	}
-	/* 2. the node's generation and runtime: one nodes.get */
-	if ((rc = fwcmd_read_node(ctx, name, gen, sizeof gen, runtime,
-	         sizeof runtime, err)) != 0)
+	if (gen == NULL)
 		goto out;
 	if ((rc = compat_resolve(
 	         &c, fi->framework, fi->version, gen, runtime, &ch, err)) != 0)
 		goto out;
 	if ((rc = build_command(&c, &ch, fi->python, fi->links, fi->nlinks,
-	         fi->no_index, &command, err)) != 0)
+	         fi->no_index, command, err)) != 0)
 		goto out;
-	log_info("install: %s %s on %s (%s, runtime %s, Python %s)",
-	    ch.framework, ch.version, name, gen, runtime,
-	    ch.runtime_python != NULL ? ch.runtime_python : "?");
+	if (say)
+		log_info("install: %s %s on %s (%s, runtime %s, Python %s)",
+		    ch.framework, ch.version, name, gen, runtime,
+		    ch.runtime_python != NULL ? ch.runtime_python : "?");
+	if (what != NULL)
+		*what = xasprintf("%s %s", ch.framework, ch.version);
+out:
+	compat_release(&c);
+	return rc;
+}
+
+int
+fwcmd_install(struct tpu_ctx *ctx, const char *name,
+    const struct sshcmd_opts *so, const struct fwcmd_install *fi,
+    struct tpu_err *err)
+{
+	struct sshcmd sc;
+	char gen[32], runtime[128], *command = NULL, *what = NULL, *dry;
+	int rc, prepared = 0;
+
+	/* 1. the matrix alone: no request yet */
+	if ((rc = fwcmd_install_command(
+	         fi, NULL, NULL, NULL, NULL, NULL, 0, err)) != 0)
+		return rc;
+	/* 2. the node's generation and runtime: one nodes.get */
+	if ((rc = fwcmd_read_node(ctx, name, gen, sizeof gen, runtime,
+	         sizeof runtime, err)) != 0)
+		goto out;
+	if ((rc = fwcmd_install_command(
+	         fi, name, gen, runtime, &command, &what, 1, err)) != 0)
+		goto out;
 	/* 3. only now the workers (--dry-run: what would run, on which) */
 	if (ctx->dry_run) {
-		what = xasprintf("would install %s %s (recipe %s.sh)",
-		    ch.framework, ch.version, ch.framework);
-		rc = fwcmd_dry_run(ctx, name, so, what, err);
-		free(what);
+		/* what: "FRAMEWORK VERSION" */
+		dry = xasprintf("would install %s (recipe %.*s.sh)", what,
+		    (int)strcspn(what, " "), what);
+		rc = fwcmd_dry_run(ctx, name, so, dry, err);
+		free(dry);
 		goto out;
 	}
 	if ((rc = sshcmd_prepare(ctx, name, so, &sc, err)) != 0)
 		goto out;
 	prepared = 1;
-	what = xasprintf("%s %s", ch.framework, ch.version);
 	rc = fwcmd_run(ctx, &sc, command, fi->timeout_s, what, "failed", err);
-	free(what);
 out:
 	if (prepared)
 		sshcmd_release(&sc);
+	free(what);
 	free(command);
-	compat_release(&c);
 	return rc;
 }
 

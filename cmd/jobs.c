@@ -55,6 +55,26 @@ duration(char *buf, size_t n, long long s)
 		snprintf(buf, n, "%lldh%02lldm", s / 3600, s / 60 % 60);
 }
 
+/*
+ * Ask the workers flagged in ask (jobcmd_status); a submitted job still
+ * queued there (its startup-script has not run yet: no such job) stays
+ * queued.
+ */
+static void
+jobs_keep_queued(struct jobcmd *jc, const unsigned char *ask)
+{
+	size_t n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers, k;
+	unsigned char *q = xcalloc(n > 0 ? n : 1, 1);
+
+	for (k = 0; k < n; k++)
+		q[k] = jc->states[k].kind == JOBS_QUEUED;
+	jobcmd_status(jc, ask);
+	for (k = 0; k < n; k++)
+		if (q[k] && jc->states[k].kind == JOBS_MISSING)
+			jc->states[k].kind = JOBS_QUEUED;
+	free(q);
+}
+
 static cJSON *
 job_item(const struct jobcmd *jc)
 {
@@ -152,7 +172,7 @@ jobs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 					             jobcmd_state(&jc, k)) &&
 					         jobcmd_state(&jc, k)->kind !=
 					             JOBS_MISSING;
-				jobcmd_status(&jc, ask);
+				jobs_keep_queued(&jc, ask);
 				free(ask);
 				jobcmd_save(&jc, &e);
 			} else

@@ -19,6 +19,7 @@
 #include "jobcmd.h"
 #include "log.h"
 #include "sshsel.h"
+#include "submit.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -80,7 +81,9 @@ wait_started(struct tpu_ctx *ctx, struct jobcmd *jc, struct sshcmd_opts *so,
 		           rc != TPU_E_UNREACHABLE) {
 			*err = cerr;
 			return rc;
-		}
+		} else if ((rc = submit_capacity_lost(ctx, &jc->spec, err)) !=
+		           0)
+			return rc; /* its queued resource will not bring it */
 		if (!said)
 			log_warn(
 			    "job %s (submitted): waiting for it to start: %s",
@@ -128,6 +131,11 @@ offline(struct jobcmd *jc, const char *workers, struct tpu_err *err)
 		nfinal += jobs_state_final(&jc->states[i]);
 	}
 	free(sel);
+	for (i = 0; i < n && jc->states[i].kind != JOBS_QUEUED; i++)
+		;
+	if (i < n) /* submitted, its capacity not there yet */
+		log_warn(
+		    "job %s is queued: it has not started yet", jc->spec.name);
 	if (nfinal < nsel)
 		return 0;
 	if (nok == nsel)

@@ -123,6 +123,14 @@ enum {
 void sshcmd_opts_init(struct sshcmd_opts *);
 
 /*
+ * The remote user name: login (-l/--user), else config ssh/user, else
+ * $USER, else the local account's name; checked as a user name.  0 and
+ * *user (caller frees), or TPU_E_USAGE.
+ */
+int sshcmd_user(
+    struct tpu_ctx *, const char *login, char **user, struct tpu_err *);
+
+/*
  * 1 when ch was one of the shared options (its value checked here: a bad
  * value is TPU_E_USAGE naming it), 0 when not ours, <0 on error.
  */

@@ -12,8 +12,10 @@
  * neither the archive it staged nor a record.
  */
 #include <sys/stat.h>
+#include <sys/time.h>
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +23,48 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "fwcmd.h"
 #include "jobcmd.h"
 #include "jobstage.h"
+#include "json.h"
 #include "log.h"
+#include "nodecache.h"
 #include "pack.h"
 #include "specdiff.h"
+#include "sshcmd.h"
+#include "submit.h"
+#include "tpucmd.h"
+#include "util.h"
 #include "xmalloc.h"
 
 enum {
 	OPT_NAME = 0x300,
+	OPT_WAIT,
 };
+
+/* --wait: SIGINT/SIGTERM while waiting for the capacity, and the
+ * spec's timeout (SIGALRM, passed on as SIGTERM to the follow). */
+static volatile sig_atomic_t submit_signal;
+static volatile sig_atomic_t submit_timed_out;
+
+static void
+on_signal(int sig)
+{
+	submit_signal = sig;
+}
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	submit_timed_out = 1;
+	/* the follow (logs) stops on SIGTERM with its own handler */
+	kill(getpid(), SIGTERM);
+}
 
 /* What submit cannot do yet, refused before anything is created. */
 static int
-refuse_unsupported(const struct spec *s, struct tpu_err *err)
+refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
 {
 	const char *field = NULL, *why = NULL;
 
@@ -49,22 +79,18 @@ refuse_unsupported(const struct spec *s, struct tpu_err *err)
 		field = "slice.preemptible";
 		why = "is for a node created directly; submit queues a queued "
 		      "resource: use spot";
-	} else if (s->framework != NULL) {
-		field = "framework";
-		why = "not supported by submit yet (install it from the "
-		      "command, or use run --framework)";
 	} else if (cJSON_GetObjectItemCaseSensitive(s->root, "max-restarts") !=
 	           NULL) {
 		field = "max-restarts";
 		why = "not supported by submit yet (recovery needs run "
-		      "--max-restarts, attached)";
-	} else if (s->timeout_secs > 0) {
+		      "--max-restarts)";
+	} else if (s->timeout_secs > 0 && !wait) {
 		field = "timeout";
-		why = "not supported by submit yet";
-	} else if (s->delete_after) {
+		why = "needs --wait (the waiting client enforces it)";
+	} else if (s->delete_after && !wait) {
 		field = "delete-after";
-		why = "not supported by submit yet (delete the queued resource "
-		      "when the job has ended)";
+		why = "needs --wait (the waiting client deletes the slice when "
+		      "the job has ended)";
 	} else if (cJSON_GetObjectItemCaseSensitive(
 	               s->metadata, "startup-script") != NULL ||
 	           cJSON_GetObjectItemCaseSensitive(
@@ -78,11 +104,286 @@ refuse_unsupported(const struct spec *s, struct tpu_err *err)
 	return tpu_error(err, TPU_E_USAGE, "%s: %s: %s", s->origin, field, why);
 }
 
+/* A command of tpuctl's own (argv NULL-terminated), quietly. */
+static int
+dispatch(struct tpu_ctx *ctx, char **argv, struct tpu_err *err)
+{
+	int argc = 0, rc, quiet = ctx->quiet;
+
+	while (argv[argc] != NULL)
+		argc++;
+	ctx->quiet = 1;
+	rc = cmd_dispatch(NULL, ctx, argc, argv, err);
+	ctx->quiet = quiet;
+	return rc;
+}
+
+/* Delete the queued resource name with its nodes (--force); says so.
+ * The node cache forgets them (so logs reads the local copy then). */
+static int
+delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
+    const char *why)
+{
+	char a0[] = "queued-resources", a1[] = "delete", a2[] = "--force";
+	char a3[] = "--";
+	char *v[] = { a0, a1, a2, a3, (char *)name, NULL };
+	struct tpu_err e;
+	int rc;
+
+	fprintf(stderr, "deleting queued resource '%s' (%s)\n", name, why);
+	tpu_err_init(&e);
+	if ((rc = dispatch(ctx, v, &e)) != 0)
+		log_warn("queued resource '%s' is left: %s", name, e.msg);
+	else {
+		const cJSON *id;
+
+		tpucmd_drop_qr_cache(d->tc.project, d->zone, name);
+		cJSON_ArrayForEach(id, d->ids)
+		    nodecache_drop(d->tc.project, d->zone, id->valuestring);
+	}
+	return rc;
+}
+
+/* The job never started: its record says so (jobs: no such job). */
+static void
+record_not_started(struct jobcmd *jc)
+{
+	struct tpu_err e;
+	int i;
+
+	for (i = 0; i < jc->spec.nslices * jc->spec.nworkers; i++)
+		jc->states[i].kind = JOBS_MISSING;
+	tpu_err_init(&e);
+	jobcmd_save(jc, &e);
+}
+
+/* A queued resource in a state it does not come back from unasked. */
+static int
+qr_lost_state(const char *state)
+{
+	return strcmp(state, "FAILED") == 0 ||
+	       strcmp(state, "SUSPENDED") == 0 ||
+	       strcmp(state, "SUSPENDING") == 0;
+}
+
+/* The capacity's words of a lost queued resource qr in state, into err. */
+static int
+qr_lost_error(const char *job, const char *name, const char *state,
+    const cJSON *qr, struct tpu_err *err)
+{
+	const char *m =
+	    json_opt_string(qr, "state.failedData.error.message", NULL);
+
+	return tpu_error(err, TPU_E_OPERATION,
+	    "job %s: queued resource '%s' is %s%s%s: the capacity never came",
+	    job, name, state, m != NULL ? ": " : "", m != NULL ? m : "");
+}
+
+int
+submit_capacity_lost(
+    struct tpu_ctx *ctx, const struct jobs_spec *s, struct tpu_err *err)
+{
+	struct tpucmd tc;
+	char *path;
+	cJSON *qr = NULL;
+	int rc;
+
+	memset(&tc, 0, sizeof tc);
+	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
+		return rc;
+	path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
+	    tc.project, s->zone, s->slice);
+	rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &qr, err);
+	if (rc == TPU_E_NOTFOUND) {
+		tpu_err_init(err);
+		rc = tpu_error(err, TPU_E_OPERATION,
+		    "job %s: its queued resource '%s' is gone: the job never "
+		    "started",
+		    s->name, s->slice);
+	} else if (rc == 0) {
+		const char *st =
+		    json_opt_string(qr, "state.state", "STATE_UNSPECIFIED");
+
+		if (qr_lost_state(st))
+			rc = qr_lost_error(s->name, s->slice, st, qr, err);
+	}
+	cJSON_Delete(qr);
+	free(path);
+	tpucmd_close(&tc);
+	return rc;
+}
+
+/* Sleep ms, 50 ms at a time; 1 when a signal or the timeout came. */
+static int
+nap(int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 50; i++) {
+		if (submit_signal != 0 || submit_timed_out)
+			return 1;
+		tpu_sleep_ms(50);
+	}
+	return submit_signal != 0 || submit_timed_out;
+}
+
+/*
+ * --wait, first part: until the queued resource is ACTIVE.  0 then; a
+ * queued resource that ends FAILED or SUSPENDED (e.g. still WAITING at
+ * its valid-until), or is gone, is TPU_E_OPERATION (7); the timeout
+ * TPU_E_TIMEOUT, a signal TPU_E_INTERRUPTED/TERMINATED.  Except when it
+ * is gone, the queued resource is deleted then: nothing holds quota.
+ */
+static int
+wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, struct tpu_err *err)
+{
+	char *path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
+	    d->tc.project, d->zone, s->name);
+	const char *said = NULL;
+	char state[64] = "";
+	int rc;
+
+	for (;;) {
+		cJSON *qr = NULL;
+
+		rc = tpuapi_call(
+		    &d->tc.api, "GET", path, NULL, NULL, 1, &qr, err);
+		if (rc == TPU_E_NOTFOUND) {
+			rc = tpu_error(err, TPU_E_OPERATION,
+			    "job %s: its queued resource '%s' is gone before "
+			    "the job started",
+			    jc->spec.name, s->name);
+			record_not_started(jc);
+			break;
+		}
+		if (rc != 0)
+			break;
+		snprintf(state, sizeof state, "%s",
+		    json_opt_string(qr, "state.state", "STATE_UNSPECIFIED"));
+		if (strcmp(state, "ACTIVE") == 0) {
+			cJSON_Delete(qr);
+			break;
+		}
+		if (qr_lost_state(state)) {
+			rc = qr_lost_error(
+			    jc->spec.name, s->name, state, qr, err);
+			cJSON_Delete(qr);
+			delete_slice(
+			    ctx, d, s->name, "its capacity never came");
+			record_not_started(jc);
+			break;
+		}
+		cJSON_Delete(qr);
+		if (said == NULL && !ctx->quiet)
+			fprintf(stderr,
+			    "job %s: waiting for the capacity (queued "
+			    "resource '%s' is %s)\n",
+			    jc->spec.name, s->name, state);
+		said = "";
+		if (nap(500)) {
+			if (submit_timed_out)
+				rc = tpu_error(err, TPU_E_TIMEOUT,
+				    "job %s: timeout: the capacity did not "
+				    "come within %llds (queued resource "
+				    "'%s' is %s)",
+				    jc->spec.name, s->timeout_secs, s->name,
+				    state);
+			else
+				rc = tpu_error(err,
+				    submit_signal == SIGINT ? TPU_E_INTERRUPTED
+				                            : TPU_E_TERMINATED,
+				    "job %s: interrupted while waiting for "
+				    "the capacity",
+				    jc->spec.name);
+			delete_slice(ctx, d, s->name,
+			    submit_timed_out ? "timeout" : "interrupted");
+			record_not_started(jc);
+			break;
+		}
+	}
+	free(path);
+	return rc;
+}
+
+/*
+ * --wait: the capacity, then the job followed to its end (as `logs
+ * --follow`), its exit contract returned; past the spec's timeout the
+ * job is cancelled (124); a signal cancels it too (130/143).  With
+ * delete-after the slice is deleted once the job has ended, however.
+ */
+static int
+submit_wait(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, struct tpu_err *err)
+{
+	struct sigaction sa, old_int, old_term, old_alrm;
+	struct itimerval it;
+	int rc, started = 0;
+
+	submit_signal = 0;
+	submit_timed_out = 0;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old_alrm);
+	memset(&it, 0, sizeof it);
+	if (s->timeout_secs > 0) {
+		it.it_value.tv_sec = (time_t)s->timeout_secs;
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
+	rc = wait_capacity(ctx, d, jc, s, err);
+	if (rc == 0 && !submit_timed_out && submit_signal == 0) {
+		char a0[] = "logs", a1[] = "--follow";
+		char *v[] = { a0, a1, jc->spec.name, NULL };
+
+		started = 1;
+		/* logs prints the job's output and its summary */
+		rc = cmd_dispatch(NULL, ctx, 3, v, err);
+	}
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (started && (submit_timed_out || rc == TPU_E_INTERRUPTED ||
+	                   rc == TPU_E_TERMINATED)) {
+		char a0[] = "cancel";
+		char *v[] = { a0, jc->spec.name, NULL };
+		struct tpu_err e;
+
+		tpu_err_init(&e);
+		fprintf(stderr, "job %s: %s: cancelling it\n", jc->spec.name,
+		    submit_timed_out ? "timeout" : "interrupted");
+		if (dispatch(ctx, v, &e) != 0)
+			log_warn("job %s: %s", jc->spec.name, e.msg);
+		if (submit_timed_out) {
+			tpu_err_init(err);
+			rc = tpu_error(err, TPU_E_TIMEOUT,
+			    "job %s: not ended after %llds: cancelled",
+			    jc->spec.name, s->timeout_secs);
+		}
+	}
+	if (started && s->delete_after) {
+		int drc = delete_slice(ctx, d, s->name, "delete-after");
+
+		if (drc != 0 && rc == 0)
+			rc = tpu_error(err, drc,
+			    "job %s: the queued resource '%s' could not be "
+			    "deleted (delete-after)",
+			    jc->spec.name, s->name);
+	}
+	sigaction(SIGALRM, &old_alrm, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}
+
 static int
 submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, OPT_NAME },
+		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct spec s;
@@ -97,6 +398,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	const cJSON *it;
 	const cJSON *spec_md;
 	int ch, rc, i, have_s = 0, have_d = 0, have_su = 0, staged = 0;
+	int wait = 0;
 
 	jobcmd_init(&jc);
 	memset(&d, 0, sizeof d);
@@ -104,6 +406,9 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		switch (ch) {
 		case OPT_NAME:
 			name = optarg;
+			break;
+		case OPT_WAIT:
+			wait = 1;
 			break;
 		default:
 			rc = cmd_bad_option(argv, ch, err);
@@ -124,7 +429,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = spec_load(&s, argv[0], err)) != 0)
 		goto out;
 	have_s = 1;
-	if ((rc = refuse_unsupported(&s, err)) != 0)
+	if ((rc = refuse_unsupported(&s, wait, err)) != 0)
 		goto out;
 	stage = s.stage;
 	if (stage == NULL)
@@ -173,7 +478,33 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	jc.spec.nodes = xcalloc(1, sizeof *jc.spec.nodes);
 	jc.spec.nodes[0] = xstrdup(s.name);
 	jc.spec.command = spec_command_line(&s);
+	if (s.framework != NULL) {
+		/* installed as run --framework does, first in the job: its
+		   lines in the job's output, a failure the job's */
+		struct fwcmd_install fi;
+		char *inst = NULL, *c;
+		const char *runtime =
+		    s.version != NULL ? s.version : s.acc.gen->runtimes[0];
+
+		fwcmd_install_init(&fi);
+		fi.framework = s.framework;
+		fi.version = s.framework_version;
+		fi.version_flag = "framework.version";
+		if ((rc = fwcmd_install_command(&fi, s.name, s.acc.gen->name,
+		         runtime, &inst, NULL, 1, err)) != 0) {
+			tpu_error_prefix(err, "%s: framework", s.origin);
+			goto out;
+		}
+		c = xasprintf("%s || exit\n%s", inst, jc.spec.command);
+		free(inst);
+		free(jc.spec.command);
+		jc.spec.command = c;
+	}
 	jc.spec.submitted = 1;
+	/* the startup-script runs as root: it starts the job as the user
+	   run, logs and cancel log in as */
+	if ((rc = sshcmd_user(ctx, NULL, &jc.spec.user, err)) != 0)
+		goto out;
 	cJSON_ArrayForEach(it, s.env)
 	{
 		char *kv = xasprintf("%s=%s", it->string, it->valuestring);
@@ -250,18 +581,21 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	}
 	jc.spec.start = time(NULL);
-	/* not ended: the workers tell once they run it */
+	/* queued: the workers tell once they run it */
 	jc.states = xcalloc((size_t)jc.spec.nworkers, sizeof *jc.states);
 	for (i = 0; i < jc.spec.nworkers; i++)
-		jc.states[i].kind = JOBS_RUNNING;
+		jc.states[i].kind = JOBS_QUEUED;
 	if ((rc = jobcmd_save(&jc, err)) != 0)
 		goto out;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "name", jc.spec.name);
 	cJSON_AddStringToObject(o, "queuedResource", s.name);
 	cJSON_AddStringToObject(o, "zone", jc.spec.zone);
-	/* the name alone, for scripts: JOB=$(tpuctl submit spec) */
-	if (ctx->out.fmt == OUTPUT_TABLE && ctx->out.nfields == 0)
+	/* the name alone, for scripts: JOB=$(tpuctl submit spec); with
+	   --wait stdout is the job's output */
+	if (wait)
+		rc = 0;
+	else if (ctx->out.fmt == OUTPUT_TABLE && ctx->out.nfields == 0)
 		rc = fprintf(ctx->out.fp, "%s\n", jc.spec.name) < 0
 		         ? tpu_error(err, TPU_E_IO, "cannot write the output")
 		         : 0;
@@ -271,10 +605,13 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (rc == 0 && !ctx->quiet)
 		fprintf(stderr,
 		    "job %s submitted: queued resource '%s' in %s (%d "
-		    "worker%s); it starts when the capacity arrives; follow "
-		    "it with: tpuctl logs --follow %s\n",
+		    "worker%s); it starts when the capacity arrives%s%s\n",
 		    jc.spec.name, s.name, jc.spec.zone, jc.spec.nworkers,
-		    jc.spec.nworkers == 1 ? "" : "s", jc.spec.name);
+		    jc.spec.nworkers == 1 ? "" : "s",
+		    wait ? "" : "; follow it with: tpuctl logs --follow ",
+		    wait ? "" : jc.spec.name);
+	if (rc == 0 && wait)
+		rc = submit_wait(ctx, &d, &jc, &s, err);
 out:
 	cJSON_Delete(md);
 	free(script);
@@ -293,7 +630,7 @@ out:
 const struct cmd_entry cmd_submit_entry = {
 	.name = "submit",
 	.alias = NULL,
-	.usage = "submit [--name job] spec",
+	.usage = "submit [--wait] [--name job] spec",
 	.summary = "queue a job from a spec file; it starts on its own when "
 	           "the capacity arrives",
 	.min_args = 1,

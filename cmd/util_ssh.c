@@ -918,13 +918,11 @@ commit(struct sshcmd *sc, struct sshcmd_set *set)
 	sc->from_cache = sc->set.from_cache;
 }
 
-/* The remote user, the key and the known_hosts path. */
-static int
-load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, const char *login,
-    struct tpu_err *err)
+int
+sshcmd_user(
+    struct tpu_ctx *ctx, const char *login, char **user, struct tpu_err *err)
 {
 	const char *v;
-	char *keypath = NULL;
 	int rc;
 
 	v = login != NULL ? login : config_get(ctx->cfg, "ssh/user");
@@ -941,7 +939,20 @@ load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, const char *login,
 		    "(tpuctl config set ssh/user NAME)");
 	if ((rc = sshkey_validate_user(v, err)) != 0)
 		return rc;
-	sc->user = xstrdup(v);
+	*user = xstrdup(v);
+	return 0;
+}
+
+/* The remote user, the key and the known_hosts path. */
+static int
+load_identity(struct tpu_ctx *ctx, struct sshcmd *sc, const char *login,
+    struct tpu_err *err)
+{
+	char *keypath = NULL;
+	int rc;
+
+	if ((rc = sshcmd_user(ctx, login, &sc->user, err)) != 0)
+		return rc;
 	if (sc->o.key_file != NULL)
 		keypath = xstrdup(sc->o.key_file);
 	else if ((keypath = config_get_path(ctx->cfg, "ssh/key_file")) == NULL)

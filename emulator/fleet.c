@@ -81,8 +81,10 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "buf.h"
 #include "core.h"
 #include "fleet.h"
+#include "fsutil.h"
 #include "lease.h"
 #include "log.h"
 #include "md.h"
@@ -1782,6 +1784,64 @@ fleet_key_part(const char *key, const char *what)
  * metadata server's names on the worker's own address (its metadata
  * address), Google's API names on the emulator's.
  */
+/*
+ * The worker's /etc/passwd: the host's, with the login account's home
+ * field set to the worker's HOME, as a TPU VM's passwd names the user's
+ * /home/USER.  What runs without sshd's SetEnv (the startup scripts, as
+ * root with no HOME) finds the account's home there.  0 or -1.
+ */
+static int
+fleet_write_passwd(struct fleet *f, struct fleet_worker *w)
+{
+	struct buf in, out;
+	struct tpu_err err;
+	char *path;
+	const char *p, *end;
+	size_t ulen = strlen(f->user);
+	int rc;
+
+	buf_init(&in, BUF_NOCAP);
+	buf_init(&out, BUF_NOCAP);
+	if (fsutil_read_file("/etc/passwd", 0, &in, NULL, &err) != 0) {
+		buf_release(&in);
+		return -1;
+	}
+	for (p = in.data; p < in.data + in.len; p = end) {
+		const char *nl =
+		    memchr(p, '\n', (size_t)(in.data + in.len - p));
+		const char *f5 = p;
+		int i;
+
+		end = nl != NULL ? nl + 1 : in.data + in.len;
+		if ((size_t)(end - p) <= ulen ||
+		    memcmp(p, f->user, ulen) != 0 || p[ulen] != ':') {
+			buf_append(&out, p, (size_t)(end - p));
+			continue;
+		}
+		/* name:pw:uid:gid:gecos:HOME:shell */
+		for (i = 0; i < 5 && f5 != NULL; i++) {
+			f5 = memchr(f5, ':', (size_t)(end - f5));
+			if (f5 != NULL)
+				f5++;
+		}
+		if (f5 == NULL) {
+			buf_append(&out, p, (size_t)(end - p));
+			continue;
+		}
+		buf_append(&out, p, (size_t)(f5 - p));
+		buf_puts(&out, w->home);
+		p = memchr(f5, ':', (size_t)(end - f5));
+		buf_append(&out, p != NULL ? p : "\n",
+		    p != NULL ? (size_t)(end - p) : 1);
+	}
+	path = xasprintf("%s/passwd", w->dir);
+	rc = fleet_write_file(path, out.data, out.len, 0644);
+	free(path);
+	buf_release(&in);
+	buf_release(&out);
+	return rc;
+}
+
 static int
 fleet_write_etc(struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
 {
@@ -1810,6 +1870,8 @@ fleet_write_etc(struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
 		free(path);
 		free(text);
 	}
+	if (rc == 0)
+		rc = fleet_write_passwd(f, w);
 	if (rc == -1)
 		log_warn("fleet: cannot write the /etc files of '%s': %s",
 		    w->dir, strerror(errno));
@@ -1864,6 +1926,8 @@ fleet_ns_ops(struct fleet *f, struct fleet_node *n, struct fleet_worker *w,
 	/* First what comes from the state dir, before /tmp is covered. */
 	fleet_op_add(ops, nops, FLEET_OP_BIND, xasprintf("%s/hosts", w->dir),
 	    xstrdup("/etc/hosts"));
+	fleet_op_add(ops, nops, FLEET_OP_BIND, xasprintf("%s/passwd", w->dir),
+	    xstrdup("/etc/passwd"));
 	if (f->etc_hostname)
 		fleet_op_add(ops, nops, FLEET_OP_BIND,
 		    xasprintf("%s/hostname", w->dir), xstrdup("/etc/hostname"));
@@ -2127,13 +2191,26 @@ fleet_start_scripts(
 			goto out;
 		}
 	}
-	/* The worker's environment, and the account's names. */
+	/*
+	 * The worker's environment.  As root (worker namespaces), what the
+	 * guest agent's systemd service gives on a TPU VM: root, no HOME,
+	 * USER or LOGNAME (no User= in the unit), cwd /; the login account's
+	 * home is in the worker's /etc/passwd.  Otherwise the runner is the
+	 * login account itself and keeps its worker HOME and names.
+	 */
 	env = fleet_worker_environ(n, w);
 	for (k = 0; env[k] != NULL; k++)
 		;
+	if (f->ns) {
+		free(env[0]); /* HOME= */
+		memmove(env, env + 1, k * sizeof(*env));
+		k--;
+	}
 	env = xreallocarray(env, k + 4, sizeof(*env));
-	env[k++] = xasprintf("USER=%s", f->user);
-	env[k++] = xasprintf("LOGNAME=%s", f->user);
+	if (!f->ns) {
+		env[k++] = xasprintf("USER=%s", f->user);
+		env[k++] = xasprintf("LOGNAME=%s", f->user);
+	}
 	env[k++] = xstrdup("SHELL=/bin/bash");
 	env[k] = NULL;
 	ch.envp = env;

@@ -41,6 +41,7 @@ jobs_spec_release(struct jobs_spec *s)
 	jobs_env_free(s->env, s->nenv);
 	free(s->workdir_hash);
 	free(s->stage_url);
+	free(s->user);
 	jobs_spec_init(s);
 }
 
@@ -537,12 +538,86 @@ static const char boot_head_sh[] =
     "export _tpuctl_master\n"
     "case $w in\n";
 
+/*
+ * After boot_head_sh and the case: $u the user, $1 launch_sh, $2..
+ * its arguments, $k boot_keep_script.  Start $k as $u (see
+ * jobs_boot_script).
+ */
+static const char boot_user_sh[] =
+    "i=$(id -un) || exit 1\n"
+    "if [ \"$i\" = \"$u\" ]; then\n"
+    "  [ -n \"$HOME\" ] || HOME=$(getent passwd \"$u\" | cut -d: -f6)\n"
+    "  [ -n \"$HOME\" ] || { echo \"tpuctl: user $u has no home\" >&2; "
+    "exit 1; }\n"
+    "  USER=$u LOGNAME=$u\n"
+    "  export HOME USER LOGNAME\n"
+    "  exec sh -c \"$k\" tpuctl-job \"$@\"\n"
+    "fi\n"
+    "if [ \"$(id -u)\" != 0 ]; then\n"
+    "  echo \"tpuctl: the startup-script runs as $i, not root: cannot start "
+    "the job as $u\" >&2\n"
+    "  exit 1\n"
+    "fi\n"
+    /* the guest agent may create the account from ssh-keys meanwhile */
+    "if ! id -u \"$u\" >/dev/null 2>&1 && ! useradd -m -s /bin/bash \"$u\" "
+    "&& ! id -u \"$u\" >/dev/null 2>&1; then\n"
+    "  echo \"tpuctl: cannot create user $u\" >&2; exit 1\n"
+    "fi\n"
+    "h=$(getent passwd \"$u\" | cut -d: -f6)\n"
+    "[ -n \"$h\" ] || { echo \"tpuctl: user $u has no home\" >&2; exit 1; }\n"
+    "if [ ! -d \"$h\" ]; then\n"
+    "  mkdir -p \"$h\" && chown \"$u:$(id -g \"$u\")\" \"$h\" && "
+    "chmod 750 \"$h\" ||\n"
+    "    { echo \"tpuctl: cannot create $h for $u\" >&2; exit 1; }\n"
+    "fi\n"
+    "cd / || exit 1\n"
+    "if command -v runuser >/dev/null 2>&1; then\n"
+    "  exec runuser -u \"$u\" -- env HOME=\"$h\" USER=\"$u\" "
+    "LOGNAME=\"$u\" sh -c \"$k\" tpuctl-job \"$@\"\n"
+    "fi\n"
+    "exec setpriv --reuid=\"$u\" --regid=\"$(id -g \"$u\")\" --init-groups "
+    "env HOME=\"$h\" USER=\"$u\" LOGNAME=\"$u\" sh -c \"$k\" tpuctl-job "
+    "\"$@\"\n";
+
+/*
+ * What the boot script starts as the job's user: $1 launch_sh, the rest
+ * its arguments.  launch_sh's stderr is kept: a refused workdir archive
+ * (98) is recorded in the job's directory, so logs and jobs report it.
+ */
+static char *
+boot_keep_script(const char *name)
+{
+	struct buf b;
+	char *q = shquote(name);
+
+	buf_init(&b, BUF_NOCAP);
+	buf_printf(&b,
+	    "l=$1\n"
+	    "shift\n"
+	    "mkdir -p \"$HOME/.tpuctl\"\n"
+	    "x=$HOME/.tpuctl/boot-$$.err\n"
+	    "sh -c \"$l\" tpuctl-job \"$@\" 2>\"$x\"\n"
+	    "r=$?\n"
+	    "cat \"$x\" >&2\n"
+	    "d=$HOME/.tpuctl/jobs/%s\n"
+	    "if [ $r = 98 ] && [ -d \"$d\" ] && [ ! -s \"$d/pgid\" ]; then\n"
+	    "  cat \"$x\" >>\"$d/stderr\"\n"
+	    "  : >\"$d/end\"\n"
+	    "  echo 'exit 98' >\"$d/status\"\n"
+	    "fi\n"
+	    "rm -f \"$x\"\n"
+	    "exit $r\n",
+	    q);
+	free(q);
+	return buf_detach(&b, NULL);
+}
+
 char *
 jobs_boot_script(const struct jobs_spec *s)
 {
 	struct buf b;
 	const char *url = s->stage_url != NULL ? s->stage_url : "";
-	char *q;
+	char *q, *k;
 	const char *args[8];
 	int w, i;
 
@@ -573,12 +648,16 @@ jobs_boot_script(const struct jobs_spec *s)
 	args[5] = "0";
 	args[6] = job_sh;
 	args[7] = "0";
-	/* launch_sh's stderr kept: a refused workdir archive (98) is
-	   recorded in the job's directory, so logs and jobs report it */
-	buf_puts(&b, "mkdir -p \"$HOME/.tpuctl\"\n"
-	             "x=$HOME/.tpuctl/boot-$$.err\n");
+	q = shquote(s->user != NULL ? s->user : "");
+	buf_printf(&b, "u=%s\n", q);
+	free(q);
 	q = shquote(launch_sh);
-	buf_printf(&b, "sh -c %s tpuctl-job", q);
+	buf_printf(&b, "l=%s\n", q);
+	free(q);
+	k = boot_keep_script(s->name);
+	q = shquote(k);
+	buf_printf(&b, "k=%s\nset -- \"$l\"", q);
+	free(k);
 	free(q);
 	for (i = 0; i < 8; i++) {
 		if (args[i] == NULL) {
@@ -589,21 +668,7 @@ jobs_boot_script(const struct jobs_spec *s)
 		buf_printf(&b, " %s", q);
 		free(q);
 	}
-	q = shquote(s->name);
-	buf_printf(&b,
-	    " 2>\"$x\"\n"
-	    "r=$?\n"
-	    "cat \"$x\" >&2\n"
-	    "d=$HOME/.tpuctl/jobs/%s\n"
-	    "if [ $r = 98 ] && [ -d \"$d\" ] && [ ! -s \"$d/pgid\" ]; then\n"
-	    "  cat \"$x\" >>\"$d/stderr\"\n"
-	    "  : >\"$d/end\"\n"
-	    "  echo 'exit 98' >\"$d/status\"\n"
-	    "fi\n"
-	    "rm -f \"$x\"\n"
-	    "exit $r\n",
-	    q);
-	free(q);
+	buf_printf(&b, "\n%s", boot_user_sh);
 	return buf_detach(&b, NULL);
 }
 
@@ -725,6 +790,8 @@ jobs_state_parse(const char *line, struct jobs_state *st)
 		return -1;
 	if (strcmp(w[0], "none") == 0 && nw == 1) {
 		st->kind = JOBS_MISSING;
+	} else if (strcmp(w[0], "queued") == 0 && nw == 1) {
+		st->kind = JOBS_QUEUED;
 	} else if (strcmp(w[0], "no") == 0 && nw == 3 &&
 	           strcmp(w[1], "such") == 0 && strcmp(w[2], "job") == 0) {
 		st->kind = JOBS_MISSING;
@@ -789,6 +856,9 @@ jobs_state_str(const struct jobs_state *st, char *buf, size_t n)
 		break;
 	case JOBS_MISSING:
 		snprintf(buf, n, "no such job");
+		break;
+	case JOBS_QUEUED:
+		snprintf(buf, n, "queued");
 		break;
 	default:
 		snprintf(buf, n, "unknown");

@@ -65,6 +65,9 @@ struct jobs_spec {
 	/* started by `tpuctl submit` from the startup-script of its queued
 	 * resource (slice): its workers may not exist yet */
 	int submitted;
+	/* the SSH user of run/logs/cancel: the account a submitted job's
+	 * startup-script (run as root) starts it as; NULL: not submitted */
+	char *user;
 };
 
 void jobs_spec_init(struct jobs_spec *);
@@ -130,6 +133,8 @@ enum jobs_state_kind {
 	JOBS_KILLED,  /* signal */
 	JOBS_LOST,    /* the worker, or the job's shell, is gone */
 	JOBS_MISSING, /* no such job on the worker */
+	/* submitted, its capacity not there yet: not started (not final) */
+	JOBS_QUEUED,
 };
 
 struct jobs_state {
@@ -144,12 +149,13 @@ struct jobs_state {
  * Parse one line of the status script ("running 1700000000 -",
  * "exit 3 1700000000 1700000009", "signal TERM S E", "lost S E",
  * "none"), or a recorded state ("exited 3", "killed by TERM", "lost",
- * "running").  0, or -1 when malformed (st set to JOBS_UNKNOWN).
+ * "running", "queued").  0, or -1 when malformed (st set to
+ * JOBS_UNKNOWN).
  */
 int jobs_state_parse(const char *line, struct jobs_state *st);
 
 /* "running", "exited 3", "killed by TERM", "lost", "no such job",
- * "unknown": the words users see; into buf. */
+ * "queued", "unknown": the words users see; into buf. */
 const char *jobs_state_str(const struct jobs_state *, char *buf, size_t n);
 
 /* 1 when the job is over on that worker (exited, killed, lost, missing). */
@@ -205,6 +211,15 @@ char *jobs_launch_cmd(
  * jobs_launch_cmd does (same layout, workdir pulled from s->stage_url with
  * the worker's token), detached, with that worker's jobs_worker_env.  A
  * second boot finds the job's directory and launches nothing (exit 97).
+ * A startup-script runs as root (on a TPU VM with no HOME): the job is
+ * started as s->user, the account tpuctl's SSH commands log in as, so
+ * that they find it in that user's home.  Run as root by another name,
+ * the script creates the account when it is missing (useradd -m; the
+ * guest agent may make it meanwhile), its passwd home when that is
+ * missing (owned by it, mode 0750), and starts the launch with runuser
+ * (setpriv where runuser is missing) and HOME, USER, LOGNAME of the
+ * account.  Run as s->user itself, it keeps $HOME, else takes the passwd
+ * home.  Run as another account than root: exit 1, naming both.
  * Caller frees.
  */
 char *jobs_boot_script(const struct jobs_spec *);

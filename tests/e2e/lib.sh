@@ -158,3 +158,27 @@ emu_tpu_mutations() {
 	emu_requests | jq -c -s '[.[] | select(.path | startswith("/v2/")) |
 	    select(.method != "GET") | [.method, .path, .query]]'
 }
+
+# assert_no_slice NAME: no queued resource and no node named NAME is left.
+assert_no_slice() {
+	expect_rc 0 "$TPUCTL" queued-resources list --format 'value(name)'
+	assert_no_grep "$1" "$T/out"
+	expect_rc 0 "$TPUCTL" list --format 'value(name)'
+	assert_no_grep "$1" "$T/out"
+}
+
+# offline_wheel_index: the offline wheel index of tests/frameworks/
+# build_index.sh in $IDX (outside /tmp: as root each worker has its own
+# /tmp, not the test's; removed at exit), and tpuctl's matrix pointed at
+# it (TPUCTL_CONFIG_DIR=$T/cfg, exported).
+offline_wheel_index() {
+	IDX=$(mktemp -d /var/tmp/tpuctl-e2e-idx.XXXXXX)
+	trap 'rc=$?; rm -rf "$IDX"; (exit $rc); cleanup' EXIT
+	"$SRCDIR/tests/frameworks/build_index.sh" "$IDX" >/dev/null
+	mkdir "$T/cfg"
+	cp -r "$SRCDIR/config/recipes" "$T/cfg/"
+	jq --arg idx "$IDX" '.frameworks[][].find_links = [$idx]' \
+	    "$SRCDIR/config/compat.json" >"$T/cfg/compat.json"
+	TPUCTL_CONFIG_DIR="$T/cfg"
+	export TPUCTL_CONFIG_DIR
+}

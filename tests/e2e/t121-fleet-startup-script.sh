@@ -6,7 +6,8 @@
 # output and exit status in the agent's log form in the worker's own log
 # file, "$HOME/../startup-script.log" (STATE/fleet/nS/wI/ on the host).
 # As root they run inside the worker's namespaces (its hostname, its /tmp,
-# which a boot starts empty).
+# which a boot starts empty), as the agent's service does: root, no
+# HOME, in /; the login account's home is in the worker's /etc/passwd.
 # shellcheck disable=SC2016 # the scripts are expanded on the workers
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -35,7 +36,8 @@ script='#!/bin/bash
 echo "hello from $(hostname)"
 echo to stderr >&2
 test -e /tmp/mark && echo "/tmp survived a boot"
-echo boot >>"$HOME/boots"'
+echo "as $(id -un) home=${HOME-unset} in $(pwd)"
+echo boot >>~/boots'
 fields=$(jq -cn --arg s "$script" --arg k "$SSH_USER:$(cat "$KEY.pub")" \
     '{metadata: {"startup-script": $s, "ssh-keys": $k,
 	"startup-script-url": "gs://e2e-t121-boot/scripts/boot one.sh"}}')
@@ -71,6 +73,9 @@ check_boot() {
 		h=$(fleet_ssh "$2" hostname)
 		[ "$(grep -c "^.* $h google_metadata_script_runner\[[0-9]*\]: startup-script: hello from $h\$" "$T/log")" -eq "$3" ] ||
 		    fail "worker $1: the script did not run as $h: $(cat "$T/log")"
+		# the guest agent's service: root, no HOME, in /
+		[ "$(grep -c "startup-script: as root home=unset in /\$" "$T/log")" -eq "$3" ] ||
+		    fail "worker $1: not as a TPU VM runs it: $(cat "$T/log")"
 		[ "$(grep -c "startup-script-url: from-gcs on $h\$" "$T/log")" -eq "$3" ] ||
 		    fail "worker $1: no startup-script-url output: $(cat "$T/log")"
 	else

@@ -47,16 +47,7 @@ jq -e -s 'map(select(.path != "/token")) |
 [ -z "$(ls -A "$jobs_dir" 2>/dev/null)" ] || fail "a refusal recorded a job: $(ls "$jobs_dir")"
 
 # --- the offline index, where the matrix and pip look
-# (outside /tmp: as root each worker has its own /tmp, not the test's)
-IDX=$(mktemp -d /var/tmp/tpuctl-e2e-idx.XXXXXX)
-trap 'rc=$?; rm -rf "$IDX"; (exit $rc); cleanup' EXIT
-"$SRCDIR/tests/frameworks/build_index.sh" "$IDX" >/dev/null
-mkdir "$T/cfg"
-cp -r "$SRCDIR/config/recipes" "$T/cfg/"
-jq --arg idx "$IDX" '.frameworks[][].find_links = [$idx]' \
-    "$SRCDIR/config/compat.json" >"$T/cfg/compat.json"
-TPUCTL_CONFIG_DIR="$T/cfg"
-export TPUCTL_CONFIG_DIR
+offline_wheel_index
 expect_rc 0 "$TPUCTL" ssh pod --worker all -- \
     "mkdir -p ~/.config/pip && printf '[global]\nno-index = true\n' >~/.config/pip/pip.conf"
 

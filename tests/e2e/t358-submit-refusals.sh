@@ -31,7 +31,7 @@ refuse "$T/d.yaml" 'slice.node-count: a multislice is not supported by submit ye
 printf '%s\nmax-restarts: 2\ncommand: "true"\n' "$base" >"$T/e.yaml"
 refuse "$T/e.yaml" 'max-restarts: not supported by submit yet'
 printf '%s\ndelete-after: true\ncommand: "true"\n' "$base" >"$T/f.yaml"
-refuse "$T/f.yaml" 'delete-after: not supported by submit yet'
+refuse "$T/f.yaml" 'delete-after: needs --wait'
 printf 'name: r358\nslice:\n  accelerator-type: v4-16\n  metadata: {startup-script: "echo"}\ncommand: "true"\n' >"$T/g.yaml"
 refuse "$T/g.yaml" "slice.metadata: startup-script and startup-script-url are submit's own"
 printf '%s\ncommand: "true"\n' "$base" >"$T/ok.yaml"

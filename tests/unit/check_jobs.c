@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,10 +201,11 @@ START_TEST(test_state_parse)
 		{ "killed by KILL", "killed by KILL", 0, 0 },
 		{ "lost", "lost", 0, 0 },
 		{ "no such job", "no such job", 0, 0 },
+		{ "queued", "queued", 0, 0 },
 	};
 	static const char *const bad[] = { "", "exit", "exit 256", "exit -1",
 		"exit x", "signal", "signal T-RM", "killed TERM", "running 1",
-		"bogus", "exit 1 2 3 4 5" };
+		"bogus", "exit 1 2 3 4 5", "queued 1 2" };
 	struct jobs_state st;
 	char b[64];
 	size_t i;
@@ -216,7 +218,8 @@ START_TEST(test_state_parse)
 		ck_assert_int_eq(st.start, cases[i].start);
 		ck_assert_int_eq(st.end, cases[i].end);
 		ck_assert_int_eq(jobs_state_final(&st),
-		    strcmp(cases[i].out, "running") != 0);
+		    strcmp(cases[i].out, "running") != 0 &&
+		        strcmp(cases[i].out, "queued") != 0);
 	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ck_assert_msg(
@@ -573,6 +576,12 @@ START_TEST(test_boot_script)
 		ck_assert_int_eq(
 		    jobs_env_add(&s, "V=it's \"$x\"", "--env", &e2), 0);
 	}
+	{
+		struct passwd *pw = getpwuid(geteuid());
+
+		ck_assert_ptr_nonnull(pw);
+		s.user = xstrdup(pw->pw_name);
+	}
 	script = jobs_boot_script(&s);
 	ck_assert(strncmp(script, "#!/bin/sh\n", 10) == 0);
 	boot(script, 1, 0);
@@ -597,6 +606,7 @@ START_TEST(test_boot_script)
 	s.name = xstrdup("j98");
 	s.workdir_hash = xstrdup("00ab");
 	s.stage_url = xstrdup("http://127.0.0.1:9/none.tar");
+	s.user = xstrdup(getpwuid(geteuid())->pw_name);
 	script = jobs_boot_script(&s);
 	boot(script, 0, 98);
 	wait_final("j98", &st);
@@ -613,6 +623,134 @@ START_TEST(test_boot_script)
 	jobs_spec_release(&s);
 	buf_release(&o);
 	buf_release(&e);
+}
+END_TEST
+
+/* An executable file at $home/bin/name. */
+static void
+stub(const char *name, const char *text)
+{
+	char *p = xasprintf("%s/bin/%s", home, name);
+	FILE *fp = fopen(p, "w");
+
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	fclose(fp);
+	chmod(p, 0700);
+	free(p);
+}
+
+/*
+ * The startup-script as root (id says so) for a user "alice" that does
+ * not exist yet: it creates her (useradd), her passwd home (missing:
+ * made, chowned to her), and starts the job through runuser as her with
+ * her HOME, where the job's layout is; a second boot finds the job
+ * there.  As another account than root and alice: exit 1, nothing run.
+ */
+START_TEST(test_boot_script_as_root)
+{
+	struct jobs_spec s;
+	struct buf o;
+	struct tpu_err err;
+	char *script, *t, *p;
+	int i;
+
+	buf_init(&o, BUF_NOCAP);
+	spec_fill(&s, 1, 2);
+	free(s.command);
+	s.command = xstrdup("echo \"$HOME $USER $LOGNAME $(pwd)\"");
+	s.user = xstrdup("alice");
+	script = jobs_boot_script(&s);
+	/* boot() makes bin/ and the curl of worker 1 */
+	boot("exit 0", 1, 0);
+	t = xasprintf("#!/bin/sh\n"
+	              "case \"$*\" in\n"
+	              "-un) cat %s/bin/whoami ;;\n"
+	              "-u) [ \"$(cat %s/bin/whoami)\" = root ] && echo 0 || "
+	              "echo 1001 ;;\n"
+	              "'-u alice'|'-g alice') [ -e %s/bin/alice ] && echo 1000 "
+	              "|| exit 1 ;;\n"
+	              "*) exit 2 ;;\n"
+	              "esac\n",
+	    home, home, home);
+	stub("id", t);
+	free(t);
+	stub("whoami", "root\n");
+	t = xasprintf("#!/bin/sh\necho \"$*\" >>%s/bin/log\n"
+	              ": >%s/bin/alice\n",
+	    home, home);
+	stub("useradd", t);
+	free(t);
+	t = xasprintf("#!/bin/sh\n"
+	              "[ \"$1 $2\" = 'passwd alice' ] && [ -e %s/bin/alice ] "
+	              "|| exit 2\n"
+	              "echo 'alice:x:1000:1000::%s/home/alice:/bin/bash'\n",
+	    home, home);
+	stub("getent", t);
+	free(t);
+	t = xasprintf("#!/bin/sh\necho \"chown $*\" >>%s/bin/log\n", home);
+	stub("chown", t);
+	free(t);
+	t = xasprintf("#!/bin/sh\necho \"runuser $1 $2 $3\" >>%s/bin/log\n"
+	              "shift 3\nexec \"$@\"\n",
+	    home);
+	stub("runuser", t);
+	free(t);
+	/* HOME unset, as a TPU VM's startup-script has it */
+	p = xasprintf("%s/boot.sh", home);
+	{
+		FILE *fp = fopen(p, "w");
+
+		ck_assert_ptr_nonnull(fp);
+		fputs(script, fp);
+		fclose(fp);
+	}
+	t = xasprintf("cd / && PATH=\"$HOME/bin:$PATH\" env -u HOME -u USER "
+	              "-u LOGNAME sh %s",
+	    p);
+	ck_assert_int_eq(sh(t, NULL, NULL), 0);
+	free(t);
+	t = xasprintf("%s/home/alice/.tpuctl/jobs/j1/stdout", home);
+	for (i = 0; i < 500; i++) {
+		buf_clear(&o);
+		if (fsutil_read_file(t, 0, &o, NULL, &err) == 0 && o.len > 0)
+			break;
+		usleep(10000);
+	}
+	free(t);
+	t = xasprintf("%s/home/alice alice alice %s/home/alice\n", home, home);
+	ck_assert_str_eq(o.data, t);
+	free(t);
+	t = xasprintf("%s/bin/log", home);
+	buf_clear(&o);
+	ck_assert_int_eq(fsutil_read_file(t, 0, &o, NULL, &err), 0);
+	free(t);
+	t = xasprintf("-m -s /bin/bash alice\n"
+	              "chown alice:1000 %s/home/alice\n"
+	              "runuser -u alice --\n",
+	    home);
+	ck_assert_str_eq(o.data, t);
+	free(t);
+	t = xasprintf("%s/home/alice", home);
+	{
+		struct stat st;
+
+		ck_assert_int_eq(stat(t, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0750);
+	}
+	free(t);
+	/* a second boot: alice exists, the job is there already */
+	t = xasprintf("cd / && PATH=\"$HOME/bin:$PATH\" env -u HOME sh %s", p);
+	ck_assert_int_eq(sh(t, NULL, NULL), 97);
+	/* neither root nor alice */
+	stub("whoami", "bob\n");
+	ck_assert_int_eq(sh(t, NULL, &o), 1);
+	ck_assert_ptr_nonnull(strstr(o.data, "runs as bob, not root"));
+	free(t);
+	free(p);
+	free(script);
+	jobs_spec_release(&s);
+	buf_release(&o);
 }
 END_TEST
 
@@ -966,6 +1104,7 @@ jobs_suite(void)
 	tcase_add_test(ts, test_scripts_cancel_term);
 	tcase_add_test(ts, test_scripts_workdir);
 	tcase_add_test(ts, test_boot_script);
+	tcase_add_test(ts, test_boot_script_as_root);
 	suite_add_tcase(s, ts);
 	return s;
 }
