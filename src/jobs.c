@@ -351,10 +351,14 @@ static const char launch_sh[] =
     "  if [ ! -f \"$a\" ] && [ -n \"$u\" ]; then\n"
     "    mkdir -p \"$b/wd\"\n"
     "    m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
+    /* the token taken out of the JSON answer by the shell itself (no
+       sed process on every worker): what follows "access_token", between
+       the next two quotes */
     "    t=$(curl -sSf --retry 3 -H 'Metadata-Flavor: Google' "
     "\"http://$m/computeMetadata/v1/instance/service-accounts/default/"
-    "token\" | sed -n "
-    "'s/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n"
+    "token\")\n"
+    "    case $t in *'\"access_token\"'*) t=${t#*'\"access_token\"'}; "
+    "t=${t#*'\"'}; t=${t%%'\"'*} ;; *) t= ;; esac\n"
     /* -w: the size, to choose the hash program below */
     "    z=$(curl -sSf --retry 3 -w '%{size_download}' "
     "-H \"Authorization: Bearer $t\" -o \"$a.part\" \"$u\") || "

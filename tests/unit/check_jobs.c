@@ -739,10 +739,11 @@ END_TEST
 
 /*
  * A staged workdir (--stage) pulled with a curl that serves a local
- * archive: one of 8 MiB or more is checked by python3's hashlib (a
- * python3 in front of the real one logs its calls), kept by hash and
- * not pulled again; when python3 fails, sha256sum checks it; a download
- * with other bytes is refused (98): nothing kept, the job not started.
+ * archive (with the token of its metadata answer only): one of 8 MiB or more is
+ * checked by python3's hashlib (a python3 in front of the real one logs its
+ * calls), kept by hash and not pulled again; when python3 fails, sha256sum
+ * checks it; a download with other bytes is refused (98): nothing kept, the job
+ * not started.
  */
 static void
 write_exe(const char *path, const char *text)
@@ -804,22 +805,25 @@ START_TEST(test_scripts_staged)
 	/* curl: the token, or the archive (pub.bad with $HOME/bad) to -o,
 	   its size for -w */
 	p = xasprintf("%s/bin/curl", home);
-	write_exe(p, "#!/bin/sh\n"
-	             "o= w=\n"
-	             "while [ $# -gt 1 ]; do\n"
-	             "  case $1 in -o) o=$2; shift ;; -w) w=1; shift ;; "
-	             "-H) shift ;; esac\n"
-	             "  shift\n"
-	             "done\n"
-	             "case $1 in\n"
-	             "*/token) echo '{\"access_token\": \"tok\"}' ;;\n"
-	             "*alt=media) echo x >>\"$HOME/curl.log\"\n"
-	             "  f=$HOME/pub.tar; [ ! -e \"$HOME/bad\" ] || "
-	             "f=$HOME/pub.bad\n"
-	             "  cat \"$f\" >\"$o\" || exit 23\n"
-	             "  [ -z \"$w\" ] || printf %s \"$(wc -c <\"$f\")\" ;;\n"
-	             "*) exit 22 ;;\n"
-	             "esac\n");
+	write_exe(p,
+	    "#!/bin/sh\n"
+	    "o= w= a=\n"
+	    "while [ $# -gt 1 ]; do\n"
+	    "  case $1 in -o) o=$2; shift ;; -w) w=1; shift ;; "
+	    "-H) a=$2; shift ;; esac\n"
+	    "  shift\n"
+	    "done\n"
+	    "case $1 in\n"
+	    "*/token) echo '{\"access_token\": \"ya.t_k-1\", "
+	    "\"expires_in\": 3599, \"token_type\": \"Bearer\"}' ;;\n"
+	    "*alt=media) echo x >>\"$HOME/curl.log\"\n"
+	    "  [ \"$a\" = 'Authorization: Bearer ya.t_k-1' ] || exit 22\n"
+	    "  f=$HOME/pub.tar; [ ! -e \"$HOME/bad\" ] || "
+	    "f=$HOME/pub.bad\n"
+	    "  cat \"$f\" >\"$o\" || exit 23\n"
+	    "  [ -z \"$w\" ] || printf %s \"$(wc -c <\"$f\")\" ;;\n"
+	    "*) exit 22 ;;\n"
+	    "esac\n");
 	free(p);
 	/* python3: logged, failing with $HOME/pyfail, else the real one */
 	p = xasprintf("%s/bin/python3", home);
