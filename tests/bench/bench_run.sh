@@ -127,7 +127,8 @@ stage_parts() {
 	pull='m=${GCE_METADATA_HOST:-metadata.google.internal} a=/tmp/bench-pull.$$
 n() { date +%s.%N; }
 s=$(n)
-t=$(curl -sSf -H "Metadata-Flavor: Google" "http://$m/computeMetadata/v1/instance/service-accounts/default/token" | sed -n "s/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\([^\"]*\)\".*/\1/p")
+t=$(curl -sSf -H "Metadata-Flavor: Google" "http://$m/computeMetadata/v1/instance/service-accounts/default/token")
+t=${t#*\"access_token\"}; t=${t#*\"}; t=${t%%\"*}
 z=$(curl -sSf -w "%{size_download}" -H "Authorization: Bearer $t" -o "$a" "$u") || exit 1
 t1=$(n)
 x=
