@@ -391,7 +391,9 @@ static const char launch_sh[] =
     "    echo \"tpuctl: workdir archive $h is not on this worker\" >&2\n"
     "    exit 98\n"
     "  fi\n"
-    "  if ! tar -x -m -p -f \"$a\" -C wd; then\n"
+    /* records of 128 KiB (-b 256): a third of the system time of the
+       default 10 KiB reads and writes for a big archive */
+    "  if ! tar -x -m -p -b 256 -f \"$a\" -C wd; then\n"
     "    echo \"tpuctl: cannot unpack the workdir\" >&2; exit 98\n"
     "  fi\n"
     "  wd=$d/wd\n"

@@ -135,7 +135,7 @@ x=
 [ "$z" -lt 8388608 ] || x=$(python3 -S -I -c "import hashlib,sys;h=hashlib.sha256();[h.update(b) for b in iter(lambda f=open(sys.argv[1],'"'rb'"'):f.read(1<<20),b'"''"')];print(h.hexdigest())" "$a")
 [ -n "$x" ] || sha256sum "$a" >/dev/null
 t2=$(n)
-mkdir "$a.d" && tar -x -m -p -f "$a" -C "$a.d"
+mkdir "$a.d" && tar -x -m -p -b 256 -f "$a" -C "$a.d"
 t3=$(n)
 rm -rf "$a" "$a.d"
 echo "parts $s $t1 $t2 $t3"'

@@ -844,6 +844,7 @@ START_TEST(test_scripts_staged)
 	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
 	ck_assert_msg(sh(cmd, &o, &e) == 0, "%s", e.data);
 	ck_assert_str_eq(o.data, "data\n9437184\n");
+	ck_assert_str_eq(e.data, "");
 	ck_assert_int_eq(count_lines(clog), 1);
 	ck_assert_int_eq(count_lines(plog), 1);
 	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
