@@ -770,18 +770,59 @@ count_lines(const char *path)
 	return n;
 }
 
+/* Launch job name of s (its env for worker 0) with $HOME/bin first in
+ * PATH, following it; its exit status, output in o and e. */
+static int
+launch_as(struct jobs_spec *s, const char *name, struct buf *o, struct buf *e)
+{
+	size_t n;
+	char **env, *launch, *cmd;
+	int rc;
+
+	free(s->name);
+	s->name = xstrdup(name);
+	env = jobs_worker_env(s, "127.0.0.1", 0, 0, &n);
+	launch = jobs_launch_cmd(s, env, n, JOBS_LAUNCH_FOLLOW);
+	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
+	rc = sh(cmd, o, e);
+	free(cmd);
+	free(launch);
+	jobs_env_free(env, n);
+	return rc;
+}
+
+/* Job name runs on the staged workdir, with ncurl downloads and npy
+ * python3 calls logged so far. */
+static void
+staged_ok(struct jobs_spec *s, const char *name, int ncurl, int npy)
+{
+	char *clog = xasprintf("%s/curl.log", home);
+	char *plog = xasprintf("%s/py.log", home);
+	struct buf o, e;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	ck_assert_msg(launch_as(s, name, &o, &e) == 0, "%s", e.data);
+	ck_assert_str_eq(o.data, "data\n9437184\n");
+	ck_assert_str_eq(e.data, "");
+	ck_assert_int_eq(count_lines(clog), ncurl);
+	ck_assert_int_eq(count_lines(plog), npy);
+	buf_release(&o);
+	buf_release(&e);
+	free(clog);
+	free(plog);
+}
+
 START_TEST(test_scripts_staged)
 {
 	struct jobs_spec s;
 	struct buf o, e;
-	char **env, *cmd, *launch, *src = xasprintf("%s/src", home), *p;
+	char *src = xasprintf("%s/src", home), *p;
 	char *pub = xasprintf("%s/pub.tar", home);
 	char *plog = xasprintf("%s/py.log", home);
-	char *clog = xasprintf("%s/curl.log", home);
 	char hash[PACK_HASH_LEN + 1];
 	struct tpu_err err;
 	struct stat st;
-	size_t n;
 	int fd;
 
 	buf_init(&o, BUF_NOCAP);
@@ -839,42 +880,17 @@ START_TEST(test_scripts_staged)
 	s.workdir_hash = xstrdup(hash);
 	s.stage_url = xstrdup("http://127.0.0.1:9/download/storage/v1/b/x/o/"
 	                      "w.tar?alt=media");
-	env = jobs_worker_env(&s, "127.0.0.1", 0, 0, &n);
-	launch = jobs_launch_cmd(&s, env, n, JOBS_LAUNCH_FOLLOW);
-	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
-	ck_assert_msg(sh(cmd, &o, &e) == 0, "%s", e.data);
-	ck_assert_str_eq(o.data, "data\n9437184\n");
-	ck_assert_str_eq(e.data, "");
-	ck_assert_int_eq(count_lines(clog), 1);
-	ck_assert_int_eq(count_lines(plog), 1);
+	staged_ok(&s, "j1", 1, 1);
 	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
 	ck_assert_int_eq(stat(p, &st), 0);
 	/* kept: a second job of it pulls and checks nothing */
-	free(launch);
-	free(cmd);
-	free(s.name);
-	s.name = xstrdup("j2");
-	launch = jobs_launch_cmd(&s, env, n, JOBS_LAUNCH_FOLLOW);
-	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
-	ck_assert_int_eq(sh(cmd, &o, &e), 0);
-	ck_assert_str_eq(o.data, "data\n9437184\n");
-	ck_assert_int_eq(count_lines(clog), 1);
-	ck_assert_int_eq(count_lines(plog), 1);
+	staged_ok(&s, "j2", 1, 1);
 	/* python3 failing: sha256sum checks it */
 	ck_assert_int_eq(unlink(p), 0);
-	free(launch);
-	free(cmd);
-	free(s.name);
-	s.name = xstrdup("j3");
 	free(p);
 	p = xasprintf("%s/pyfail", home);
 	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
-	launch = jobs_launch_cmd(&s, env, n, JOBS_LAUNCH_FOLLOW);
-	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
-	ck_assert_int_eq(sh(cmd, &o, &e), 0);
-	ck_assert_str_eq(o.data, "data\n9437184\n");
-	ck_assert_int_eq(count_lines(clog), 2);
-	ck_assert_int_eq(count_lines(plog), 2);
+	staged_ok(&s, "j3", 2, 2);
 	ck_assert_int_eq(unlink(p), 0);
 	/* other bytes of the same size: refused, nothing kept or started */
 	free(p);
@@ -889,13 +905,7 @@ START_TEST(test_scripts_staged)
 	free(p);
 	p = xasprintf("%s/bad", home);
 	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
-	free(launch);
-	free(cmd);
-	free(s.name);
-	s.name = xstrdup("j4");
-	launch = jobs_launch_cmd(&s, env, n, JOBS_LAUNCH_FOLLOW);
-	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
-	ck_assert_int_eq(sh(cmd, &o, &e), 98);
+	ck_assert_int_eq(launch_as(&s, "j4", &o, &e), 98);
 	ck_assert_ptr_nonnull(strstr(e.data, "checksum mismatch"));
 	ck_assert_int_eq(count_lines(plog), 3);
 	free(p);
@@ -908,16 +918,12 @@ START_TEST(test_scripts_staged)
 	p = xasprintf("%s/.tpuctl/jobs/j4/pgid", home);
 	ck_assert_int_ne(stat(p, &st), 0);
 	free(p);
-	free(launch);
-	free(cmd);
-	jobs_env_free(env, n);
 	jobs_spec_release(&s);
 	buf_release(&o);
 	buf_release(&e);
 	free(src);
 	free(pub);
 	free(plog);
-	free(clog);
 }
 END_TEST
 
