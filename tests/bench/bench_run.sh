@@ -16,6 +16,9 @@
 # upload, and the workers' fetch, sha256 check and unpack, all at once.
 #   RUN_BENCH_SIZES="64"   worker counts
 #   RUN_BENCH_STAGE_MIB=64 size of the staged workdir (0: skip)
+#   RUN_BENCH_TRUE_RUNS=3  `true` jobs per tpuctl, taken in turns with
+#                          BEFORE's (no order favours one); the median
+#                          counts
 #   RUN_BENCH_BEFORE=DIR   also time the tpuctl in DIR (e.g. a build of
 #                          an older commit) in the same run, against the
 #                          same emulator and the same peer rows: its rows
@@ -31,6 +34,7 @@ BIN=${TPUCTL_BIN_DIR:-$top/bin}
 BEFORE=${RUN_BENCH_BEFORE:-}
 sizes=${RUN_BENCH_SIZES:-64}
 mib=${RUN_BENCH_STAGE_MIB:-64}
+truns=${RUN_BENCH_TRUE_RUNS:-3}
 T=$(mktemp -d /tmp/bench_run.XXXXXX)
 emu_pid=
 cleanup() {
@@ -88,6 +92,16 @@ timed() {
 	end=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	printf '%-22s first line %6s s  end %6s s\n' "$name" "$first" "$end"
 	echo "$end" >"$T/end.$name"
+}
+
+# median NAME: the median end of the rows "NAME #K" as row NAME.
+median() {
+	for f in "$T/end.$1 #"*; do
+		[ ! -s "$f" ] || cat "$f"
+	done | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }' \
+	    >"$T/end.$1"
+	[ ! -s "$T/end.$1" ] ||
+	    printf '%-22s median of %s: end %6s s\n' "$1" "$truns" "$(cat "$T/end.$1")"
 }
 
 # target ROW PEER X WHAT: PASS when ROW ended at least X times sooner
@@ -184,13 +198,31 @@ for hosts in $sizes; do
 		    --fanout "$fan" --workdir "$T/wd" -- echo ready
 		timed "${lb}tpuctl run echo warm" "$tb/tpuctl" run "$node" \
 		    --fanout "$fan" --workdir "$T/wd" -- echo ready
-		timed "${lb}tpuctl run true warm" "$tb/tpuctl" run "$node" \
-		    --fanout "$fan" --workdir "$T/wd" -- true
+	done
+	# the true jobs, in turns
+	k=1
+	while [ "$k" -le "$truns" ]; do
+		for lb in "" ${BEFORE:+"before: "}; do
+			tb=$BIN
+			[ -z "$lb" ] || tb=$BEFORE
+			timed "${lb}tpuctl run true warm #$k" "$tb/tpuctl" run \
+			    "$node" --fanout "$fan" --workdir "$T/wd" -- true
+		done
+		k=$((k + 1))
+	done
+	for lb in "" ${BEFORE:+"before: "}; do
+		median "${lb}tpuctl run true warm"
 	done
 	# shellcheck disable=SC2016 # $1 is the host, expanded by the inner sh
 	timed "scp+ssh echo" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && echo ready\"' sh {} <'$T/hosts'"
-	# shellcheck disable=SC2016
-	timed "scp+ssh true" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && true\"' sh {} <'$T/hosts'"
+	# as many peer runs as tpuctl's, the median counts
+	k=1
+	while [ "$k" -le "$truns" ]; do
+		# shellcheck disable=SC2016
+		timed "scp+ssh true #$k" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && true\"' sh {} <'$T/hosts'"
+		k=$((k + 1))
+	done
+	median "scp+ssh true"
 	for lb in "" ${BEFORE:+"before: "}; do
 		target "${lb}tpuctl run true warm" "scp+ssh true" 5 \
 		    "${lb}tpuctl run >= 5x faster than scp + ssh"
