@@ -16,13 +16,25 @@
 # upload, and the workers' fetch, sha256 check and unpack, all at once.
 #   RUN_BENCH_SIZES="64"   worker counts
 #   RUN_BENCH_STAGE_MIB=64 size of the staged workdir (0: skip)
+#   RUN_BENCH_TRUE_RUNS=3  `true` jobs per tpuctl, taken in turns with
+#                          BEFORE's (no order favours one); the median
+#                          counts
+#   RUN_BENCH_BEFORE=DIR   also time the tpuctl in DIR (e.g. a build of
+#                          an older commit) in the same run, against the
+#                          same emulator and the same peer rows: its rows
+#                          and targets are labelled "before"
+# Each staged row gets a workdir of its own random bytes (every worker
+# pulls it anew), and every big row starts after a sync (no writeback of
+# an earlier row's files on its time).
 # Nothing leaves loopback.  Numbers only: fails only when it cannot run.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${TPUCTL_BIN_DIR:-$top/bin}
+BEFORE=${RUN_BENCH_BEFORE:-}
 sizes=${RUN_BENCH_SIZES:-64}
 mib=${RUN_BENCH_STAGE_MIB:-64}
+truns=${RUN_BENCH_TRUE_RUNS:-3}
 T=$(mktemp -d /tmp/bench_run.XXXXXX)
 emu_pid=
 cleanup() {
@@ -82,11 +94,38 @@ timed() {
 	echo "$end" >"$T/end.$name"
 }
 
+# median NAME: the median end of the rows "NAME #K" as row NAME.
+median() {
+	for f in "$T/end.$1 #"*; do
+		[ ! -s "$f" ] || cat "$f"
+	done | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }' \
+	    >"$T/end.$1"
+	[ ! -s "$T/end.$1" ] ||
+	    printf '%-22s median of %s: end %6s s\n' "$1" "$truns" "$(cat "$T/end.$1")"
+}
+
+# target ROW PEER X WHAT: PASS when ROW ended at least X times sooner
+# than PEER (both timed in this run).
+target() {
+	[ -s "$T/end.$1" ] && [ -s "$T/end.$2" ] || return 0
+	t=$(cat "$T/end.$1")
+	o=$(cat "$T/end.$2")
+	x=$(awk -v t="$t" -v o="$o" 'BEGIN { printf "%.1f", (t > 0) ? o / t : 0 }')
+	if awk -v t="$t" -v o="$o" -v k="$3" 'BEGIN { exit !(t * k <= o) }'; then
+		v=PASS
+	else
+		v=MISS
+		misses=$((misses + 1))
+	fi
+	printf '  target: %s (%s s vs %s s: %sx): %s\n' "$4" "$t" "$o" "$x" "$v"
+}
+
 # stage_parts NODE JOB FANOUT: where the time of a staged run goes.
 # The client's part: one upload of the archive (data cp, as run does).
 # The workers' part, all at once over ssh --worker=all as run does it:
 # each fetches the token and the object with curl, checks the sha256
-# and unpacks, as the launcher; the averages and the slowest fetch.
+# (python3's hashlib from 8 MiB on, else sha256sum) and unpacks, as the
+# launcher (src/jobs.c); the averages and the slowest fetch.
 stage_parts() {
 	url=$(jq -r .stageUrl "$XDG_STATE_HOME/tpuctl/jobs/$2/job.json")
 	hash=$(jq -r .workdirHash "$XDG_STATE_HOME/tpuctl/jobs/$2/job.json")
@@ -102,12 +141,15 @@ stage_parts() {
 	pull='m=${GCE_METADATA_HOST:-metadata.google.internal} a=/tmp/bench-pull.$$
 n() { date +%s.%N; }
 s=$(n)
-t=$(curl -sSf -H "Metadata-Flavor: Google" "http://$m/computeMetadata/v1/instance/service-accounts/default/token" | sed -n "s/.*\"access_token\"[[:space:]]*:[[:space:]]*\"\([^\"]*\)\".*/\1/p")
-curl -sSf -H "Authorization: Bearer $t" -o "$a" "$u" || exit 1
+t=$(curl -sSf -H "Metadata-Flavor: Google" "http://$m/computeMetadata/v1/instance/service-accounts/default/token")
+t=${t#*\"access_token\"}; t=${t#*\"}; t=${t%%\"*}
+z=$(curl -sSf -w "%{size_download}" -H "Authorization: Bearer $t" -o "$a" "$u") || exit 1
 t1=$(n)
-sha256sum "$a" >/dev/null
+x=
+[ "$z" -lt 8388608 ] || x=$(python3 -S -I -c "import hashlib,sys;h=hashlib.sha256();[h.update(b) for b in iter(lambda f=open(sys.argv[1],'"'rb'"'):f.read(1<<20),b'"''"')];print(h.hexdigest())" "$a")
+[ -n "$x" ] || sha256sum "$a" >/dev/null
 t2=$(n)
-mkdir "$a.d" && tar -x -m -p -f "$a" -C "$a.d"
+mkdir "$a.d" && tar -x -m -p -b 256 -f "$a" -C "$a.d"
 t3=$(n)
 rm -rf "$a" "$a.d"
 echo "parts $s $t1 $t2 $t3"'
@@ -144,49 +186,69 @@ for hosts in $sizes; do
 	u=$TPUCTL_SSH_USER
 	echo "-- $hosts workers, $fan in flight, workdir 20 files / 200 KiB"
 	rm -f "$T"/end.*
-	timed "tpuctl run echo cold" "$BIN/tpuctl" run "$node" --fanout "$fan" \
-	    --workdir "$T/wd" -- echo ready
-	timed "tpuctl run echo warm" "$BIN/tpuctl" run "$node" --fanout "$fan" \
-	    --workdir "$T/wd" -- echo ready
-	timed "tpuctl run true warm" "$BIN/tpuctl" run "$node" --fanout "$fan" \
-	    --workdir "$T/wd" -- true
+	# the rows of each tpuctl: "" (this one) and "before: " (BEFORE)
+	for lb in "" ${BEFORE:+"before: "}; do
+		tb=$BIN
+		[ -z "$lb" ] || tb=$BEFORE
+		# the workers' cache of the small workdir: cold for each
+		"$BIN/tpuctl" ssh "$node" --worker=all -- rm -rf .tpuctl/wd \
+		    >/dev/null 2>&1 || true
+		rm -rf "$XDG_CACHE_HOME/tpuctl/workdirs"
+		timed "${lb}tpuctl run echo cold" "$tb/tpuctl" run "$node" \
+		    --fanout "$fan" --workdir "$T/wd" -- echo ready
+		timed "${lb}tpuctl run echo warm" "$tb/tpuctl" run "$node" \
+		    --fanout "$fan" --workdir "$T/wd" -- echo ready
+	done
+	# the true jobs, in turns
+	k=1
+	while [ "$k" -le "$truns" ]; do
+		for lb in "" ${BEFORE:+"before: "}; do
+			tb=$BIN
+			[ -z "$lb" ] || tb=$BEFORE
+			timed "${lb}tpuctl run true warm #$k" "$tb/tpuctl" run \
+			    "$node" --fanout "$fan" --workdir "$T/wd" -- true
+		done
+		k=$((k + 1))
+	done
+	for lb in "" ${BEFORE:+"before: "}; do
+		median "${lb}tpuctl run true warm"
+	done
 	# shellcheck disable=SC2016 # $1 is the host, expanded by the inner sh
 	timed "scp+ssh echo" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && echo ready\"' sh {} <'$T/hosts'"
-	# shellcheck disable=SC2016
-	timed "scp+ssh true" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && true\"' sh {} <'$T/hosts'"
-	if [ -s "$T/end.tpuctl run true warm" ] && [ -s "$T/end.scp+ssh true" ]; then
-		t=$(cat "$T/end.tpuctl run true warm")
-		o=$(cat "$T/end.scp+ssh true")
-		x=$(awk -v t="$t" -v o="$o" 'BEGIN { printf "%.1f", (t > 0) ? o / t : 0 }')
-		if awk -v t="$t" -v o="$o" 'BEGIN { exit !(t * 5 <= o) }'; then
-			printf '  target: tpuctl run >= 5x faster than scp + ssh (%s s vs %s s: %sx): PASS\n' "$t" "$o" "$x"
-		else
-			printf '  target: tpuctl run >= 5x faster than scp + ssh (%s s vs %s s: %sx): MISS\n' "$t" "$o" "$x"
-			misses=$((misses + 1))
-		fi
-	fi
+	# as many peer runs as tpuctl's, the median counts
+	k=1
+	while [ "$k" -le "$truns" ]; do
+		# shellcheck disable=SC2016
+		timed "scp+ssh true #$k" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/wd\" $u@\$1:wd && ssh $sopts $u@\$1 \"cd wd && true\"' sh {} <'$T/hosts'"
+		k=$((k + 1))
+	done
+	median "scp+ssh true"
+	for lb in "" ${BEFORE:+"before: "}; do
+		target "${lb}tpuctl run true warm" "scp+ssh true" 5 \
+		    "${lb}tpuctl run >= 5x faster than scp + ssh"
+	done
 	if [ "$mib" -gt 0 ]; then
-		rm -rf "$T/big"
-		mkdir -p "$T/big"
-		head -c $((mib * 1048576)) /dev/urandom >"$T/big/data.bin"
-		timed "tpuctl run --stage" "$BIN/tpuctl" run "$node" \
-		    --fanout "$fan" --stage gs://bench-stage/wd --workdir "$T/big" \
-		    --name "stage$hosts" -- true
-		stage_parts "$node" "stage$hosts" "$fan"
+		for lb in "" ${BEFORE:+"before: "}; do
+			tb=$BIN j=stage$hosts
+			[ -z "$lb" ] || { tb=$BEFORE; j=bstage$hosts; }
+			rm -rf "$T/big"
+			mkdir -p "$T/big"
+			head -c $((mib * 1048576)) /dev/urandom >"$T/big/data.bin"
+			sync
+			timed "${lb}tpuctl run --stage" "$tb/tpuctl" run "$node" \
+			    --fanout "$fan" --stage gs://bench-stage/wd \
+			    --workdir "$T/big" --name "$j" -- true
+			[ -n "$lb" ] || stage_parts "$node" "$j" "$fan"
+			"$BIN/tpuctl" ssh "$node" --worker=all -- rm -rf \
+			    .tpuctl/wd .tpuctl/jobs >/dev/null 2>&1 || true
+		done
+		sync
 		# shellcheck disable=SC2016
 		timed "scp -r big" sh -c "xargs -P $fan -I{} sh -c 'scp -q -r $opts \"$T/big\" $u@\$1:big' sh {} <'$T/hosts'"
-		if [ -s "$T/end.tpuctl run --stage" ] && [ -s "$T/end.scp -r big" ]; then
-			t=$(cat "$T/end.tpuctl run --stage")
-			o=$(cat "$T/end.scp -r big")
-			x=$(awk -v t="$t" -v o="$o" 'BEGIN { printf "%.1f", (t > 0) ? o / t : 0 }')
-			if awk -v t="$t" -v o="$o" 'BEGIN { exit !(t * 3 <= o) }'; then
-				v=PASS
-			else
-				v=MISS
-				misses=$((misses + 1))
-			fi
-			printf '  target: %d MiB staged >= 3x faster than scp to each (%s s vs %s s: %sx): %s\n' "$mib" "$t" "$o" "$x" "$v"
-		fi
+		for lb in "" ${BEFORE:+"before: "}; do
+			target "${lb}tpuctl run --stage" "scp -r big" 3 \
+			    "${lb}$mib MiB staged >= 3x faster than scp to each"
+		done
 	fi
 	"$BIN/tpuctl" delete "$node" --quiet >/dev/null 2>&1 || true
 done

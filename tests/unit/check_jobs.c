@@ -971,6 +971,196 @@ START_TEST(test_scripts_workdir)
 }
 END_TEST
 
+/*
+ * A staged workdir (--stage) pulled with a curl that serves a local
+ * archive (with the token of its metadata answer only): one of 8 MiB or more is
+ * checked by python3's hashlib (a python3 in front of the real one logs its
+ * calls), kept by hash and not pulled again; when python3 fails, sha256sum
+ * checks it; a download with other bytes is refused (98): nothing kept, the job
+ * not started.
+ */
+static void
+write_exe(const char *path, const char *text)
+{
+	struct tpu_err err;
+
+	ck_assert_int_eq(
+	    fsutil_write_atomic(path, text, strlen(text), 0700, &err), 0);
+}
+
+static int
+count_lines(const char *path)
+{
+	struct buf b;
+	struct tpu_err err;
+	int n = 0;
+	size_t i;
+
+	buf_init(&b, BUF_NOCAP);
+	if (fsutil_read_file(path, 0, &b, NULL, &err) == 0)
+		for (i = 0; i < b.len; i++)
+			n += b.data[i] == '\n';
+	buf_release(&b);
+	return n;
+}
+
+/* Launch job name of s (its env for worker 0) with $HOME/bin first in
+ * PATH, following it; its exit status, output in o and e. */
+static int
+launch_as(struct jobs_spec *s, const char *name, struct buf *o, struct buf *e)
+{
+	size_t n;
+	char **env, *launch, *cmd;
+	int rc;
+
+	free(s->name);
+	s->name = xstrdup(name);
+	env = jobs_worker_env(s, "127.0.0.1", 0, 0, &n);
+	launch = jobs_launch_cmd(s, env, n, JOBS_LAUNCH_FOLLOW);
+	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
+	rc = sh(cmd, o, e);
+	free(cmd);
+	free(launch);
+	jobs_env_free(env, n);
+	return rc;
+}
+
+/* Job name runs on the staged workdir, with ncurl downloads and npy
+ * python3 calls logged so far. */
+static void
+staged_ok(struct jobs_spec *s, const char *name, int ncurl, int npy)
+{
+	char *clog = xasprintf("%s/curl.log", home);
+	char *plog = xasprintf("%s/py.log", home);
+	struct buf o, e;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	ck_assert_msg(launch_as(s, name, &o, &e) == 0, "%s", e.data);
+	ck_assert_str_eq(o.data, "data\n9437184\n");
+	ck_assert_str_eq(e.data, "");
+	ck_assert_int_eq(count_lines(clog), ncurl);
+	ck_assert_int_eq(count_lines(plog), npy);
+	buf_release(&o);
+	buf_release(&e);
+	free(clog);
+	free(plog);
+}
+
+START_TEST(test_scripts_staged)
+{
+	struct jobs_spec s;
+	struct buf o, e;
+	char *src = xasprintf("%s/src", home), *p;
+	char *pub = xasprintf("%s/pub.tar", home);
+	char *plog = xasprintf("%s/py.log", home);
+	char hash[PACK_HASH_LEN + 1];
+	struct tpu_err err;
+	struct stat st;
+	int fd;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	ck_assert_int_eq(mkdir(src, 0755), 0);
+	p = xasprintf("%s/a b.txt", src);
+	ck_assert_int_eq(fsutil_write_atomic(p, "data\n", 5, 0644, &err), 0);
+	free(p);
+	p = xasprintf("%s/big", src);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 9 << 20), 0);
+	close(fd);
+	free(p);
+	fd = open(pub, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(pack_write(src, NULL, fd, hash, NULL, &err), 0);
+	close(fd);
+	p = xasprintf("%s/bin", home);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	free(p);
+	/* curl: the token, or the archive (pub.bad with $HOME/bad) to -o,
+	   its size for -w */
+	p = xasprintf("%s/bin/curl", home);
+	write_exe(p,
+	    "#!/bin/sh\n"
+	    "o= w= a=\n"
+	    "while [ $# -gt 1 ]; do\n"
+	    "  case $1 in -o) o=$2; shift ;; -w) w=1; shift ;; "
+	    "-H) a=$2; shift ;; esac\n"
+	    "  shift\n"
+	    "done\n"
+	    "case $1 in\n"
+	    "*/token) echo '{\"access_token\": \"ya.t_k-1\", "
+	    "\"expires_in\": 3599, \"token_type\": \"Bearer\"}' ;;\n"
+	    "*alt=media) echo x >>\"$HOME/curl.log\"\n"
+	    "  [ \"$a\" = 'Authorization: Bearer ya.t_k-1' ] || exit 22\n"
+	    "  f=$HOME/pub.tar; [ ! -e \"$HOME/bad\" ] || "
+	    "f=$HOME/pub.bad\n"
+	    "  cat \"$f\" >\"$o\" || exit 23\n"
+	    "  [ -z \"$w\" ] || printf %s \"$(wc -c <\"$f\")\" ;;\n"
+	    "*) exit 22 ;;\n"
+	    "esac\n");
+	free(p);
+	/* python3: logged, failing with $HOME/pyfail, else the real one */
+	p = xasprintf("%s/bin/python3", home);
+	write_exe(p, "#!/bin/sh\n"
+	             "echo x >>\"$HOME/py.log\"\n"
+	             "[ ! -e \"$HOME/pyfail\" ] || exit 1\n"
+	             "PATH=${PATH#*:}\n"
+	             "exec python3 \"$@\"\n");
+	free(p);
+	spec_fill(&s, 1, 1);
+	free(s.command);
+	s.command = xstrdup("cat 'a b.txt'; wc -c <big");
+	s.workdir_hash = xstrdup(hash);
+	s.stage_url = xstrdup("http://127.0.0.1:9/download/storage/v1/b/x/o/"
+	                      "w.tar?alt=media");
+	staged_ok(&s, "j1", 1, 1);
+	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
+	ck_assert_int_eq(stat(p, &st), 0);
+	/* kept: a second job of it pulls and checks nothing */
+	staged_ok(&s, "j2", 1, 1);
+	/* python3 failing: sha256sum checks it */
+	ck_assert_int_eq(unlink(p), 0);
+	free(p);
+	p = xasprintf("%s/pyfail", home);
+	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
+	staged_ok(&s, "j3", 2, 2);
+	ck_assert_int_eq(unlink(p), 0);
+	/* other bytes of the same size: refused, nothing kept or started */
+	free(p);
+	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
+	ck_assert_int_eq(unlink(p), 0);
+	free(p);
+	p = xasprintf("%s/pub.bad", home);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(stat(pub, &st), 0);
+	ck_assert_int_eq(ftruncate(fd, st.st_size), 0);
+	close(fd);
+	free(p);
+	p = xasprintf("%s/bad", home);
+	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
+	ck_assert_int_eq(launch_as(&s, "j4", &o, &e), 98);
+	ck_assert_ptr_nonnull(strstr(e.data, "checksum mismatch"));
+	ck_assert_int_eq(count_lines(plog), 3);
+	free(p);
+	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
+	ck_assert_int_ne(stat(p, &st), 0);
+	free(p);
+	p = xasprintf("%s/.tpuctl/wd/%s.tar.part", home, hash);
+	ck_assert_int_ne(stat(p, &st), 0);
+	free(p);
+	p = xasprintf("%s/.tpuctl/jobs/j4/pgid", home);
+	ck_assert_int_ne(stat(p, &st), 0);
+	free(p);
+	jobs_spec_release(&s);
+	buf_release(&o);
+	buf_release(&e);
+	free(src);
+	free(pub);
+	free(plog);
+}
+END_TEST
+
 static enum jobs_restart
 decide(const char *node_state, const char *const *st, size_t n, int restarts,
     int max, int on_failure, char *cause)
@@ -1103,6 +1293,7 @@ jobs_suite(void)
 	tcase_add_test(ts, test_scripts_cancel);
 	tcase_add_test(ts, test_scripts_cancel_term);
 	tcase_add_test(ts, test_scripts_workdir);
+	tcase_add_test(ts, test_scripts_staged);
 	tcase_add_test(ts, test_boot_script);
 	tcase_add_test(ts, test_boot_script_as_root);
 	suite_add_tcase(s, ts);
