@@ -904,7 +904,10 @@ START_TEST(startup_scripts)
 	md = md_good();
 	cJSON_AddStringToObject(md, "startup-script",
 	    "#!/bin/sh\necho \"boot on $(hostname)\"\necho to-stderr >&2\n"
-	    "h=${HOME%/home}; echo \"worker ${h##*/w}\" >>\"$HOME/boots\"\n"
+	    /* as root (namespaces) no HOME: the account's home is in the
+	       worker's /etc/passwd */
+	    "h=${HOME:-$(getent passwd \"$(id -un)\" | cut -d: -f6)}\n"
+	    "d=${h%/home}; echo \"worker ${d##*/w}\" >>\"$h/boots\"\n"
 	    "exit 3\n");
 	ck_assert_int_eq(create(NODE, NODE_ID, NW, md), 0);
 	cJSON_Delete(md);
