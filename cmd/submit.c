@@ -635,6 +635,6 @@ const struct cmd_entry cmd_submit_entry = {
 	           "the capacity arrives",
 	.min_args = 1,
 	.max_args = -1,
-	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE,
+	.flags = CMD_NEEDS_AUTH | CMD_NEEDS_ZONE | CMD_SSH,
 	.exec = submit_exec,
 };
