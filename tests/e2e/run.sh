@@ -15,7 +15,8 @@
 #                      never meet.  That needs root and unshare: without
 #                      them the tests run one at a time whatever N is.
 #                      The tests of serial.txt (timing-sensitive or
-#                      machine-wide) run alone, before the others.  A
+#                      machine-wide) run alone, before the others, in
+#                      the caller's network namespace.  A
 #                      test's lines are printed when it ends, in one
 #                      piece.
 #   E2E_RESULTS=FILE   appends one line "NAME ok|FAIL|SKIP SECONDS LEAKS
@@ -140,16 +141,17 @@ if [ "$jobs" -gt 1 ] && [ -s "$logdir/e2e-parallel.$$" ]; then
 	fi
 fi
 
-# launch NAME: start test NAME in the background; its exit status and
-# seconds go to $logdir/e2e-NAME.rc when it ends.  timeout(1) gives the
-# test the default SIGINT and SIGQUIT that a background job of sh lost.
+# launch NAME NETNS: start test NAME in the background, in a network
+# namespace of its own when NETNS is 1; its exit status and seconds go to
+# $logdir/e2e-NAME.rc when it ends.  timeout(1) gives the test the default
+# SIGINT and SIGQUIT that a background job of sh lost.
 launch() {
 	(
 		log="$logdir/e2e-$1.log"
 		st=$(date +%s)
-		E2E_LEFT="$logdir/e2e-$1.left" E2E_NETNS=$netns
+		E2E_LEFT="$logdir/e2e-$1.left" E2E_NETNS=$2
 		export E2E_LEFT E2E_NETNS
-		if [ $netns = 1 ]; then
+		if [ "$2" = 1 ]; then
 			# shellcheck disable=SC2016 # $0 is the inner shell's
 			timeout -k 10 "$limit" unshare -n -- \
 			    sh -c 'ip link set lo up && exec sh "$0"' \
@@ -246,7 +248,7 @@ reap() {
 	[ $done_one = 1 ] || sleep 0.2
 }
 
-# run_list FILE N: the tests of FILE, N at a time.
+# run_list FILE N NETNS: the tests of FILE, N at a time (launch NETNS).
 run_list() {
 	jobs_now=$2
 	while read -r next; do
@@ -254,16 +256,19 @@ run_list() {
 		while set -- $running && [ $# -ge "$jobs_now" ]; do
 			reap
 		done
-		launch "$next"
+		launch "$next" "$3"
 	done <"$1"
 	while [ -n "$running" ]; do
 		reap
 	done
 }
 
+# serial.txt's tests alone, as they ran before side by side existed (in
+# the caller's network namespace: the interop tests' npm install reaches
+# the registry), then the others.
 running=""
-run_list "$logdir/e2e-serial.$$" 1
-run_list "$logdir/e2e-parallel.$$" "$jobs"
+run_list "$logdir/e2e-serial.$$" 1 0
+run_list "$logdir/e2e-parallel.$$" "$jobs" $netns
 wait
 rm -f "$logdir/e2e-serial.$$" "$logdir/e2e-parallel.$$"
 
