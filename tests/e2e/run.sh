@@ -250,13 +250,13 @@ reap() {
 
 # run_list FILE N NETNS: the tests of FILE, N at a time (launch NETNS).
 run_list() {
-	jobs_now=$2
+	jobs_now=$2 ns_now=$3
 	while read -r next; do
 		# shellcheck disable=SC2086 # one word per running test
 		while set -- $running && [ $# -ge "$jobs_now" ]; do
 			reap
 		done
-		launch "$next" "$3"
+		launch "$next" "$ns_now"
 	done <"$1"
 	while [ -n "$running" ]; do
 		reap
