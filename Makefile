@@ -126,8 +126,10 @@ unit: $(UNIT_BIN)
 	done; \
 	exit $$fail
 
+# E2E_JOBS tests at a time (tests/e2e/run.sh: its default from nproc;
+# side by side only as root, each in a network namespace of its own).
 e2e: all
-	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) \
+	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) $(if $(E2E_JOBS),E2E_JOBS=$(E2E_JOBS)) \
 	E2E_RESULTS=$${E2E_RESULTS:-$(CURDIR)/$(B)/e2e-results.txt} \
 	tests/e2e/run.sh
 
@@ -191,28 +193,49 @@ format:
 
 FUZZ_C = $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN = $(FUZZ_C:tests/fuzz/%.c=build/fuzz/%)
-build/fuzz/%: tests/fuzz/%.c $(SRC_C) $(EMU_C)
+# src/ and emulator/ are compiled once for every target (coverage
+# instrumentation without libFuzzer's main: fuzzer-no-link), into two
+# archives each target links.
+FUZZ_CFLAGS = $(BASE_CFLAGS) -O1 -fno-sanitize-recover=all -Isrc -Iemulator \
+	$(shell pkg-config --cflags $(PKGS) libmicrohttpd)
+FUZZ_SRC_O = $(SRC_C:%.c=build/fuzz/obj/%.o)
+FUZZ_EMU_O = $(EMU_C:%.c=build/fuzz/obj/%.o)
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -Isrc -Iemulator \
-		$(shell pkg-config --cflags $(PKGS) libmicrohttpd) \
-		-o $@ $< $(SRC_C) $(if $(findstring fuzz_emu_,$@),$(EMU_C)) \
-		$(LIBS) $(EMU_LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
+		-MMD -MP -c -o $@ $<
+build/fuzz/libtpuctl.a: $(FUZZ_SRC_O)
+	rm -f $@
+	ar rcs $@ $^
+build/fuzz/libemu.a: $(FUZZ_EMU_O)
+	rm -f $@
+	ar rcs $@ $^ $(if $(FUZZ_EMU_O),,/dev/null)
+build/fuzz/%: tests/fuzz/%.c build/fuzz/libtpuctl.a build/fuzz/libemu.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(if $(findstring fuzz_emu_,$@),build/fuzz/libemu.a) \
+		build/fuzz/libtpuctl.a $(LIBS) $(EMU_LIBS)
 
 # RELIABILITY.md S12 (no crash or UB on hostile input): every target
-# under ASan+UBSan, FUZZ_SECONDS each (CI 8, make check-deep 60).
+# under ASan+UBSan, FUZZ_SECONDS each (CI 8, make check-deep 60),
+# FUZZ_JOBS at a time; a crashing target's log is printed at the end.
+FUZZ_JOBS ?= 2
 fuzz: $(FUZZ_BIN)
-	@nt=0; for f in $(FUZZ_BIN); do \
-		n=$$(basename $$f); corpus=tests/fuzz/corpus/$$n; \
+	@rm -f build/fuzz/*.failed
+	@printf '%s\n' $(FUZZ_BIN) | xargs -P $(FUZZ_JOBS) -n 1 sh -c ' \
+		f=$$1; n=$$(basename $$f); corpus=tests/fuzz/corpus/$$n; \
 		mkdir -p build/fuzz/corpus/$$n $$corpus; \
 		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
 		echo "== $$n ($(FUZZ_SECONDS) s)"; \
 		$$f $$dict -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 \
-			build/fuzz/corpus/$$n $$corpus 2>build/fuzz/$$n.log \
-			|| { tail -50 build/fuzz/$$n.log; exit 1; }; \
-		nt=$$((nt + 1)); \
+			build/fuzz/corpus/$$n $$corpus 2>build/fuzz/$$n.log || \
+			{ echo "FAIL $$n"; touch build/fuzz/$$n.failed; }' sh
+	@fail=0; for f in $(FUZZ_BIN); do \
+		[ -f $$f.failed ] || continue; \
+		echo "== $$(basename $$f) crashed:"; tail -50 $$f.log; fail=1; \
 	done; \
-	echo "fuzz (S12): $$nt targets, $(FUZZ_SECONDS) s each, no crash"
+	[ $$fail = 0 ] || exit 1; \
+	echo "fuzz (S12): $(words $(FUZZ_BIN)) targets, $(FUZZ_SECONDS) s each, no crash"
 
 bench: all
 	TPUCTL_BIN_DIR=$(CURDIR)/$(BIN) tests/bench/run.sh

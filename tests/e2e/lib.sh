@@ -30,6 +30,73 @@ unset GOOGLE_APPLICATION_CREDENTIALS CLOUDSDK_CORE_PROJECT \
 EMU_PID=
 EMU_DIR=
 
+# left_behind: what the test leaves, as one word "nodes=N,...,procs=N"
+# for run.sh's results file (E2E_LEFT; tests/reliability/README.md, "Left
+# at the end").  Read from the emulator's state files once it stopped,
+# and the processes that outlived it (every process of the test's network
+# namespace but this shell when run.sh gave it one (E2E_NETNS=1), else
+# those naming $T and this shell's descendants), which it then kills.
+left_behind() {
+	_l="0 0 0"
+	if [ -n "$EMU_DIR" ] && [ -f "$EMU_DIR/tpu/state.json" ]; then
+		_l=$(jq -r '[(.nodes // {} | length),
+		    (.queuedResources // {} | length),
+		    ([.operations // {} | .[] | select(.done != true)] |
+		    length)] | @tsv' "$EMU_DIR/tpu/state.json" 2>/dev/null) ||
+		    _l="0 0 0"
+	fi
+	_g="$EMU_DIR/gcs"
+	_b=0 _o=0 _p=0 _u=0
+	if [ -n "$EMU_DIR" ] && [ -d "$_g/buckets" ]; then
+		_b=$(find "$_g/buckets" -mindepth 1 -maxdepth 1 | wc -l)
+		_o=$(find "$_g/buckets" -path '*/objects/*.json' | wc -l)
+		_p=$(find "$_g/buckets" -path '*/objects/*.json' \
+		    -exec grep -l '\.tpuctl-part-' {} + | wc -l)
+		_u=$(find "$_g/uploads" -name '*.json' 2>/dev/null | wc -l)
+	fi
+	_t=$(find "$T" \( -name '*.tpuctl-tmp' -o -name '*.tmp-????????????' \) \
+	    ! -path "$T/emu/gcs/*" 2>/dev/null | wc -l)
+	if [ "${E2E_NETNS:-0}" = 1 ]; then
+		_ns=$(readlink /proc/$$/ns/net) # net:[INODE]
+		_ns=${_ns#net:?}
+		find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/net' \
+		    -lname "net:?${_ns%?}?" 2>/dev/null |
+		    cut -d/ -f3 >"$T/.procs" || true
+	else
+		pgrep -f "$T/" >"$T/.procs" || true
+		# and this shell's descendants
+		ps -e -o pid=,ppid= >"$T/.ps" 2>/dev/null || true
+		awk -v top=$$ '{ kid[$2] = kid[$2] " " $1 }
+		    END { q = top; while (q != "") { split(q, a, " "); q = ""
+		    for (i in a) { k = kid[a[i]]; if (k != "") {
+		    print substr(k, 2); q = q k } } } }' "$T/.ps" |
+		    tr ' ' '\n' >>"$T/.procs"
+	fi
+	_k=""
+	while read -r _pid; do
+		if [ "$_pid" != $$ ] && [ -d "/proc/$_pid" ]; then
+			_k="$_k $_pid"
+		fi
+	done <"$T/.procs"
+	if [ -n "$_k" ]; then
+		sleep 0.5 # one that was ending
+		_n=0
+		for _pid in $_k; do
+			[ -d "/proc/$_pid" ] || continue
+			echo "left running: $(tr '\0' ' ' <"/proc/$_pid/cmdline" \
+			    2>/dev/null)" >&2
+			kill -KILL "$_pid" 2>/dev/null || true
+			_n=$((_n + 1))
+		done
+	else
+		_n=0
+	fi
+	# shellcheck disable=SC2086 # three numbers
+	set -- $_l
+	echo "nodes=$1,qrs=$2,ops=$3,buckets=$_b,objects=$_o,uploads=$_u,parts=$_p,tmpfiles=$_t,procs=$_n" \
+	    >"$E2E_LEFT"
+}
+
 cleanup() {
 	rc=$?
 	if [ -n "$EMU_PID" ]; then
@@ -41,6 +108,7 @@ cleanup() {
 		done
 		kill -KILL "$EMU_PID" 2>/dev/null || true
 	fi
+	[ -z "${E2E_LEFT:-}" ] || left_behind || true
 	if [ $rc -ne 0 ] && [ -n "$EMU_DIR" ] && [ -f "$EMU_DIR/emulator.log" ]; then
 		echo "--- emulator log (last 30 lines)" >&2
 		tail -30 "$EMU_DIR/emulator.log" >&2 || true

@@ -8,9 +8,22 @@
 #                      sanitizer pass of .ci/run; tests/reliability/
 #                      san-coverage.sh checks that they reach every
 #                      command); with TESTS, both must select a test.
-#   E2E_RESULTS=FILE   appends one line "NAME ok|FAIL|SKIP SECONDS LEAKS"
-#                      per test to FILE (read by make report; LEAKS: the
-#                      LeakSanitizer reports in its log).
+#   E2E_JOBS=N         tests run N at a time (default: the number of
+#                      processors plus one, at most 4), each in a network
+#                      namespace of its own (unshare -n, loopback up), so
+#                      that their emulators, ports and worker addresses
+#                      never meet.  That needs root and unshare: without
+#                      them the tests run one at a time whatever N is.
+#                      The tests of serial.txt (timing-sensitive or
+#                      machine-wide) run alone, before the others, in
+#                      the caller's network namespace.  A
+#                      test's lines are printed when it ends, in one
+#                      piece.
+#   E2E_RESULTS=FILE   appends one line "NAME ok|FAIL|SKIP SECONDS LEAKS
+#                      LEFT" per test to FILE (read by make report;
+#                      LEAKS: the LeakSanitizer reports in its log; LEFT:
+#                      what lib.sh found left at the test's end, see
+#                      tests/reliability/README.md).
 #   E2E_NO_SKIP=1      a skipped test fails, unless its reason matches a
 #                      line of skip-allow.txt (what CI's machine cannot do).
 #   E2E_TIMEOUT        seconds per test (300).
@@ -52,9 +65,11 @@ allowed() {
 
 # result NAME STATUS SECONDS: one line of $E2E_RESULTS (uses $log).
 result() {
+	_left=$(cat "$logdir/e2e-$1.left" 2>/dev/null) || _left=-
+	rm -f "$logdir/e2e-$1.left"
 	[ -n "${E2E_RESULTS:-}" ] || return 0
 	echo "$1 $2 $3 $(grep -c 'ERROR: LeakSanitizer' "$log" 2>/dev/null)" \
-	    >>"$E2E_RESULTS"
+	    "${_left:--}" >>"$E2E_RESULTS"
 }
 
 # Every name in TESTS must select a test.
@@ -76,6 +91,15 @@ if [ -n "${TESTS:-}" ]; then
 	done
 fi
 
+# listed FILE NAME: NAME (tNNN or its full name) is a line of FILE, whose
+# text after a # is a comment.
+listed() {
+	sed 's/[[:space:]]*#.*//' "$1" | grep -qx -e "${2%%-*}" -e "$2"
+}
+
+# The tests to run, serial.txt's first.
+: >"$logdir/e2e-serial.$$"
+: >"$logdir/e2e-parallel.$$"
 for t in "$dir"/t*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
@@ -85,26 +109,96 @@ for t in "$dir"/t*.sh; do
 		*) continue ;;
 		esac
 	fi
-	if [ "${E2E_SAN_ONLY:-0}" = 1 ] &&
-	    ! sed 's/[[:space:]]*#.*//' "$dir/san.txt" |
-	    grep -qx -e "${name%%-*}" -e "$name"; then
+	if [ "${E2E_SAN_ONLY:-0}" = 1 ] && ! listed "$dir/san.txt" "$name"; then
 		continue
 	fi
+	if [ -f "$dir/serial.txt" ] && listed "$dir/serial.txt" "$name"; then
+		echo "$name" >>"$logdir/e2e-serial.$$"
+	else
+		echo "$name" >>"$logdir/e2e-parallel.$$"
+	fi
+done
+
+jobs=${E2E_JOBS:-}
+if [ -z "$jobs" ]; then
+	jobs=$(($(nproc 2>/dev/null || echo 1) + 1))
+	[ "$jobs" -le 4 ] || jobs=4
+fi
+case $jobs in
+'' | *[!0-9]*) echo "run.sh: E2E_JOBS='$jobs' is not a number" >&2; exit 2 ;;
+esac
+[ "$jobs" -ge 1 ] || jobs=1
+# Side by side only when each test gets a network namespace of its own.
+netns=0
+if [ "$jobs" -gt 1 ] && [ -s "$logdir/e2e-parallel.$$" ]; then
+	if [ "$(id -u)" = 0 ] && command -v ip >/dev/null &&
+	    unshare -n -- sh -c 'ip link set lo up' 2>/dev/null; then
+		netns=1
+	else
+		[ "$(wc -l <"$logdir/e2e-parallel.$$")" -lt 2 ] ||
+		    echo "e2e: one test at a time (side by side, E2E_JOBS=$jobs, needs root, unshare -n and ip)"
+		jobs=1
+	fi
+fi
+
+# launch NAME NETNS: start test NAME in the background, in a network
+# namespace of its own when NETNS is 1; its exit status and seconds go to
+# $logdir/e2e-NAME.rc when it ends.  timeout(1) gives the test the default
+# SIGINT and SIGQUIT that a background job of sh lost.
+launch() {
+	(
+		log="$logdir/e2e-$1.log"
+		st=$(date +%s)
+		E2E_LEFT="$logdir/e2e-$1.left" E2E_NETNS=$2
+		export E2E_LEFT E2E_NETNS
+		# (a test of this runner, t232, t420, runs it on fake tests)
+		unset E2E_RESULTS
+		if [ "$2" = 1 ]; then
+			# shellcheck disable=SC2016 # $0 is the inner shell's
+			timeout -k 10 "$limit" unshare -n -- \
+			    sh -c 'ip link set lo up && exec sh "$0"' \
+			    "$dir/$1.sh" >"$log" 2>&1 &
+		else
+			timeout -k 10 "$limit" sh "$dir/$1.sh" >"$log" 2>&1 &
+		fi
+		echo $! >"$logdir/e2e-$1.pid"
+		wait $!
+		rc=$?
+		echo "$rc $(($(date +%s) - st))" >"$logdir/e2e-$1.rc.tmp"
+		mv "$logdir/e2e-$1.rc.tmp" "$logdir/e2e-$1.rc"
+	) &
+	running="$running $1"
+}
+
+# A stopped run stops its tests (timeout(1) put each in a process group
+# of its own, out of reach of the terminal's ^C).
+stop_all() {
+	for r in $running; do
+		[ -f "$logdir/e2e-$r.pid" ] &&
+		    kill -TERM "$(cat "$logdir/e2e-$r.pid")" 2>/dev/null
+	done
+	wait
+	exit "$1"
+}
+trap 'stop_all 130' INT
+trap 'stop_all 143' TERM
+
+# report NAME: print and count the result of test NAME, which has ended.
+report() {
+	name=$1
 	log="$logdir/e2e-$name.log"
-	start=$(date +%s)
-	timeout -k 10 "$limit" sh "$t" >"$log" 2>&1
-	rc=$?
-	secs=$(($(date +%s) - start))
+	read -r rc secs <"$logdir/e2e-$name.rc"
+	rm -f "$logdir/e2e-$name.rc" "$logdir/e2e-$name.pid"
 	echo "$secs $name" >>"$times"
 	reasons=$(sed -n 's/^SKIP: [^:]*: //p' "$log")
-	if [ $rc -eq 0 ] && [ -z "$reasons" ]; then
+	if [ "$rc" -eq 0 ] && [ -z "$reasons" ]; then
 		pass=$((pass + 1))
 		echo "ok   $name ($secs s)"
 		result "$name" ok "$secs"
 		rm -f "$log"
-		continue
+		return 0
 	fi
-	if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
+	if [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; then
 		[ -n "$reasons" ] || reasons="(the test gave no reason)"
 		bad=""
 		if [ "${E2E_NO_SKIP:-0}" = 1 ]; then
@@ -120,7 +214,7 @@ for t in "$dir"/t*.sh; do
 			done
 			echo "     log kept: $log"
 			result "$name" SKIP "$secs"
-			continue
+			return 0
 		fi
 		printf '%s\n' "$bad" | while IFS= read -r r; do
 			echo "FAIL $name ($secs s): skipped with E2E_NO_SKIP=1," \
@@ -132,9 +226,53 @@ for t in "$dir"/t*.sh; do
 	failed=$((failed + 1))
 	failures="$failures $name"
 	result "$name" FAIL "$secs"
-	sed 's/^/    /' "$log" | tail -40
+	# the whole log but for the head of a very long one
+	lines=$(wc -l <"$log")
+	[ "$lines" -le 300 ] ||
+	    echo "    ($((lines - 300)) lines cut: see the log)"
+	sed 's/^/    /' "$log" | tail -300
 	echo "     log kept: $log"
-done
+}
+
+# reap: report the tests that have ended; none: wait a little.
+reap() {
+	still=""
+	done_one=0
+	for r in $running; do
+		if [ -f "$logdir/e2e-$r.rc" ]; then
+			report "$r"
+			done_one=1
+		else
+			still="$still $r"
+		fi
+	done
+	running=$still
+	[ $done_one = 1 ] || sleep 0.2
+}
+
+# run_list FILE N NETNS: the tests of FILE, N at a time (launch NETNS).
+run_list() {
+	jobs_now=$2 ns_now=$3
+	while read -r next; do
+		# shellcheck disable=SC2086 # one word per running test
+		while set -- $running && [ $# -ge "$jobs_now" ]; do
+			reap
+		done
+		launch "$next" "$ns_now"
+	done <"$1"
+	while [ -n "$running" ]; do
+		reap
+	done
+}
+
+# serial.txt's tests alone, as they ran before side by side existed (in
+# the caller's network namespace: the interop tests' npm install reaches
+# the registry), then the others.
+running=""
+run_list "$logdir/e2e-serial.$$" 1 0
+run_list "$logdir/e2e-parallel.$$" "$jobs" $netns
+wait
+rm -f "$logdir/e2e-serial.$$" "$logdir/e2e-parallel.$$"
 
 if [ -s "$times" ]; then
 	echo "slowest 10 (s):"

@@ -64,5 +64,7 @@ expect_rc 2 "$EMULATOR" event --state-dir "$EMU_DIR" ssh-cut --node t309 \
 assert_grep 'event "ssh-cut" needs "worker" from 0 to 1' "$T/err"
 
 pkill -f "^sleep $m0\$" || true
+# worker 1's command would outlive its client (no tty, no hangup)
+pkill -f "^sleep $m1\$" || true
 kill "$c1" 2>/dev/null || true
 wait "$c1" 2>/dev/null || true

@@ -3,10 +3,13 @@
 # per row id of RELIABILITY.md with its status, the tests that cover it
 # and how its end-to-end tests did in the last run (read from
 # build/default/e2e-results.txt, which make e2e writes: "pass", "FAIL",
-# "skip", "not run"), then the counts per status and the LeakSanitizer
-# reports of the last sanitizer run (build/san/e2e-results.txt).  Exit 1
-# when the table is missing, a line of it is malformed or names a test
-# that does not exist, or a named test failed in the last run.
+# "skip", "not run"), then the counts per status, the LeakSanitizer
+# reports of the last sanitizer run (build/san/e2e-results.txt) and what
+# the tests of the last run left at their ends (the results' fifth field,
+# written by tests/e2e/lib.sh: README.md, "Left at the end"): the
+# emulator's resources, and the leaks, listed by test.  Exit 1 when the
+# table is missing, a line of it is malformed or names a test that does
+# not exist, a named test failed in the last run, or a test leaked.
 set -eu
 top="$(dirname "$0")/../.."
 readme="$top/tests/reliability/README.md"
@@ -33,6 +36,7 @@ BEGIN {
 	# the last line per test wins (make e2e appends)
 	while ((getline l < res) > 0) {
 		split(l, f, " "); sub(/-.*/, "", f[1]); last[f[1]] = f[2]
+		left[f[1]] = f[5]
 	}
 	while ((getline l < san) > 0) {
 		split(l, f, " "); sub(/-.*/, "", f[1]); slast[f[1]] = f[2]
@@ -104,6 +108,42 @@ END {
 		    san, sanruns, leaks
 	else
 		printf "sanitizer run: none recorded (make check-san)\n"
-	exit (bad || failed)
+	# what the tests left: k=v,... per test (the last run of each)
+	nk = split("nodes qrs ops buckets objects uploads parts tmpfiles procs",
+	    kinds, " ")
+	for (t in left) {
+		if (left[t] == "" || left[t] == "-") continue
+		nleft++
+		m = split(left[t], kv, ",")
+		lk = ""
+		for (i = 1; i <= m; i++) {
+			split(kv[i], p, "=")
+			sum[p[1]] += p[2]
+			if ((p[1] == "parts" || p[1] == "tmpfiles" ||
+			    p[1] == "procs") && p[2] > 0) {
+				leaked += p[2]
+				lk = lk (lk == "" ? "" : ", ") p[2] " " p[1]
+			}
+		}
+		if (lk != "") leaks_of[t] = lk
+	}
+	if (nleft == 0)
+		printf "left at the end: not recorded (make e2e records it)\n"
+	else {
+		printf "left in the emulators at the tests\047 ends (%d tests; " \
+		    "each test\047s own emulator, removed with it): %d nodes, " \
+		    "%d queued resources, %d running operations, %d buckets, " \
+		    "%d objects, %d upload sessions\n", nleft, sum["nodes"],
+		    sum["qrs"], sum["ops"], sum["buckets"], sum["objects"],
+		    sum["uploads"]
+		printf "%d leaked resources", leaked
+		if (leaked > 0) {
+			printf " (temp part objects, temp files, processes " \
+			    "that outlived their test):"
+			for (t in leaks_of) printf " %s: %s;", t, leaks_of[t]
+		}
+		printf "\n"
+	}
+	exit (bad || failed || leaked > 0)
 }' "$readme" || exit 1
 exit $missing
