@@ -282,8 +282,13 @@ jobs_env_script(char *const *env, size_t n)
  * a non-leader), so a dropped connection or killed client does not reach
  * it and `kill -TERM -PGID` reaches all of the job.  It sources the
  * environment, runs the command in a subshell with no positional
- * parameters and records "exit N".  Killed with its group, it records
- * nothing: cancel records "signal TERM" or "signal KILL" then.  The
+ * parameters and records "exit N".  It survives a SIGTERM to its group
+ * (cancel's, or the preemption watcher's): the command, in a subshell,
+ * gets it with the default action, and the shell records "signal TERM"
+ * when the command died of it (status 143) or cancel asked (DIR/cancel),
+ * else the command's own "exit N" (a job that saves and exits at the
+ * notice).  Killed with its group (SIGKILL), it records nothing: cancel
+ * records "signal KILL" then, a preempted worker reads lost.  The
  * user's env may set any name, so only $1.. and _tpuctl_* are used.
  */
 static const char job_sh[] =
@@ -292,13 +297,22 @@ static const char job_sh[] =
     "if ! cd \"$2\"; then\n"
     "  : >\"$1/end\"; echo 'exit 127' >\"$1/status\"; exit 1\n"
     "fi\n"
-    "_tpuctl_d=$1 _tpuctl_c=$3\n"
+    "_tpuctl_d=$1 _tpuctl_c=$3 _tpuctl_t=\n"
     "set --\n"
-    "(eval \"$_tpuctl_c\")\n"
-    "_tpuctl_s=$?\n"
+    "trap _tpuctl_t=1 TERM\n"
+    "if [ -z \"$_tpuctl_t\" ]; then\n"
+    "  (eval \"$_tpuctl_c\")\n"
+    "  _tpuctl_s=$?\n"
+    "else _tpuctl_s=143\n"
+    "fi\n"
     ": >\"$_tpuctl_d/end\"\n"
     /* one short write: a reader sees it whole or not at all */
-    "echo \"exit $_tpuctl_s\" >\"$_tpuctl_d/status\"\n";
+    "if [ -n \"$_tpuctl_t\" ] && "
+    "{ [ $_tpuctl_s = 143 ] || [ -e \"$_tpuctl_d/cancel\" ]; }; then\n"
+    "  echo 'signal TERM' >\"$_tpuctl_d/status\"\n"
+    "else\n"
+    "  echo \"exit $_tpuctl_s\" >\"$_tpuctl_d/status\"\n"
+    "fi\n";
 
 /* The follow part; $n name, $o1 $o2 offsets, $w wait (1/0). */
 static const char follow_sh[] =
@@ -442,6 +456,8 @@ static const char cancel_sh[] =
     "    sleep 0.01; i=$((i + 1))\n"
     "  done\n"
     "  sig=TERM\n"
+    /* the job's shell reads it: cancelled, whatever the job exits with */
+    "  : >\"$d/cancel\"\n"
     /* a group already gone (the worker rebooted) stays lost */
     "  if kill -TERM -\"$g\" 2>/dev/null; then\n"
     "  i=0\n"

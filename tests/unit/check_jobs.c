@@ -896,6 +896,104 @@ START_TEST(test_scripts_cancel_term)
 }
 END_TEST
 
+/* Launch job name running command; wait until its output says "up". */
+static void
+launch_up(struct jobs_spec *s, const char *name, const char *command)
+{
+	char **env, *cmd,
+	    *p = xasprintf("%s/.tpuctl/jobs/%s/stdout", home, name);
+	struct buf b;
+	struct tpu_err err;
+	size_t n;
+	int k;
+
+	free(s->name);
+	s->name = xstrdup(name);
+	free(s->command);
+	s->command = xstrdup(command);
+	env = jobs_worker_env(s, "127.0.0.1", 0, 0, &n);
+	cmd = jobs_launch_cmd(s, env, n, 0);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), 0);
+	free(cmd);
+	jobs_env_free(env, n);
+	buf_init(&b, BUF_NOCAP);
+	for (k = 0; k < 500; k++) {
+		buf_clear(&b);
+		if (fsutil_read_file(p, 0, &b, NULL, &err) == 0 && b.len > 0 &&
+		    strstr(b.data, "up\n") != NULL)
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(k < 500, "job %s never started", name);
+	buf_release(&b);
+	free(p);
+}
+
+/* SIGTERM to job name's process group, as the preemption watcher does. */
+static void
+term_group(const char *name)
+{
+	char *p = xasprintf("%s/.tpuctl/jobs/%s/pgid", home, name);
+	struct buf b;
+	struct tpu_err err;
+
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(fsutil_read_file(p, 0, &b, NULL, &err), 0);
+	ck_assert_int_eq(kill(-(pid_t)strtol(b.data, NULL, 10), SIGTERM), 0);
+	buf_release(&b);
+	free(p);
+}
+
+/* The preemption notice's SIGTERM to the whole group (the job's shell
+   included) records the job's own exit, or "signal TERM" when it died
+   of it, never lost; cancel's SIGTERM records "signal TERM" even when
+   the job catches it and exits 0. */
+START_TEST(test_scripts_notice_term)
+{
+	struct jobs_spec s;
+	struct jobs_state st;
+	struct buf o;
+	char *cmd;
+
+	buf_init(&o, BUF_NOCAP);
+	spec_fill(&s, 1, 1);
+	launch_up(&s, "n1", "trap 'exit 7' TERM; echo up; sleep 30 & wait");
+	launch_up(&s, "n2", "echo up; sleep 30");
+	launch_up(&s, "n3", "echo up; sleep 30; echo after");
+	term_group("n1");
+	term_group("n2");
+	term_group("n3");
+	wait_final("n1", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, 7);
+	ck_assert(st.end != 0);
+	wait_final("n2", &st);
+	ck_assert_int_eq(st.kind, JOBS_KILLED);
+	ck_assert_str_eq(st.signal, "TERM");
+	wait_final("n3", &st);
+	ck_assert_int_eq(st.kind, JOBS_KILLED);
+	ck_assert_str_eq(st.signal, "TERM");
+	cmd = xasprintf("%s/.tpuctl/jobs/n3/stdout", home);
+	{
+		struct tpu_err err;
+
+		ck_assert_int_eq(fsutil_read_file(cmd, 0, &o, NULL, &err), 0);
+		ck_assert_str_eq(o.data, "up\n");
+	}
+	free(cmd);
+	/* cancelled: killed by TERM whatever the job exits with */
+	launch_up(&s, "n4", "trap 'exit 0' TERM; echo up; sleep 30 & wait");
+	cmd = jobs_cancel_cmd("n4", 10);
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
+	free(cmd);
+	ck_assert_msg(
+	    strncmp(o.data, "n4 signal TERM ", 15) == 0, "%s", o.data);
+	ck_assert_int_eq(group_alive("n4"), 0);
+	jobs_spec_release(&s);
+	buf_release(&o);
+}
+END_TEST
+
 START_TEST(test_scripts_workdir)
 {
 	struct jobs_spec s;
@@ -1292,6 +1390,7 @@ jobs_suite(void)
 	tcase_add_test(ts, test_scripts_follow_while_running);
 	tcase_add_test(ts, test_scripts_cancel);
 	tcase_add_test(ts, test_scripts_cancel_term);
+	tcase_add_test(ts, test_scripts_notice_term);
 	tcase_add_test(ts, test_scripts_workdir);
 	tcase_add_test(ts, test_scripts_staged);
 	tcase_add_test(ts, test_boot_script);
