@@ -310,8 +310,34 @@ run_exec(const struct cmd_entry *e, struct tpu_ctx *ctx, int argc, char **argv,
 	    current_path);
 }
 
+static int dispatch(
+    const struct cmd_entry *, struct tpu_ctx *, int, char **, struct tpu_err *);
+
+/*
+ * A command may run others (submit: queued-resources create, logs;
+ * recovery: create): such a dispatch starts again from "tpuctl", and the
+ * running command's path and entry are back when it returns.
+ */
 int
 cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
+    char **argv, struct tpu_err *err)
+{
+	char saved[sizeof current_path];
+	const struct cmd_entry *was = current;
+	int rc;
+
+	if (parent != NULL || current == NULL)
+		return dispatch(parent, ctx, argc, argv, err);
+	memcpy(saved, current_path, sizeof saved);
+	snprintf(current_path, sizeof current_path, "tpuctl");
+	rc = dispatch(NULL, ctx, argc, argv, err);
+	memcpy(current_path, saved, sizeof saved);
+	current = was;
+	return rc;
+}
+
+static int
+dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
     char **argv, struct tpu_err *err)
 {
 	const struct cmd_entry *e;
@@ -347,7 +373,7 @@ cmd_dispatch(const struct cmd_entry *parent, struct tpu_ctx *ctx, int argc,
 			       tpu_error(err, TPU_E_USAGE,
 			           "missing sub-command for '%s'", e->name);
 		}
-		return cmd_dispatch(e, ctx, argc - 1, argv + 1, err);
+		return dispatch(e, ctx, argc - 1, argv + 1, err);
 	}
 	if (wants_help(argc, argv)) {
 		cmd_print_help(stdout, e, current_path + strlen("tpuctl "));
