@@ -26,6 +26,7 @@
 #include "gcsxfer.h"
 #include "http.h"
 #include "log.h"
+#include "progress.h"
 #include "retry.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -53,12 +54,11 @@ struct plan {
 };
 
 struct prog {
-	pthread_mutex_t mu;
+	struct progress p; /* the bytes; p.mu also keeps the counts below */
 	enum prog_mode mode;
 	int tty;
-	int64_t total, done;
+	int64_t total;
 	size_t files, files_done, failed;
-	int64_t start_ms, last_ms;
 	int drawn;
 };
 
@@ -581,11 +581,12 @@ out:
 /* --- progress ------------------------------------------------------------- */
 
 static void
-prog_draw(struct prog *pr, int final)
+prog_draw(void *arg, int final)
 {
-	int64_t now = tpu_now_ms(), el = now - pr->start_ms;
-	double rate = el > 0 ? (double)pr->done * 1000.0 / (double)el : 0;
-	double eta = rate > 0 ? (double)(pr->total - pr->done) / rate : 0;
+	struct prog *pr = arg;
+	int64_t now = tpu_now_ms(), el = now - pr->p.start_ms;
+	double rate = progress_rate(&pr->p, now);
+	double eta = rate > 0 ? (double)(pr->total - pr->p.done) / rate : 0;
 
 	if (pr->mode == PROG_JSONL) {
 		fprintf(stderr,
@@ -594,16 +595,16 @@ prog_draw(struct prog *pr, int final)
 		    "\"total_files\":%zu,\"failed\":%zu,"
 		    "\"bytes_per_second\":%.0f,\"eta_seconds\":%.1f,"
 		    "\"elapsed_seconds\":%.3f}\n",
-		    final ? "done" : "progress", pr->done, pr->total,
+		    final ? "done" : "progress", pr->p.done, pr->total,
 		    pr->files_done, pr->files, pr->failed, rate,
 		    final ? 0.0 : eta, (double)el / 1000.0);
 		fflush(stderr);
 	} else if (pr->tty) {
 		char d[32], t[32], r[32];
 		int pct =
-		    pr->total > 0 ? (int)(pr->done * 100 / pr->total) : 100;
+		    pr->total > 0 ? (int)(pr->p.done * 100 / pr->total) : 100;
 
-		tpu_human_size((double)pr->done, d, sizeof d);
+		tpu_human_size((double)pr->p.done, d, sizeof d);
 		tpu_human_size((double)pr->total, t, sizeof t);
 		tpu_human_size(rate, r, sizeof r);
 		fprintf(stderr,
@@ -621,17 +622,8 @@ static void
 prog_bytes(void *arg, int64_t delta)
 {
 	struct prog *pr = arg;
-	int64_t now;
 
-	pthread_mutex_lock(&pr->mu);
-	pr->done += delta;
-	now = tpu_now_ms();
-	if ((pr->mode == PROG_JSONL && now - pr->last_ms >= 500) ||
-	    (pr->mode != PROG_JSONL && pr->tty && now - pr->last_ms >= 200)) {
-		pr->last_ms = now;
-		prog_draw(pr, 0);
-	}
-	pthread_mutex_unlock(&pr->mu);
+	progress_add(&pr->p, delta);
 }
 
 /* --- run ---------------------------------------------------------------- */
@@ -770,11 +762,11 @@ worker(void *arg)
 			break;
 		tpu_err_init(&err);
 		rc = run_job(r, g, &r->p->v[i], &err);
-		pthread_mutex_lock(&r->pr->mu);
+		pthread_mutex_lock(&r->pr->p.mu);
 		r->pr->files_done++;
 		if (rc != 0)
 			r->pr->failed++;
-		pthread_mutex_unlock(&r->pr->mu);
+		pthread_mutex_unlock(&r->pr->p.mu);
 		if (rc == 0)
 			continue;
 		pthread_mutex_lock(&r->mu);
@@ -836,13 +828,19 @@ run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
 	struct prog pr;
 	struct run r;
 	size_t i, nth;
-	int64_t big = 0;
+	int64_t big = 0, every;
 
 	memset(&pr, 0, sizeof pr);
-	pthread_mutex_init(&pr.mu, NULL);
 	pr.mode = ctx->quiet && mode == PROG_AUTO ? PROG_NONE : mode;
 	pr.tty = mode == PROG_AUTO && !ctx->quiet && isatty(STDERR_FILENO);
-	pr.start_ms = tpu_now_ms();
+	/* JSON lines every 500 ms, the terminal line every 200 ms, else
+	   only the count; the first bytes draw at once (last_ms 0) */
+	if (pr.mode == PROG_JSONL)
+		every = 500;
+	else
+		every = pr.tty ? 200 : 0;
+	progress_init(&pr.p, tpu_now_ms(), every, prog_draw, &pr);
+	pr.p.last_ms = 0;
 	pr.files = p->n;
 	for (i = 0; i < p->n; i++) {
 		if (p->v[i].kind != JOB_RM_OBJ && p->v[i].kind != JOB_RM_LOCAL)
@@ -876,12 +874,12 @@ run_plan(struct tpu_ctx *ctx, struct gcs *g, struct plan *p,
 		pthread_join(th[i], NULL);
 	if (pr.mode == PROG_JSONL || pr.drawn)
 		prog_draw(&pr, 1);
-	p->bytes = pr.done;
-	p->elapsed_ms = tpu_now_ms() - pr.start_ms;
+	p->bytes = pr.p.done;
+	p->elapsed_ms = tpu_now_ms() - pr.p.start_ms;
 	if (r.rc == 0 && pr.mode == PROG_AUTO && !ctx->quiet && !p->move)
 		summary(p, p->bytes, p->elapsed_ms);
 	pthread_mutex_destroy(&r.mu);
-	pthread_mutex_destroy(&pr.mu);
+	progress_release(&pr.p);
 	if (r.rc != 0) {
 		*err = r.err;
 		if (pr.failed > 1) {

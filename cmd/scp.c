@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 
 #include "buf.h"
 #include "cmd.h"
+#include "progress.h"
 #include "retry.h"
 #include "sshcmd.h"
 #include "sshxfer.h"
@@ -60,27 +60,27 @@ summary(int upload, const struct sshcmd *sc, const struct sshxfer_result *res,
  * when stderr is not a terminal or with -q.
  */
 struct scp_prog {
-	pthread_mutex_t mu;
-	int64_t start_ms, last_ms, done, total; /* total: 0 when unknown */
-	int drawn;                              /* a line is on the screen */
+	struct progress p; /* the bytes, under p.mu */
+	int64_t total;     /* 0 when unknown */
+	int drawn;         /* a line is on the screen */
 };
 
 static void
-prog_draw(struct scp_prog *pr, int final)
+prog_draw(void *arg, int final)
 {
-	int64_t el = tpu_now_ms() - pr->start_ms;
-	double rate = el > 0 ? (double)pr->done * 1000.0 / (double)el : 0;
+	struct scp_prog *pr = arg;
+	double rate = progress_rate(&pr->p, tpu_now_ms());
 	char d[32], t[32], r[32];
 
-	tpu_human_size((double)pr->done, d, sizeof d);
+	tpu_human_size((double)pr->p.done, d, sizeof d);
 	tpu_human_size(rate, r, sizeof r);
 	if (pr->total > 0) {
 		double left =
-		    rate > 0 ? (double)(pr->total - pr->done) / rate : 0;
+		    rate > 0 ? (double)(pr->total - pr->p.done) / rate : 0;
 
 		tpu_human_size((double)pr->total, t, sizeof t);
 		fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %ds",
-		    (int)(pr->done * 100 / pr->total), d, t, r,
+		    (int)(pr->p.done * 100 / pr->total), d, t, r,
 		    final ? 0 : (int)(left + 0.5));
 	} else
 		fprintf(stderr, "\r\033[K%s  %s/s", d, r);
@@ -94,15 +94,8 @@ static void
 prog_bytes(void *arg, int64_t n)
 {
 	struct scp_prog *pr = arg;
-	int64_t now = tpu_now_ms();
 
-	pthread_mutex_lock(&pr->mu);
-	pr->done += n;
-	if (now - pr->last_ms >= 200) {
-		pr->last_ms = now;
-		prog_draw(pr, 0);
-	}
-	pthread_mutex_unlock(&pr->mu);
+	progress_add(&pr->p, n);
 }
 
 /* An upload's bytes: the local sources' sizes times the workers. */
@@ -240,8 +233,7 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	retry_install_signals();
 	t0 = tpu_now_ms();
 	memset(&prog, 0, sizeof prog);
-	pthread_mutex_init(&prog.mu, NULL);
-	prog.start_ms = prog.last_ms = t0;
+	progress_init(&prog.p, t0, 200, prog_draw, &prog);
 	if (!ctx->quiet && isatty(STDERR_FILENO)) {
 		spec.on_bytes = prog_bytes;
 		spec.arg = &prog;
@@ -255,9 +247,9 @@ scp_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		rc = sshxfer_run(&spec, sc.targets, sc.ntargets, res, err);
 	/* the last state (also of a copy quicker than one redraw, as
 	   scp(1) ends every file's line), then the lines below */
-	if (spec.on_bytes != NULL && (prog.drawn || prog.done > 0))
+	if (spec.on_bytes != NULL && (prog.drawn || prog.p.done > 0))
 		prog_draw(&prog, 1);
-	pthread_mutex_destroy(&prog.mu);
+	progress_release(&prog.p);
 	if (sc.ntargets > 1)
 		for (w = 0; w < sc.ntargets; w++) {
 			if (res[w].rc != 0)
