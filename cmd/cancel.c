@@ -2,8 +2,12 @@
  * "tpuctl cancel JOB": SIGTERM to the job's process group on every
  * worker, SIGKILL after the grace period to whatever of it is left,
  * then the final states recorded and shown: nothing of the job keeps
- * running.  Exit 0 when the job has ended on every worker, 8 when some
- * could not be reached (lost), 9 when none could.
+ * running.  A worker whose end is recorded already (exited N, killed by
+ * SIG: jobs_state_known) is not contacted and keeps that state, even
+ * when it cannot be reached now.  The exit contract is the fan-out's
+ * (fanout_contract): 0 when the job has ended on every worker, 8 when
+ * some could not be cancelled (lost), 9 when no worker to cancel could
+ * be reached.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,8 +16,10 @@
 
 #include "cmd.h"
 #include "config.h"
+#include "fanout.h"
 #include "fwcmd.h"
 #include "jobcmd.h"
+#include "jobs.h"
 #include "util.h"
 #include "xmalloc.h"
 
@@ -63,8 +69,10 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	};
 	struct sshcmd_opts so;
 	struct jobcmd jc;
+	struct fanout_outcome *oc;
+	unsigned char *known;
 	long long grace = 10;
-	size_t i, nended = 0, nreach = 0;
+	size_t i, n, nended = 0;
 	int ch, rc;
 
 	jobcmd_init(&jc);
@@ -113,8 +121,15 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	if (rc != 0)
 		goto out;
-	for (i = 0; i < jc.sc.ntargets; i++)
-		jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
+	n = jc.sc.ntargets;
+	known = xcalloc(n > 0 ? n : 1, 1);
+	/* ask every worker but those whose end is recorded (jobcmd_cancel
+	   leaves them alone: not contacted, their state kept) */
+	for (i = 0; i < n; i++) {
+		known[i] = jobs_state_known(jobcmd_state(&jc, i));
+		if (!known[i])
+			jobcmd_state(&jc, i)->kind = JOBS_RUNNING;
+	}
 	jobcmd_cancel(&jc, (int)grace);
 	{
 		struct tpu_err e;
@@ -123,19 +138,26 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		jobcmd_save(&jc, &e);
 	}
 	jobcmd_print_states(&jc);
-	for (i = 0; i < jc.sc.ntargets; i++) {
+	oc = xcalloc(n > 0 ? n : 1, sizeof *oc);
+	for (i = 0; i < n; i++) {
 		const struct jobs_state *st = jobcmd_state(&jc, i);
 
-		nreach += jc.reached[i];
-		nended += jobs_state_final(st) && st->kind != JOBS_LOST;
+		oc[i].ok = jobs_state_final(st) && st->kind != JOBS_LOST;
+		/* a recorded end needs no answer: not unreachable */
+		oc[i].reached = known[i] || jc.reached[i];
+		nended += oc[i].ok != 0;
 	}
 	fprintf(stderr, "job %s: ended on %zu of %zu workers\n", jc.spec.name,
-	    nended, jc.sc.ntargets);
-	if (nended < jc.sc.ntargets)
-		rc = tpu_error(err,
-		    nreach == 0 ? TPU_E_UNREACHABLE : TPU_E_PARTIAL,
-		    "job %s: %zu of %zu workers could not be cancelled",
-		    jc.spec.name, jc.sc.ntargets - nended, jc.sc.ntargets);
+	    nended, n);
+	{
+		char *what = xasprintf("job %s", jc.spec.name);
+
+		rc =
+		    fanout_contract(oc, n, what, "could not be cancelled", err);
+		free(what);
+	}
+	free(oc);
+	free(known);
 out:
 	jobcmd_release(&jc);
 	return rc;
