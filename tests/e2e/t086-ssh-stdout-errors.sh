@@ -28,6 +28,8 @@ full --worker 2 --output raw -- echo hi
 full --worker all --output raw -- echo hi
 full --worker all --output jsonl -- echo hi
 full --worker 1 --output jsonl -- echo hi
+# jsonl's exit records are output too: a command that prints nothing
+full --worker all --output jsonl -- true
 # stopped at once, not after the remote command
 start=$(date +%s)
 full --worker all --command 'echo hi; sleep 30'

@@ -2,7 +2,8 @@
 # Issue 20: "tpuctl data mv" as gsutil mv: a copy with cp's rules, then
 # the sources removed once every copy succeeded (objects pinned to the
 # generation copied, local files unlinked); a failed copy removes
-# nothing; wildcards as for cp; one closing "Moved" line, none with -q.
+# nothing; wildcards as for cp (with -r a matched directory moves whole);
+# one closing "Moved" line, none with -q.
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -36,6 +37,22 @@ expect_rc 0 "$TPUCTL" -q data mv gs://e2e-412/out/x1 "$T/back"
 [ ! -s "$T/err" ] || fail "-q: $(cat "$T/err")"
 [ "$(cat "$T/back")" = x1 ] || fail "download"
 expect_rc 4 "$TPUCTL" data stat gs://e2e-412/out/x1
+
+# -r with a wildcard matching directories: each moved whole by its last
+# component; what the pattern does not cover stays
+mkdir -p "$T/runs/r1/sub" "$T/runs/r2"
+for f in r1/a r1/sub/b r2/c r10.txt; do
+	printf '%s\n' "$f" >"$T/runs/$f"
+done
+expect_rc 0 "$TPUCTL" -q data cp -r "$T/runs" gs://e2e-412/
+expect_rc 0 "$TPUCTL" data mv -r 'gs://e2e-412/runs/r?' gs://e2e-412/arch/
+assert_grep '^Moved 3 files ' "$T/err"
+req GET "$GCS/storage/v1/b/e2e-412/o?prefix=arch/"
+[ "$(jf '[.items[].name] | sort | join(" ")')" = "arch/r1/a arch/r1/sub/b arch/r2/c" ] ||
+	fail "mv -r r?: $(cat "$T/body")"
+req GET "$GCS/storage/v1/b/e2e-412/o?prefix=runs/"
+[ "$(jf '[.items[].name] | join(" ")')" = "runs/r10.txt" ] ||
+	fail "mv -r r? left: $(cat "$T/body")"
 
 # a failed copy (--no-clobber onto an existing object) removes nothing
 printf 'two\n' >"$T/b"
