@@ -1,7 +1,8 @@
 /*
  * Lazy creation of the per-invocation service clients (ctx->http,
  * ctx->auth, Cloud Storage handles) from the configuration, and their
- * release.
+ * release.  The top of src/ (see ctx.h): it includes the services, none
+ * of them includes ctx.h.
  *
  * CA bundle, highest first: --ca-file (core/custom_ca_certs_file as a
  * flag), TPUCTL_CA_BUNDLE, core/custom_ca_certs_file from the

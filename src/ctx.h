@@ -2,6 +2,11 @@
  * The per-invocation context handed to every command: resolved
  * configuration, output settings and the lazily created service clients.
  * cmd/main.c fills it from the global flags; commands read it.
+ *
+ * Layer: the top of src/, above the services it opens (http, auth, gcs,
+ * endpoint, config).  Only cmd/ and tests include this header; no other
+ * src/ module does (they take the handle or field they need, e.g.
+ * gcs_open takes a base URL, http options and a token source).
  */
 #ifndef TPUCTL_CTX_H
 #define TPUCTL_CTX_H
