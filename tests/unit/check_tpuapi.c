@@ -66,31 +66,48 @@ on_resume(
 	return xasprintf("resume %s in %s", name, zone != NULL ? zone : "-");
 }
 
+/* One test's client, wait options and what the hooks heard. */
+struct fx {
+	struct tpuapi api;
+	struct tpuapi_wait w;
+	struct tpu_err err;
+	struct heard h;
+	struct http *http;
+};
+
+/* Serve the n replies, then set up f against the server. */
 static void
-setup(struct tpuapi *api, struct http **hp, struct tpuapi_wait *w,
-    struct heard *h)
+setup(struct fx *f, const char *const *rep, int n)
 {
 	struct http_opts o;
-	struct tpu_err err;
 	char *base;
 
+	serve(rep, n);
+	memset(f, 0, sizeof *f);
 	memset(&o, 0, sizeof o);
 	retry_policy_default(&o.retry);
 	o.retry.initial_ms = 20;
 	o.retry.cap_ms = 100;
 	o.retry.max_attempts = 2;
-	tpu_err_init(&err);
-	*hp = http_new(&o, &err);
-	ck_assert_ptr_nonnull(*hp);
+	tpu_err_init(&f->err);
+	f->http = http_new(&o, &f->err);
+	ck_assert_ptr_nonnull(f->http);
 	base = xasprintf("http://127.0.0.1:%d/", server_port);
-	tpuapi_init(api, *hp, base, "p");
+	tpuapi_init(&f->api, f->http, base, "p");
 	free(base);
-	memset(h, 0, sizeof *h);
-	memset(w, 0, sizeof *w);
-	w->zone = "z1";
-	w->progress = on_progress;
-	w->resume = on_resume;
-	w->arg = h;
+	f->w.zone = "z1";
+	f->w.progress = on_progress;
+	f->w.resume = on_resume;
+	f->w.arg = &f->h;
+}
+
+static void
+teardown(struct fx *f)
+{
+	free(f->h.resume_name);
+	free(f->h.resume_zone);
+	tpuapi_release(&f->api);
+	http_free(f->http);
 }
 
 START_TEST(op_wait_reports_states)
@@ -101,27 +118,18 @@ START_TEST(op_wait_reports_states)
 		REPLY("{\"name\":\"projects/p/locations/z1/operations/op-1\","
 		      "\"done\":true,\"response\":{\"x\":1}}"),
 	};
-	struct tpuapi api;
-	struct tpuapi_wait w;
-	struct tpu_err err;
-	struct heard h;
-	struct http *http;
+	struct fx f;
 	cJSON *res = NULL;
 	int rc;
 
-	serve(rep, 2);
-	setup(&api, &http, &w, &h);
-	tpu_err_init(&err);
-	rc = tpuapi_op_wait(
-	    &api, "projects/p/locations/z1/operations/op-1", &w, &res, &err);
-	ck_assert_msg(rc == 0, "rc %d: %s", rc, err.msg);
+	setup(&f, rep, 2);
+	rc = tpuapi_op_wait(&f.api, "projects/p/locations/z1/operations/op-1",
+	    &f.w, &res, &f.err);
+	ck_assert_msg(rc == 0, "rc %d: %s", rc, f.err.msg);
 	ck_assert_ptr_nonnull(res);
-	ck_assert_str_eq(h.events, "B;S:running;E;");
+	ck_assert_str_eq(f.h.events, "B;S:running;E;");
 	cJSON_Delete(res);
-	free(h.resume_name);
-	free(h.resume_zone);
-	tpuapi_release(&api);
-	http_free(http);
+	teardown(&f);
 }
 END_TEST
 
@@ -131,32 +139,23 @@ START_TEST(op_timeout_names_resume_hint)
 		REPLY("{\"name\":\"projects/p/locations/z1/operations/op-2\","
 		      "\"done\":false}"),
 	};
-	struct tpuapi api;
-	struct tpuapi_wait w;
-	struct tpu_err err;
-	struct heard h;
-	struct http *http;
+	struct fx f;
 	int rc;
 
-	serve(rep, 1);
-	setup(&api, &http, &w, &h);
-	w.deadline_ms = 1; /* long past */
-	tpu_err_init(&err);
-	rc = tpuapi_op_wait(
-	    &api, "projects/p/locations/z1/operations/op-2", &w, NULL, &err);
+	setup(&f, rep, 1);
+	f.w.deadline_ms = 1; /* long past */
+	rc = tpuapi_op_wait(&f.api, "projects/p/locations/z1/operations/op-2",
+	    &f.w, NULL, &f.err);
 	ck_assert_int_eq(rc, TPU_E_TIMEOUT);
-	ck_assert_int_eq(h.resume_kind, TPUAPI_WAIT_OPERATION);
-	ck_assert_str_eq(h.resume_name, "op-2");
-	ck_assert_str_eq(h.resume_zone, "z1");
-	ck_assert_str_eq(err.msg,
+	ck_assert_int_eq(f.h.resume_kind, TPUAPI_WAIT_OPERATION);
+	ck_assert_str_eq(f.h.resume_name, "op-2");
+	ck_assert_str_eq(f.h.resume_zone, "z1");
+	ck_assert_str_eq(f.err.msg,
 	    "timed out waiting for operation op-2; it may still succeed: "
 	    "check with 'resume op-2 in z1'");
-	ck_assert_str_eq(h.events, "B;S:running;E;");
-	ck_assert_ptr_null(strstr(err.msg, "tpuctl"));
-	free(h.resume_name);
-	free(h.resume_zone);
-	tpuapi_release(&api);
-	http_free(http);
+	ck_assert_str_eq(f.h.events, "B;S:running;E;");
+	ck_assert_ptr_null(strstr(f.err.msg, "tpuctl"));
+	teardown(&f);
 }
 END_TEST
 
@@ -166,26 +165,19 @@ START_TEST(node_timeout_without_hooks)
 		REPLY("{\"name\":\"projects/p/locations/z2/nodes/n1\","
 		      "\"state\":\"CREATING\"}"),
 	};
-	struct tpuapi api;
-	struct tpuapi_wait w;
-	struct tpu_err err;
-	struct heard h;
-	struct http *http;
+	struct fx f;
 	int rc;
 
-	serve(rep, 1);
-	setup(&api, &http, &w, &h);
-	w.deadline_ms = 1;
-	w.progress = NULL;
-	w.resume = NULL;
-	tpu_err_init(&err);
-	rc = tpuapi_node_wait_ready(&api, "z2", "n1", &w, NULL, &err);
+	setup(&f, rep, 1);
+	f.w.deadline_ms = 1;
+	f.w.progress = NULL;
+	f.w.resume = NULL;
+	rc = tpuapi_node_wait_ready(&f.api, "z2", "n1", &f.w, NULL, &f.err);
 	ck_assert_int_eq(rc, TPU_E_TIMEOUT);
 	ck_assert_str_eq(
-	    err.msg, "timed out waiting for node 'n1'; it may still succeed");
-	ck_assert_str_eq(h.events, "");
-	tpuapi_release(&api);
-	http_free(http);
+	    f.err.msg, "timed out waiting for node 'n1'; it may still succeed");
+	ck_assert_str_eq(f.h.events, "");
+	teardown(&f);
 }
 END_TEST
 
@@ -195,28 +187,20 @@ START_TEST(node_states_and_resume_kind)
 		REPLY("{\"name\":\"projects/p/locations/z2/nodes/n1\","
 		      "\"state\":\"CREATING\",\"health\":\"UNHEALTHY\"}"),
 	};
-	struct tpuapi api;
-	struct tpuapi_wait w;
-	struct tpu_err err;
-	struct heard h;
-	struct http *http;
+	struct fx f;
 	int rc;
 
-	serve(rep, 1);
-	setup(&api, &http, &w, &h);
-	w.deadline_ms = 1;
-	tpu_err_init(&err);
-	rc = tpuapi_node_wait_ready(&api, "z2", "n1", &w, NULL, &err);
+	setup(&f, rep, 1);
+	f.w.deadline_ms = 1;
+	rc = tpuapi_node_wait_ready(&f.api, "z2", "n1", &f.w, NULL, &f.err);
 	ck_assert_int_eq(rc, TPU_E_TIMEOUT);
-	ck_assert_int_eq(h.resume_kind, TPUAPI_WAIT_NODE);
-	ck_assert_str_eq(h.resume_name, "n1");
-	ck_assert_str_eq(h.resume_zone, "z2");
-	ck_assert_str_eq(h.events, "B;S:CREATING, UNHEALTHY;E;");
-	ck_assert_ptr_nonnull(strstr(err.msg, "check with 'resume n1 in z2'"));
-	free(h.resume_name);
-	free(h.resume_zone);
-	tpuapi_release(&api);
-	http_free(http);
+	ck_assert_int_eq(f.h.resume_kind, TPUAPI_WAIT_NODE);
+	ck_assert_str_eq(f.h.resume_name, "n1");
+	ck_assert_str_eq(f.h.resume_zone, "z2");
+	ck_assert_str_eq(f.h.events, "B;S:CREATING, UNHEALTHY;E;");
+	ck_assert_ptr_nonnull(
+	    strstr(f.err.msg, "check with 'resume n1 in z2'"));
+	teardown(&f);
 }
 END_TEST
 
