@@ -162,6 +162,8 @@ lint: check-format
 	@echo "== banned calls"
 	@! grep -nE '\<(sprintf|strcpy|strcat|strtok|gets|atoi|atol|system|popen|cJSON_GetErrorPtr)[[:space:]]*\(' \
 		src/*.c src/*.h cmd/*.c cmd/*.h $(wildcard emulator/*.c emulator/*.h)
+	@echo "== src/: ctx.c is the top layer, no other src/ file includes ctx.h"
+	@! grep -n '#include "ctx.h"' $(filter-out src/ctx.c,$(wildcard src/*.c src/*.h))
 	@echo "== emulator: its own request rules, no client validator"
 	@! grep -nE $(EMU_FORBIDDEN) $(wildcard emulator/*.c emulator/*.h)
 	@echo "== emulator: no object of the client's catalog or validators linked"

@@ -165,7 +165,7 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 		.ours = create_ours,
 		.arg = &cr,
 	};
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	cJSON *op = NULL;
 	char *parent, *query, *what;
 	int rc;
@@ -176,7 +176,7 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 	query = xasprintf("nodeId=%s", name);
 	what = xasprintf("creating node '%s' in %s", name, zone);
 	tpucmd_wait_opts(ctx, tc, &w, deadline, what);
-	w.zone = zone;
+	w.api.zone = zone;
 	if ((rc = tpucmd_create_post(tc, &c, parent, query, body, &op, err)) !=
 	    0)
 		goto out;
@@ -192,17 +192,17 @@ create_in_zone(struct tpu_ctx *ctx, struct tpucmd *tc, const char *zone,
 		goto out;
 	}
 	if (op != NULL) {
-		rc = tpuapi_op_wait(
-		    &tc->api, json_opt_string(op, "name", ""), &w, NULL, err);
+		rc = tpuapi_op_wait(&tc->api, json_opt_string(op, "name", ""),
+		    &w.api, NULL, err);
 		if (rc == TPU_E_OPERATION) {
 			*stockout = strstr(err->msg, "(code 8)") != NULL;
-			cleanup_node(tc, zone, name, run_id, &w);
+			cleanup_node(tc, zone, name, run_id, &w.api);
 			goto out;
 		}
 		if (rc != 0)
 			goto out;
 	}
-	rc = tpuapi_node_wait_ready(&tc->api, zone, name, &w, resultp, err);
+	rc = tpuapi_node_wait_ready(&tc->api, zone, name, &w.api, resultp, err);
 	if (rc == 0) /* ssh right after create needs no API call */
 		nodecache_put(tc->project, zone, name, *resultp);
 out:

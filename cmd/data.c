@@ -323,7 +323,7 @@ ls_buckets(struct tpu_ctx *ctx, int lng, struct tpu_err *err)
 		return rc;
 	if (ctx->out.fmt != OUTPUT_TABLE)
 		st.arr = cJSON_CreateArray();
-	if ((rc = gcs_open(ctx, &g, err)) == 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) == 0)
 		rc = gcs_bucket_list(g, project, lsb_cb, &st, err);
 	if (rc != 0)
 		tpu_error_prefix(err, "buckets of project %s", project);
@@ -392,7 +392,7 @@ data_ls(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	st.json = ctx->out.fmt != OUTPUT_TABLE;
 	if (st.json)
 		st.arr = cJSON_CreateArray();
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	for (i = 0; i < nu && rc == 0; i++)
 		rc = ls_one(g, &st, &urls[i], rec, ver, err);
@@ -735,7 +735,7 @@ data_rm(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			goto out;
 		}
 	}
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	/* wildcards first: a pattern matching nothing is refused before
 	   anything is deleted (gsutil: "No URLs matched") */
@@ -835,7 +835,7 @@ data_mb(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	if ((rc = data_project(ctx, &project, err)) != 0)
 		goto out;
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	rc = gcs_bucket_insert(g, project, u.bucket, loc, err);
 	if (rc == TPU_E_CONFLICT)
@@ -983,7 +983,7 @@ data_du(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	d.fp = ctx->out.fp;
 	if (d.json)
 		d.arr = cJSON_CreateArray();
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	for (i = 0; i < nu && rc == 0; i++) {
 		struct gcs_list_opts lo;
@@ -1056,7 +1056,7 @@ data_stat(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = parse_all(argc, argv, 1, &urls, err)) != 0)
 		return rc;
 	nu = argc;
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	if (ctx->out.fmt != OUTPUT_TABLE)
 		arr = cJSON_CreateArray();
@@ -1209,7 +1209,7 @@ data_cat(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = parse_all(argc, argv, 1, &urls, err)) != 0)
 		return rc;
 	nu = argc;
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	for (i = 0; i < nu && rc == 0 && !epipe; i++)
 		rc = cat_one(ctx, g, &urls[i], &epipe, err);

@@ -1082,7 +1082,7 @@ data_copy(
 	gcsx_opts_init(&o);
 	o.content_type = c.content_type;
 	o.if_generation_match = c.no_clobber ? 0 : -1;
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		return rc;
 	memset(&p, 0, sizeof p);
 	for (i = 0; i < nsrc && rc == 0; i++)
@@ -1314,7 +1314,7 @@ cmd_data_sync(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	memset(&rem, 0, sizeof rem);
 	memset(&p, 0, sizeof p);
 	gcsx_opts_init(&o);
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	if (is_local_dir(ldir) &&
 	    (rc = walk_local(ldir, "", add_local_entry, &loc, err)) != 0)

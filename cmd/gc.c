@@ -265,7 +265,7 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	cJSON_ArrayForEach(it, items)
 	{
-		struct tpuapi_wait w;
+		struct tpucmd_wait w;
 		struct tpu_err e2;
 		const cJSON *op;
 		char *what;
@@ -280,9 +280,9 @@ gc_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			    json_opt_string(it, "kind", ""),
 			    json_opt_string(it, "name", ""));
 			tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
-			w.zone = json_opt_string(it, "zone", "");
+			w.api.zone = json_opt_string(it, "zone", "");
 			rc = tpuapi_op_wait(&tc.api,
-			    json_opt_string(op, "name", ""), &w, NULL, &e2);
+			    json_opt_string(op, "name", ""), &w.api, NULL, &e2);
 			free(what);
 		} else if (t.stop)
 			rc = tpu_error(&e2, (enum tpu_errc)t.stop_rc,

@@ -37,7 +37,7 @@ jobstage_upload(struct tpu_ctx *ctx, const char *tar, const char *hash,
 	             : xasprintf("%s.tar", hash);
 	free(prefix);
 	memset(&obj, 0, sizeof obj);
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		goto out;
 	tpu_err_init(&e);
 	rc = gcs_stat(g, u->bucket, name, 0, &obj, &e);
@@ -80,7 +80,7 @@ jobstage_remove(struct tpu_ctx *ctx, const char *bucket, const char *name,
 	struct gcs *g = NULL;
 	int rc;
 
-	if ((rc = gcs_open(ctx, &g, err)) != 0)
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0)
 		return rc;
 	rc = gcs_delete(g, bucket, name, -1, err);
 	gcs_close(g);

@@ -154,7 +154,7 @@ ops_wait(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "timeout", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	struct tpucmd tc;
 	cJSON *result = NULL;
 	const char *timeout = NULL;
@@ -179,7 +179,7 @@ ops_wait(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	what = xasprintf("waiting for %s", tpuapi_basename(path));
 	tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
-	if ((rc = tpuapi_op_wait(&tc.api, path, &w, &result, err)) == 0 &&
+	if ((rc = tpuapi_op_wait(&tc.api, path, &w.api, &result, err)) == 0 &&
 	    !ctx->quiet)
 		wait_summary(tpuapi_basename(path), result);
 	if (rc == 0 && result != NULL)

@@ -416,12 +416,12 @@ qr_is_ours(struct qr_run *r, int *rcp, struct tpu_err *err)
 static int
 qr_cancel(struct qr_run *r, struct tpu_err *err)
 {
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	cJSON *op = NULL;
 	int rc;
 
 	tpucmd_wait_opts(r->ctx, r->tc, &w, tpu_now_ms() + 120 * 1000, NULL);
-	w.zone = r->zone;
+	w.api.zone = r->zone;
 	w.quiet = 1;
 	rc = tpuapi_call(
 	    &r->tc->api, "DELETE", r->path, "force=true", NULL, 1, &op, err);
@@ -429,7 +429,7 @@ qr_cancel(struct qr_run *r, struct tpu_err *err)
 		rc = 0;
 	else if (rc == 0 && op != NULL)
 		rc = tpuapi_op_wait(&r->tc->api,
-		    json_opt_string(op, "name", ""), &w, NULL, err);
+		    json_opt_string(op, "name", ""), &w.api, NULL, err);
 	if (rc == 0)
 		nodecache_qr_drop(r->tc->project, r->zone, r->id);
 	cJSON_Delete(op);
@@ -622,7 +622,7 @@ qr_wait_active(struct qr_run *r, int *stockout, struct tpu_err *err)
 static int
 qr_wait_nodes(struct qr_run *r, cJSON **nodesp, struct tpu_err *err)
 {
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	cJSON *all = NULL, *mine = cJSON_CreateArray(), *it, *node;
 	char *parent, *full;
 	int rc, want = r->o->node_id != NULL ? 1 : (int)r->o->count;
@@ -635,7 +635,7 @@ qr_wait_nodes(struct qr_run *r, cJSON **nodesp, struct tpu_err *err)
 	if (rc != 0)
 		goto out;
 	tpucmd_wait_opts(r->ctx, r->tc, &w, r->deadline, NULL);
-	w.zone = r->zone;
+	w.api.zone = r->zone;
 	cJSON_ArrayForEach(it, all)
 	{
 		const char *name = json_opt_string(it, "name", "");
@@ -645,7 +645,7 @@ qr_wait_nodes(struct qr_run *r, cJSON **nodesp, struct tpu_err *err)
 			continue;
 		node = NULL;
 		if ((rc = tpuapi_node_wait_ready(&r->tc->api, r->zone,
-		         tpuapi_basename(name), &w, &node, err)) != 0)
+		         tpuapi_basename(name), &w.api, &node, err)) != 0)
 			goto out;
 		cJSON_AddItemToArray(mine, node);
 	}
@@ -699,7 +699,7 @@ qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
 		.stopped = qr_post_stopped,
 		.arg = r,
 	};
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	cJSON *op = NULL, *nodes = NULL;
 	char *parent, *query, *what;
 	int rc, rc2;
@@ -724,9 +724,9 @@ qr_create_in_zone(struct qr_run *r, const cJSON *body, cJSON **resultp,
 	}
 	if (op != NULL) {
 		tpucmd_wait_opts(r->ctx, r->tc, &w, r->deadline, what);
-		w.zone = r->zone;
+		w.api.zone = r->zone;
 		rc = tpuapi_op_wait(&r->tc->api,
-		    json_opt_string(op, "name", ""), &w, NULL, err);
+		    json_opt_string(op, "name", ""), &w.api, NULL, err);
 		if (rc == TPU_E_OPERATION) {
 			struct tpu_err e2;
 
@@ -1180,7 +1180,7 @@ out:
 static int
 qr_reset(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	struct tpucmd tc;
 	cJSON *op = NULL, *qr = NULL, *empty = NULL;
 	const char *timeout = NULL, *id;
@@ -1212,8 +1212,8 @@ qr_reset(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	what = xasprintf("resetting queued resource '%s'", id);
 	tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
-	if ((rc = tpuapi_op_wait(
-	         &tc.api, json_opt_string(op, "name", ""), &w, NULL, err)) != 0)
+	if ((rc = tpuapi_op_wait(&tc.api, json_opt_string(op, "name", ""),
+	         &w.api, NULL, err)) != 0)
 		goto out;
 	if ((rc = tpuapi_call(&tc.api, "GET", path, NULL, NULL, 1, &qr, err)) !=
 	    0)

@@ -43,8 +43,24 @@ int tpucmd_confirm(struct tpu_ctx *, const char *question, struct tpu_err *);
 /* Parse --timeout into a monotonic deadline (tpu_now_ms() + value). */
 int tpucmd_deadline(const char *arg, int64_t *deadline_ms, struct tpu_err *);
 
+/*
+ * A wait of a command: the API's options (pass &w.api to tpuapi_op_wait
+ * and tpuapi_node_wait_ready) with the hooks that draw progress on stderr
+ * (a spinner on a terminal, else one "tpuctl: WHAT: STATE (Ns)" line per
+ * change; none with quiet or without what) and name the tpuctl command
+ * that resumes the wait.  Not copied: api.arg points at it.
+ */
+struct tpucmd_wait {
+	struct tpuapi_wait api;
+	const char *what; /* "creating node 'n1'"; NULL: no progress */
+	int tty;          /* 1: spinner, 0: state lines */
+	int quiet;        /* no progress at all */
+	char last[64];    /* the last state line drawn */
+	unsigned spun;    /* spinner frames drawn in this wait */
+};
+
 /* Fill the wait options from the context. */
-void tpucmd_wait_opts(struct tpu_ctx *, struct tpucmd *, struct tpuapi_wait *,
+void tpucmd_wait_opts(struct tpu_ctx *, struct tpucmd *, struct tpucmd_wait *,
     int64_t deadline_ms, const char *what);
 
 /*

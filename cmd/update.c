@@ -454,7 +454,7 @@ static int
 update_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
 	struct update_opts o;
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	struct tpucmd tc;
 	struct buf mask;
 	cJSON *node = NULL, *body = NULL, *op = NULL, *result = NULL;
@@ -531,7 +531,7 @@ update_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	what = xasprintf("updating node '%s'", name);
 	tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
 	rc = tpuapi_op_wait(
-	    &tc.api, json_opt_string(op, "name", ""), &w, &result, err);
+	    &tc.api, json_opt_string(op, "name", ""), &w.api, &result, err);
 	nodecache_drop(tc.project, tc.zone, name);
 	if (rc != 0)
 		goto close;

@@ -283,7 +283,7 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 {
 	char *entry = NULL, *path = NULL, *val = NULL;
 	cJSON *body = NULL, *md, *op = NULL, *res = NULL, *it;
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	struct retry_policy pol;
 	struct retry_state rs;
 	int rc, attempt, recheck = 0, rechecked = 0;
@@ -368,7 +368,7 @@ propagate_key(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 			cJSON_Delete(res);
 			res = NULL;
 			rc = tpuapi_op_wait(
-			    &sc->tc.api, jstr(op, "name"), &w, &res, err);
+			    &sc->tc.api, jstr(op, "name"), &w.api, &res, err);
 			if (rc != 0)
 				goto out;
 		}

@@ -122,14 +122,66 @@ tpucmd_deadline(const char *arg, int64_t *deadline_ms, struct tpu_err *err)
 	return 0;
 }
 
+/* The progress hook of a command's wait: drawn on stderr. */
+static void
+wait_progress(
+    void *arg, enum tpuapi_wait_event ev, const char *state, int64_t elapsed_ms)
+{
+	static const char spin[] = "|/-\\";
+	struct tpucmd_wait *w = arg;
+	FILE *fp = stderr;
+	long long secs = (long long)(elapsed_ms / 1000);
+
+	switch (ev) {
+	case TPUAPI_WAIT_BEGIN:
+		w->last[0] = '\0';
+		w->spun = 0;
+		return;
+	case TPUAPI_WAIT_END:
+		if (w->tty && w->spun > 0 && !w->quiet)
+			fprintf(fp, "\r\033[K");
+		return;
+	case TPUAPI_WAIT_STATE:
+		break;
+	}
+	if (w->quiet || w->what == NULL)
+		return;
+	if (w->tty) {
+		fprintf(fp, "\r%c %s: %s (%llds)\033[K", spin[w->spun++ % 4],
+		    w->what, state, secs);
+		fflush(fp);
+		return;
+	}
+	if (strcmp(state, w->last) != 0) {
+		fprintf(fp, "tpuctl: %s: %s (%llds)\n", w->what, state, secs);
+		snprintf(w->last, sizeof w->last, "%s", state);
+	}
+}
+
+/* The resume hook: the tpuctl command that takes the wait up again. */
+static char *
+wait_resume(
+    void *arg, enum tpuapi_wait_kind kind, const char *name, const char *zone)
+{
+	(void)arg;
+	if (kind == TPUAPI_WAIT_NODE)
+		return xasprintf("tpuctl describe %s --zone %s", name,
+		    zone != NULL ? zone : "");
+	return xasprintf("tpuctl operations wait %s%s%s", name,
+	    zone != NULL ? " --zone " : "", zone != NULL ? zone : "");
+}
+
 void
-tpucmd_wait_opts(struct tpu_ctx *ctx, struct tpucmd *tc, struct tpuapi_wait *w,
+tpucmd_wait_opts(struct tpu_ctx *ctx, struct tpucmd *tc, struct tpucmd_wait *w,
     int64_t deadline_ms, const char *what)
 {
 	memset(w, 0, sizeof *w);
-	w->deadline_ms = deadline_ms;
-	w->zone = tc->zone;
-	w->progress = isatty(STDERR_FILENO);
+	w->api.deadline_ms = deadline_ms;
+	w->api.zone = tc->zone;
+	w->api.progress = wait_progress;
+	w->api.resume = wait_resume;
+	w->api.arg = w;
+	w->tty = isatty(STDERR_FILENO);
 	w->quiet = ctx->quiet;
 	w->what = what;
 }
@@ -444,7 +496,7 @@ int
 tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
     const char *verb, int argc, char **argv, struct tpu_err *err)
 {
-	struct tpuapi_wait w;
+	struct tpucmd_wait w;
 	struct tpucmd tc;
 	cJSON *op = NULL, *node = NULL, *empty = NULL;
 	char *path = NULL, *what = NULL;
@@ -488,14 +540,14 @@ tpucmd_node_verb(struct tpu_ctx *ctx, const struct cmd_entry *e,
 	what = xasprintf("%s node '%s'",
 	    strcmp(verb, "start") == 0 ? "starting" : "stopping", argv[0]);
 	tpucmd_wait_opts(ctx, &tc, &w, deadline, what);
-	if ((rc = tpuapi_op_wait(&tc.api, json_opt_string(op, "name", ""), &w,
-	         &node, err)) != 0)
+	if ((rc = tpuapi_op_wait(&tc.api, json_opt_string(op, "name", ""),
+	         &w.api, &node, err)) != 0)
 		goto out;
 	if (strcmp(verb, "start") == 0) {
 		cJSON_Delete(node);
 		node = NULL;
 		if ((rc = tpuapi_node_wait_ready(
-		         &tc.api, tc.zone, argv[0], &w, &node, err)) != 0)
+		         &tc.api, tc.zone, argv[0], &w.api, &node, err)) != 0)
 			goto out;
 		nodecache_put(tc.project, tc.zone, argv[0], node);
 	}
@@ -615,7 +667,7 @@ tpucmd_delete_each(struct tpu_ctx *ctx, struct tpucmd *tc,
 	 * others' operations already running, so the whole takes as long
 	 * as the slowest deletion, not the sum. */
 	for (i = 0; i < argc; i++) {
-		struct tpuapi_wait w;
+		struct tpucmd_wait w;
 		char *what;
 
 		if (rcs[i] != 0 || op[i] == NULL || async)
@@ -637,7 +689,7 @@ tpucmd_delete_each(struct tpu_ctx *ctx, struct tpucmd *tc,
 		tpucmd_wait_opts(ctx, tc, &w, deadline, what);
 		w.quiet |= waited++ > 0;
 		rcs[i] = tpuapi_op_wait(&tc->api,
-		    json_opt_string(op[i], "name", ""), &w, NULL, &errs[i]);
+		    json_opt_string(op[i], "name", ""), &w.api, NULL, &errs[i]);
 		free(what);
 		if (rcs[i] == TPU_E_INTERRUPTED || rcs[i] == TPU_E_TERMINATED ||
 		    rcs[i] == TPU_E_TIMEOUT)

@@ -1,6 +1,8 @@
 /*
  * Lazy creation of the per-invocation service clients (ctx->http,
- * ctx->auth) from the configuration, and their release.
+ * ctx->auth, Cloud Storage handles) from the configuration, and their
+ * release.  The top of src/ (see ctx.h): it includes the services, none
+ * of them includes ctx.h.
  *
  * CA bundle, highest first: --ca-file (core/custom_ca_certs_file as a
  * flag), TPUCTL_CA_BUNDLE, core/custom_ca_certs_file from the
@@ -18,6 +20,7 @@
 #include "config.h"
 #include "ctx.h"
 #include "endpoint.h"
+#include "gcs.h"
 #include "http.h"
 #include "log.h"
 #include "util.h"
@@ -91,40 +94,53 @@ ctx_ca_file(const struct tpu_ctx *ctx)
 	return NULL;
 }
 
-int
-ctx_http(struct tpu_ctx *ctx, struct http **out, struct tpu_err *err)
+/* The http options of the configuration (validated), shared by every
+ * handle of this invocation. */
+static int
+http_opts_of(struct tpu_ctx *ctx, struct http_opts *o, struct tpu_err *err)
 {
-	struct http_opts o;
 	const char *ca, *cb;
 	long att;
 	int rc = 0;
 
-	if (ctx->http != NULL) {
-		*out = ctx->http;
-		return 0;
-	}
-	memset(&o, 0, sizeof o);
-	retry_policy_default(&o.retry);
+	memset(o, 0, sizeof *o);
+	retry_policy_default(&o->retry);
 	ca = ctx_ca_file(ctx);
 	if (ca != NULL && access(ca, R_OK) != 0)
 		return tpu_error(err, TPU_E_USAGE,
 		    "cannot read the CA bundle '%s': %s", ca, strerror(errno));
 	if ((cb = getenv("CURL_CA_BUNDLE")) != NULL && *cb != '\0' &&
-	    (ca == NULL || strcmp(ca, cb) != 0))
+	    (ca == NULL || strcmp(ca, cb) != 0) &&
+	    ctx->http == NULL /* said once */)
 		log_warn("CURL_CA_BUNDLE is ignored by tpuctl (libcurl does "
 		         "not read it): use --ca-file or TPUCTL_CA_BUNDLE");
-	o.ca_file = ca;
-	o.log_http = ctx->log_http;
-	o.dry_run = ctx->dry_run;
-	o.dry_run_fp = ctx->out.fp;
-	o.connect_timeout_s =
+	o->ca_file = ca;
+	o->log_http = ctx->log_http;
+	o->dry_run = ctx->dry_run;
+	o->dry_run_fp = ctx->out.fp;
+	o->connect_timeout_s =
 	    cfg_num(ctx->cfg, "http/connect_timeout", 10, 1, 600, err, &rc);
-	o.stall_timeout_s =
+	o->stall_timeout_s =
 	    cfg_num(ctx->cfg, "http/stall_timeout", 30, 1, 3600, err, &rc);
 	att = cfg_num(ctx->cfg, "http/max_attempts", 10, 1, 1000, err, &rc);
 	if (rc != 0)
 		return rc;
-	o.retry.max_attempts = (int)att;
+	o->retry.max_attempts = (int)att;
+	return 0;
+}
+
+int
+ctx_http(struct tpu_ctx *ctx, struct http **out, struct tpu_err *err)
+{
+	struct http_opts o;
+	int rc;
+
+	if (ctx->http != NULL) {
+		*out = ctx->http;
+		return 0;
+	}
+	if ((rc = http_opts_of(ctx, &o, err)) != 0)
+		return rc;
 	if ((ctx->http = http_new(&o, err)) == NULL)
 		return err->code;
 	http_set_token_source(ctx->http, token_cb, ctx);
@@ -164,6 +180,25 @@ ctx_auth(struct tpu_ctx *ctx, struct auth **out, struct tpu_err *err)
 	free(tok);
 	*out = ctx->auth;
 	return 0;
+}
+
+int
+ctx_gcs_open(struct tpu_ctx *ctx, struct gcs **out, struct tpu_err *err)
+{
+	struct http_opts o;
+	struct http *h;
+	char *base;
+	int rc;
+
+	*out = NULL;
+	if ((base = endpoint_base(ctx->cfg, ENDPOINT_STORAGE, err)) == NULL)
+		return err->code;
+	/* ctx->http first: it validates the CA bundle and http/ settings */
+	if ((rc = ctx_http(ctx, &h, err)) == 0 &&
+	    (rc = http_opts_of(ctx, &o, err)) == 0)
+		rc = gcs_open(base, &o, token_cb, ctx, out, err);
+	free(base);
+	return rc;
 }
 
 void

@@ -7,10 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "config.h"
 #include "crc32c.h"
-#include "ctx.h"
 #include "endpoint.h"
 #include "gcs.h"
 #include "gcsurl.h"
@@ -21,14 +18,14 @@
 #include "xmalloc.h"
 
 /*
- * The token source shared by a handle and its clones.  auth.c keeps one
- * cache and fetches tokens over ctx->http, neither of which is thread
- * safe, so every call goes through this mutex.  ctx->http is used only
- * here, never for storage requests.
+ * The token source shared by a handle and its clones.  The caller's
+ * source (auth.c's cache, fetching over the caller's http handle) is not
+ * thread safe, so every call goes through this mutex.
  */
 struct gcs_shared {
 	pthread_mutex_t mu;
-	struct tpu_ctx *ctx;
+	http_token_fn fn;
+	void *arg;
 	int refs;
 };
 
@@ -43,29 +40,12 @@ static int
 shared_token(void *arg, int force, char **token, struct tpu_err *err)
 {
 	struct gcs_shared *sh = arg;
-	struct auth *a;
 	int rc;
 
 	pthread_mutex_lock(&sh->mu);
-	rc = ctx_auth(sh->ctx, &a, err);
-	if (rc == 0)
-		rc = auth_token(a, force, token, err);
+	rc = sh->fn(sh->arg, force, token, err);
 	pthread_mutex_unlock(&sh->mu);
 	return rc;
-}
-
-static long
-cfg_long(const struct config *c, const char *key, const char *env, long dflt)
-{
-	const char *v = c != NULL ? config_get(c, key) : NULL, *errstr;
-	long long n;
-
-	if ((v == NULL || *v == '\0') && env != NULL)
-		v = getenv(env);
-	if (v == NULL || *v == '\0')
-		return dflt;
-	n = tpu_strtonum(v, 1, 3600, &errstr);
-	return errstr != NULL ? dflt : (long)n;
 }
 
 static int
@@ -90,39 +70,18 @@ handle_new(struct gcs_shared *sh, const char *base, const struct http_opts *o,
 }
 
 int
-gcs_open(struct tpu_ctx *ctx, struct gcs **out, struct tpu_err *err)
+gcs_open(const char *base, const struct http_opts *o, http_token_fn fn,
+    void *token_arg, struct gcs **out, struct tpu_err *err)
 {
 	struct gcs_shared *sh;
-	struct http_opts o;
-	struct http *h;
-	char *base;
 	int rc;
 
 	*out = NULL;
-	if ((base = endpoint_base(ctx->cfg, ENDPOINT_STORAGE, err)) == NULL)
-		return err->code;
-	/* ctx->http validates the CA bundle and http/ settings */
-	if ((rc = ctx_http(ctx, &h, err)) != 0) {
-		free(base);
-		return rc;
-	}
-	memset(&o, 0, sizeof o);
-	retry_policy_default(&o.retry);
-	o.ca_file = ctx_ca_file(ctx);
-	o.log_http = ctx->log_http;
-	o.dry_run = ctx->dry_run;
-	o.dry_run_fp = ctx->out.fp;
-	o.connect_timeout_s = cfg_long(ctx->cfg, "http/connect_timeout",
-	    "TPUCTL_HTTP_CONNECT_TIMEOUT", 10);
-	o.stall_timeout_s = cfg_long(
-	    ctx->cfg, "http/stall_timeout", "TPUCTL_HTTP_STALL_TIMEOUT", 30);
-	o.retry.max_attempts = (int)cfg_long(
-	    ctx->cfg, "http/max_attempts", "TPUCTL_HTTP_MAX_ATTEMPTS", 10);
 	sh = xcalloc(1, sizeof *sh);
 	pthread_mutex_init(&sh->mu, NULL);
-	sh->ctx = ctx;
-	rc = handle_new(sh, base, &o, out, err);
-	free(base);
+	sh->fn = fn;
+	sh->arg = token_arg;
+	rc = handle_new(sh, base, o, out, err);
 	if (rc != 0) {
 		pthread_mutex_destroy(&sh->mu);
 		free(sh);

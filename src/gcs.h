@@ -20,14 +20,21 @@
 
 #include <cjson/cJSON.h>
 
-#include "ctx.h"
 #include "err.h"
+#include "http.h"
 
-struct http;
 struct gcs; /* opaque */
 
-/* A handle for the storage service of ctx.  0 or a negative errc. */
-int gcs_open(struct tpu_ctx *, struct gcs **, struct tpu_err *);
+/*
+ * A handle for the storage service at base (ending in '/', as
+ * endpoint_base(ENDPOINT_STORAGE) gives it): its own http handle made
+ * with the options (copied), bearer tokens from fn(token_arg), which the
+ * handle and its clones call under one mutex (fn need not be thread
+ * safe; token_arg must outlive them).  ctx_gcs_open opens one from the
+ * per-invocation context.  0 or a negative errc.
+ */
+int gcs_open(const char *base, const struct http_opts *, http_token_fn,
+    void *token_arg, struct gcs **, struct tpu_err *);
 /* Another handle for a worker thread (own http handle, same auth). */
 int gcs_clone(struct gcs *, struct gcs **, struct tpu_err *);
 void gcs_close(struct gcs *);

@@ -202,40 +202,65 @@ tpuapi_zones(struct tpuapi *api, cJSON **out, struct tpu_err *err)
 	return 0;
 }
 
-/* Progress: a spinner line on a terminal, else one line per change. */
+/* The wait's progress hook, with the time since the wait began. */
 struct progress {
 	const struct tpuapi_wait *w;
 	int64_t start;
-	char last[64];
-	int spun;
 };
+
+static void
+progress_begin(struct progress *p, const struct tpuapi_wait *w)
+{
+	p->w = w;
+	p->start = tpu_now_ms();
+	if (w->progress != NULL)
+		w->progress(w->arg, TPUAPI_WAIT_BEGIN, NULL, 0);
+}
 
 static void
 progress_show(struct progress *p, const char *state)
 {
-	static const char spin[] = "|/-\\";
-	int64_t secs = (tpu_now_ms() - p->start) / 1000;
-
-	if (p->w->quiet || p->w->what == NULL)
-		return;
-	if (p->w->progress) {
-		fprintf(stderr, "\r%c %s: %s (%llds)\033[K",
-		    spin[p->spun++ % 4], p->w->what, state, (long long)secs);
-		fflush(stderr);
-		return;
-	}
-	if (strcmp(state, p->last) != 0) {
-		fprintf(stderr, "tpuctl: %s: %s (%llds)\n", p->w->what, state,
-		    (long long)secs);
-		snprintf(p->last, sizeof p->last, "%s", state);
-	}
+	if (p->w->progress != NULL)
+		p->w->progress(p->w->arg, TPUAPI_WAIT_STATE, state,
+		    tpu_now_ms() - p->start);
 }
 
 static void
 progress_end(struct progress *p)
 {
-	if (p->w->progress && p->spun > 0 && !p->w->quiet)
-		fprintf(stderr, "\r\033[K");
+	if (p->w->progress != NULL)
+		p->w->progress(
+		    p->w->arg, TPUAPI_WAIT_END, NULL, tpu_now_ms() - p->start);
+}
+
+/* The resume hint ("check with '...'") from the hook, or NULL. */
+static char *
+resume_hint(const struct tpuapi_wait *w, enum tpuapi_wait_kind kind,
+    const char *name, const char *zone)
+{
+	return w->resume != NULL ? w->resume(w->arg, kind, name, zone) : NULL;
+}
+
+static int
+timed_out(struct tpu_err *err, const char *what, const char *resume)
+{
+	if (resume == NULL)
+		return tpu_error(err, TPU_E_TIMEOUT,
+		    "timed out waiting for %s; it may still succeed", what);
+	return tpu_error(err, TPU_E_TIMEOUT,
+	    "timed out waiting for %s; it may still succeed: check with '%s'",
+	    what, resume);
+}
+
+static int
+stopped(struct tpu_err *err, int rc, const char *what, const char *resume)
+{
+	if (resume == NULL)
+		return tpu_error(err, (enum tpu_errc)rc,
+		    "stopped waiting for %s (nothing was cancelled)", what);
+	return tpu_error(err, (enum tpu_errc)rc,
+	    "stopped waiting for %s (nothing was cancelled); resume with '%s'",
+	    what, resume);
 }
 
 /*
@@ -251,18 +276,12 @@ poll_sleep(const struct tpuapi_wait *w, int64_t *interval, const char *what,
 
 	if (w->deadline_ms > 0) {
 		if (now >= w->deadline_ms)
-			return tpu_error(err, TPU_E_TIMEOUT,
-			    "timed out waiting for %s; it may still succeed: "
-			    "check with '%s'",
-			    what, resume);
+			return timed_out(err, what, resume);
 		if (now + wait > w->deadline_ms)
 			wait = w->deadline_ms - now;
 	}
 	if ((rc = retry_sleep(wait, err)) != 0)
-		return tpu_error(err, (enum tpu_errc)rc,
-		    "stopped waiting for %s (nothing was cancelled); resume "
-		    "with '%s'",
-		    what, resume);
+		return stopped(err, rc, what, resume);
 	*interval = *interval * 3 / 2;
 	if (*interval > 20000)
 		*interval = 20000;
@@ -282,27 +301,18 @@ tpuapi_op_wait(struct tpuapi *api, const char *opname,
 
 	if (result != NULL)
 		*result = NULL;
-	memset(&p, 0, sizeof p);
-	p.w = w;
-	p.start = tpu_now_ms();
+	progress_begin(&p, w);
 	what = xasprintf("operation %s", tpuapi_basename(opname));
-	resume = xasprintf("tpuctl operations wait %s%s%s",
-	    tpuapi_basename(opname), w->zone != NULL ? " --zone " : "",
-	    w->zone != NULL ? w->zone : "");
+	resume = resume_hint(
+	    w, TPUAPI_WAIT_OPERATION, tpuapi_basename(opname), w->zone);
 	for (;;) {
 		if ((rc = tpuapi_call(
 		         api, "GET", opname, NULL, NULL, 1, &op, err)) != 0) {
 			if (rc == TPU_E_INTERRUPTED || rc == TPU_E_TERMINATED)
-				tpu_error(err, (enum tpu_errc)rc,
-				    "stopped waiting for %s (nothing was "
-				    "cancelled); resume with '%s'",
-				    what, resume);
+				stopped(err, rc, what, resume);
 			else if (rc == TPU_E_TRANSIENT && w->deadline_ms > 0 &&
 			         tpu_now_ms() >= w->deadline_ms)
-				rc = tpu_error(err, TPU_E_TIMEOUT,
-				    "timed out waiting for %s; it may still "
-				    "succeed: check with '%s'",
-				    what, resume);
+				rc = timed_out(err, what, resume);
 			goto out;
 		}
 		if (json_opt_bool(op, "done", 0))
@@ -352,12 +362,10 @@ tpuapi_node_wait_ready(struct tpuapi *api, const char *zone, const char *name,
 
 	if (nodep != NULL)
 		*nodep = NULL;
-	memset(&p, 0, sizeof p);
-	p.w = w;
-	p.start = tpu_now_ms();
+	progress_begin(&p, w);
 	path = tpuapi_node_path(api, zone, name);
 	what = xasprintf("node '%s'", name);
-	resume = xasprintf("tpuctl describe %s --zone %s", name, zone);
+	resume = resume_hint(w, TPUAPI_WAIT_NODE, name, zone);
 	for (;;) {
 		const char *state, *health;
 		char line[96];

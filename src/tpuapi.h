@@ -63,12 +63,40 @@ int tpuapi_list_paged(struct tpuapi *, const char *parent,
  * strings.  The caller deletes *out. */
 int tpuapi_zones(struct tpuapi *, cJSON **out, struct tpu_err *);
 
+/* What a wait hook is told (see struct tpuapi_wait). */
+enum tpuapi_wait_event {
+	TPUAPI_WAIT_BEGIN, /* the wait starts (state NULL) */
+	TPUAPI_WAIT_STATE, /* a poll found it not done yet */
+	TPUAPI_WAIT_END,   /* the wait is over, however it ended */
+};
+/* What is being waited for, for the resume hook. */
+enum tpuapi_wait_kind {
+	TPUAPI_WAIT_OPERATION, /* name: the operation's short id */
+	TPUAPI_WAIT_NODE,      /* name: the node */
+};
+
+/*
+ * How to wait.  src/ reports, the caller (cmd/) draws and words: the
+ * hooks may be NULL, and both get arg.
+ */
 struct tpuapi_wait {
 	int64_t deadline_ms; /* tpu_now_ms() value; 0: none */
-	const char *zone;    /* for the resume hint */
-	int progress;        /* 1: spinner on a tty, 0: state lines */
-	int quiet;           /* no progress at all */
-	const char *what;    /* "creating node 'n1'" for progress lines */
+	const char *zone;    /* named in an operation's failure; may be NULL */
+	/*
+	 * Progress: BEGIN once, STATE after every poll that is not final
+	 * (state "running" for an operation, "STATE[, HEALTH]" for a node;
+	 * elapsed_ms since BEGIN), END at least once when the wait ends.
+	 */
+	void (*progress)(void *arg, enum tpuapi_wait_event, const char *state,
+	    int64_t elapsed_ms);
+	/*
+	 * The command line that resumes or checks the wait, named in the
+	 * timeout and interrupt messages (zone: the wait's, may be NULL for
+	 * an operation).  Caller-allocated, freed by tpuapi; NULL: no hint.
+	 */
+	char *(*resume)(void *arg, enum tpuapi_wait_kind, const char *name,
+	    const char *zone);
+	void *arg;
 };
 
 /*
@@ -77,7 +105,7 @@ struct tpuapi_wait {
  * the operation's "response" (may be NULL for Empty; caller deletes).
  * The operation's own error gives TPU_E_OPERATION with its code and
  * message; the deadline gives TPU_E_TIMEOUT, SIGINT TPU_E_INTERRUPTED, and
- * both messages name the operation and the command that resumes the wait.
+ * both messages name the operation and the resume hook's command.
  */
 int tpuapi_op_wait(struct tpuapi *, const char *opname,
     const struct tpuapi_wait *, cJSON **result, struct tpu_err *);

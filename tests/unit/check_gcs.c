@@ -203,7 +203,7 @@ START_TEST(list_paging)
 	ctx_setup(&ctx);
 	tpu_err_init(&err);
 	memset(&s, 0, sizeof s);
-	ck_assert_int_eq(gcs_open(&ctx, &g, &err), 0);
+	ck_assert_int_eq(ctx_gcs_open(&ctx, &g, &err), 0);
 	ck_assert_int_eq(gcs_list(g, "b", &lo, collect, &s, &err), 0);
 	ck_assert_int_eq(s.n, 3);
 	ck_assert_int_eq(s.nprefix, 1);
@@ -256,7 +256,7 @@ START_TEST(bucket_list_paging)
 	ctx_setup(&ctx);
 	tpu_err_init(&err);
 	memset(&s, 0, sizeof s);
-	ck_assert_int_eq(gcs_open(&ctx, &g, &err), 0);
+	ck_assert_int_eq(ctx_gcs_open(&ctx, &g, &err), 0);
 	ck_assert_int_eq(
 	    gcs_bucket_list(g, "my proj", collect_bucket, &s, &err), 0);
 	ck_assert_int_eq(s.n, 2);
@@ -303,7 +303,7 @@ START_TEST(stat_delete_insert)
 	serve(rep, 6);
 	ctx_setup(&ctx);
 	tpu_err_init(&err);
-	ck_assert_int_eq(gcs_open(&ctx, &g, &err), 0);
+	ck_assert_int_eq(ctx_gcs_open(&ctx, &g, &err), 0);
 	ck_assert_int_eq(gcs_clone(g, &g2, &err), 0);
 	ck_assert_str_eq(gcs_base(g), gcs_base(g2));
 	ck_assert_int_eq(gcs_stat(g2, "b", "a?b#c%2F", 7, &o, &err), 0);
@@ -356,7 +356,7 @@ START_TEST(compose_pinned)
 	serve(rep, 2);
 	ctx_setup(&ctx);
 	tpu_err_init(&err);
-	ck_assert_int_eq(gcs_open(&ctx, &g, &err), 0);
+	ck_assert_int_eq(ctx_gcs_open(&ctx, &g, &err), 0);
 	ck_assert_msg(gcs_compose(g, "b", names, gens, 3, "big", "text/plain",
 	                  0, &o, &err) == 0,
 	    "%s", err.msg);
