@@ -288,8 +288,11 @@ jobs_env_script(char *const *env, size_t n)
  * when the command died of it (status 143) or cancel asked (DIR/cancel),
  * else the command's own "exit N" (a job that saves and exits at the
  * notice).  Killed with its group (SIGKILL), it records nothing: cancel
- * records "signal KILL" then, a preempted worker reads lost.  The
- * user's env may set any name, so only $1.. and _tpuctl_* are used.
+ * records "signal KILL" then, a preempted worker reads lost.  A TERM in
+ * the instant between the trap and the subshell resetting it is lost
+ * (the shell's pending trap is dropped in the child): such a job ends by
+ * cancel's KILL after the grace.  The user's env may set any name, so
+ * only $1.. and _tpuctl_* are used.
  */
 static const char job_sh[] =
     "cd \"$1\" || exit 1\n"
