@@ -312,6 +312,10 @@ void emu_md_changed(struct emu *);
  */
 extern const struct emu_route oslogin_routes[];
 void emu_oslogin_username(const char *email, char *out, size_t len);
+/* The POSIX username of the emulator's own service account (auth.c's
+ * emu-sa@PROJECT), and the uid its profile gives a username. */
+void emu_oslogin_sa_user(struct emu *, char *out, size_t len);
+unsigned emu_oslogin_uid(const char *username);
 int emu_oslogin_key_ok(const char *key);
 
 #endif

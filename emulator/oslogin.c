@@ -14,18 +14,26 @@
  * and its numeric id (here 21 digits derived from the email with
  * CRC-32C, stable across restarts, since the emulator's auth module keeps
  * its unique id to itself); a user's is the email with every character
- * other than [A-Za-z0-9] replaced by '_', cut at 32 characters.
+ * other than [A-Za-z0-9] replaced by '_', cut at 32 characters.  Not
+ * root, the profile names the emulator's own account instead: its
+ * workers' sshd cannot log anyone else in.  The workers of a node
+ * created with enable-oslogin=TRUE (fleet.c) know the emulator's service
+ * account's user (a line in their /etc/passwd, namespace mode only).
  *
  * Workers: GET /_oslogin/authorizedKeys?username=U (no token: what the
  * AuthorizedKeysCommand of an OS Login worker asks, on loopback) answers
  * the unexpired key lines of the user whose POSIX username is U, one a
  * line, or an empty body.
  */
+#include <sys/types.h>
+
 #include <ctype.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
@@ -87,11 +95,50 @@ emu_oslogin_username(const char *email, char *out, size_t len)
 	out[k] = '\0';
 }
 
+void
+emu_oslogin_sa_user(struct emu *e, char *out, size_t len)
+{
+	char *email =
+	    xasprintf("emu-sa@%s.iam.gserviceaccount.com", e->project);
+
+	emu_oslogin_username(email, out, len);
+	free(email);
+}
+
+unsigned
+emu_oslogin_uid(const char *username)
+{
+	/* Google's OS Login uids are large; keep them in one range */
+	return 1000000000u +
+	       crc32c_update(0, username, strlen(username)) % 1000000000u;
+}
+
+/*
+ * The username a profile names.  Not root, the emulator's workers can
+ * only log in as its own account (sshd cannot switch users): the
+ * profile names that account then.
+ */
+static char *
+osl_posix_name(const char *email)
+{
+	char name[64];
+
+	if (geteuid() != 0) {
+		struct passwd pw, *pwp = NULL;
+		char buf[4096];
+
+		if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &pwp) == 0 &&
+		    pwp != NULL)
+			return xstrdup(pw.pw_name);
+	}
+	emu_oslogin_username(email, name, sizeof(name));
+	return xstrdup(name);
+}
+
 static struct osl_user *
 osl_user(const char *email, int create)
 {
 	struct osl_user *u;
-	char name[64];
 	size_t i;
 
 	for (i = 0; i < osl_nusers; i++)
@@ -103,8 +150,7 @@ osl_user(const char *email, int create)
 	u = &osl_users[osl_nusers++];
 	memset(u, 0, sizeof(*u));
 	u->email = xstrdup(email);
-	emu_oslogin_username(email, name, sizeof(name));
-	u->username = xstrdup(name);
+	u->username = osl_posix_name(email);
 	return u;
 }
 
@@ -147,7 +193,7 @@ osl_profile(struct emu *e, const struct osl_user *u, const char *project)
 {
 	cJSON *o = cJSON_CreateObject(), *accts, *a, *keys;
 	char buf[256];
-	uint32_t uid = crc32c_update(0, u->username, strlen(u->username));
+	unsigned uid = emu_oslogin_uid(u->username);
 	size_t i;
 
 	cJSON_AddStringToObject(o, "name", u->email);
@@ -155,8 +201,7 @@ osl_profile(struct emu *e, const struct osl_user *u, const char *project)
 	a = cJSON_CreateObject();
 	cJSON_AddBoolToObject(a, "primary", 1);
 	cJSON_AddStringToObject(a, "username", u->username);
-	/* Google's OS Login uids are above 1000; keep them in one range */
-	snprintf(buf, sizeof(buf), "%u", 1000000000u + uid % 1000000000u);
+	snprintf(buf, sizeof(buf), "%u", uid);
 	cJSON_AddStringToObject(a, "uid", buf);
 	cJSON_AddStringToObject(a, "gid", buf);
 	snprintf(buf, sizeof(buf), "/home/%s", u->username);
