@@ -1870,9 +1870,12 @@ fleet_write_passwd(
 
 		buf_puts(&out, line);
 		free(line);
-		if (chown(w->home, f->osl_uid, f->osl_uid) == -1)
-			log_warn("fleet: cannot chown '%s': %s", w->home,
-			    strerror(errno));
+		/* its HOME: its own, reachable (the worker's dir is
+		 * what the worker's /tmp shows of the state dir) */
+		if (chown(w->home, f->osl_uid, f->osl_uid) == -1 ||
+		    chmod(w->dir, 0711) == -1)
+			log_warn("fleet: cannot hand '%s' to %s: %s", w->home,
+			    f->osl_user, strerror(errno));
 	}
 	path = xasprintf("%s/passwd", w->dir);
 	rc = fleet_write_file(path, out.data, out.len, 0644);
