@@ -52,14 +52,18 @@ oslogin_parse_username(
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	                 "0123456789._-") != strlen(name) ||
 	    name[0] == '-') {
+		const char *why =
+		    n == 0 ? "no POSIX account"
+		    : name == NULL || *name == '\0'
+		        ? "no primary POSIX account with a username"
+		        : "a username that is not a POSIX user name";
+
+		/* why is static: the tree can go first */
 		cJSON_Delete(j);
 		return tpu_error(err, TPU_E_API,
 		    "OS Login reply has %s (loginProfile.posixAccounts[]."
 		    "username, primary)",
-		    n == 0 ? "no POSIX account"
-		    : name == NULL || *name == '\0'
-		        ? "no primary POSIX account with a username"
-		        : "a username that is not a POSIX user name");
+		    why);
 	}
 	*user = xstrdup(name);
 	cJSON_Delete(j);
