@@ -7,7 +7,8 @@
  * caller may only act on its own account (the token's principal), else
  * 403 PERMISSION_DENIED as Google answers.  Keys are kept per user in
  * memory (a restart forgets them), fingerprint = hex SHA-256 of the key
- * line, as Google computes it; importing a key again replaces its
+ * line (64 hex digits, the shape of Google's; whether Google hashes
+ * exactly this text is not checked); importing a key again replaces its
  * expiry and adds nothing.
  *
  * POSIX usernames, as Google derives them: a service account's is "sa_"
