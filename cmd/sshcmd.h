@@ -143,6 +143,7 @@ struct sshcmd_slice {
 	cJSON *node;    /* its description */
 	int from_cache; /* the description came from the node cache */
 	int nworkers;
+	char *user; /* OS Login: the profile's POSIX user; NULL: sc->user */
 };
 
 /* What resolving a name gives; private to util_ssh.c. */

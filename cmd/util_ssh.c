@@ -9,12 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "buf.h"
 #include "catalog.h"
 #include "config.h"
+#include "endpoint.h"
 #include "knownhosts.h"
 #include "log.h"
 #include "nodecache.h"
+#include "oslogin.h"
 #include "retry.h"
 #include "sshcmd.h"
 #include "sshsel.h"
@@ -202,6 +205,7 @@ set_free(struct sshcmd_set *set)
 	}
 	for (i = 0; i < set->nslices; i++) {
 		free(set->slices[i].name);
+		free(set->slices[i].user);
 		cJSON_Delete(set->slices[i].node);
 	}
 	free(set->slices);
@@ -661,7 +665,7 @@ add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
 		t->worker = i;
 		t->host = set->hosts[set->ntargets];
 		t->port = 22;
-		t->user = sc->user;
+		t->user = sl->user != NULL ? sl->user : sc->user;
 		set->ntargets++;
 	}
 	*selp = sel;
@@ -669,28 +673,92 @@ add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
 }
 
 /*
- * A node whose metadata turns OS Login on (enable-oslogin TRUE, any
- * case): its workers' sshd asks the OS Login API for keys and ignores
- * ssh-keys metadata, the only way tpuctl hands a key over, so every
- * login would fail after a useless patch.  Refused before anything is
- * written (also under --dry-run, which would promise a run that cannot
- * happen), with what to do instead.  OS Login turned on for the whole
- * project or by an organisation policy is not visible in the node.
+ * The account OS Login knows the caller as: the impersonated service
+ * account, else the credential file's client_email.  A metadata server
+ * or an access token file does not say (no tokeninfo call is made):
+ * TPU_E_PRECONDITION saying what to do.
  */
 static int
-refuse_oslogin(const struct sshcmd_slice *sl, struct tpu_err *err)
+oslogin_account(struct tpu_ctx *ctx, char **email, struct tpu_err *err)
 {
-	const char *v = md_get(sl->node, "enable-oslogin");
+	struct auth *a;
+	cJSON *d = NULL;
+	const char *v;
+	int rc;
 
-	if (v == NULL || strcasecmp(v, "true") != 0)
+	*email = NULL;
+	if ((rc = ctx_auth(ctx, &a, err)) != 0 ||
+	    (rc = auth_describe(a, &d, err)) != 0)
+		return rc;
+	v = jstr(d, "impersonate");
+	if (v == NULL)
+		v = jstr(d, "account");
+	if (v != NULL)
+		*email = xstrdup(v);
+	else
+		rc = tpu_error(err, TPU_E_PRECONDITION,
+		    "OS Login needs the account's email, which %s "
+		    "credentials do not name: use a service account key "
+		    "file (GOOGLE_APPLICATION_CREDENTIALS) or "
+		    "--impersonate-service-account",
+		    jstr(d, "type") != NULL ? jstr(d, "type") : "these");
+	cJSON_Delete(d);
+	return rc;
+}
+
+/*
+ * A node whose metadata turns OS Login on (enable-oslogin TRUE, any
+ * case): its workers' sshd asks the OS Login API for keys and ignores
+ * ssh-keys metadata.  The key is imported into the caller's login
+ * profile (users/EMAIL:importSshPublicKey, idempotent: the same key
+ * twice is one key), and the slice's workers are logged in to as the
+ * profile's primary POSIX user; no metadata is written.  Under
+ * --dry-run nothing is sent: a line says what would be imported.  OS
+ * Login turned on for the whole project or by an organisation policy is
+ * not visible in the node (project metadata is not read).  *done is 1
+ * when the node is an OS Login node.
+ */
+static int
+oslogin_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
+    int *done, struct tpu_err *err)
+{
+	char *email = NULL, *base = NULL, *line = NULL, *user = NULL;
+	int rc;
+
+	*done = oslogin_enabled(md_get(sl->node, "enable-oslogin"));
+	if (!*done)
 		return 0;
-	return tpu_error(err, TPU_E_PRECONDITION,
-	    "node '%s' has enable-oslogin=%s: its workers take SSH keys only "
-	    "from the OS Login API, which tpuctl does not speak (it adds "
-	    "keys to ssh-keys metadata); remove the entry ('tpuctl update "
-	    "%s --remove-metadata enable-oslogin') if your organisation "
-	    "allows it, or use 'gcloud compute tpus tpu-vm ssh %s'",
-	    sl->name, v, sl->name, sl->name);
+	if ((rc = oslogin_account(ctx, &email, err)) != 0)
+		return rc;
+	if (sc->o.dry_run) {
+		printf("would import %s into the OS Login profile of %s (node "
+		       "'%s' has enable-oslogin=%s) and log in as its POSIX "
+		       "user\n",
+		    sc->key.pubpath, email, sl->name,
+		    md_get(sl->node, "enable-oslogin"));
+		free(sl->user);
+		sl->user = xstrdup("OSLOGIN-USER");
+		free(email);
+		return 0;
+	}
+	if ((base = endpoint_base(ctx->cfg, ENDPOINT_OSLOGIN, err)) == NULL) {
+		free(email);
+		return err->code;
+	}
+	line = xasprintf("%s %s", sc->key.publine, sc->user);
+	log_info("importing the key into the OS Login profile of %s (node "
+	         "'%s')",
+	    email, sl->name);
+	rc = oslogin_import(sc->tc.api.http, base, email, sc->tc.project, line,
+	    sc->o.expire > 0 ? (int64_t)sc->o.expire * 1000000 : 0, &user, err);
+	if (rc == 0) {
+		free(sl->user);
+		sl->user = user;
+	}
+	free(line);
+	free(base);
+	free(email);
+	return rc;
 }
 
 /*
@@ -705,17 +773,17 @@ resolve_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_set *set,
 	struct sshcmd_slice *sl = &set->slices[k];
 	unsigned char *sel = NULL;
 	size_t first = set->ntargets;
-	int rc, patched = 0;
+	int rc, patched = 0, oslogin = 0;
 
 	if (sl->node == NULL && (rc = get_node(sc, sl, use_cache, err)) != 0)
 		return rc;
 	/* before the metadata is touched or a worker is tried */
 	if ((rc = tpucmd_node_ready(sl->name, jstr(sl->node, "state"), err)) !=
 	        0 ||
-	    (rc = refuse_oslogin(sl, err)) != 0)
+	    (rc = oslogin_slice(ctx, sc, sl, &oslogin, err)) != 0)
 		return rc;
 	/* --dry-run: no metadata patch, no host keys read */
-	if (!sc->o.dry_run &&
+	if (!sc->o.dry_run && !oslogin &&
 	    (rc = propagate_key(ctx, sc, sl, &patched, err)) != 0)
 		return rc;
 	set->patched |= patched;

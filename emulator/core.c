@@ -947,7 +947,7 @@ static const struct emu_route *
 route_find(const char *path)
 {
 	const struct emu_route *tables[] = { emu_auth_routes, tpu_routes,
-		gcs_routes };
+		gcs_routes, oslogin_routes };
 	const struct emu_route *rt;
 	size_t i;
 

@@ -468,6 +468,9 @@ emu_env_write(struct emu *e, FILE *fp)
 	env_line(fp, "CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU", v);
 	free(v);
 	env_line(fp, "STORAGE_EMULATOR_HOST", e->base_url);
+	v = xasprintf("%s/", e->base_url);
+	env_line(fp, "CLOUDSDK_API_ENDPOINT_OVERRIDES_OSLOGIN", v);
+	free(v);
 	v = emu_state_path(e, "service-account.json");
 	env_line(fp, "GOOGLE_APPLICATION_CREDENTIALS", v);
 	free(v);

@@ -305,4 +305,17 @@ int emu_req_wait(struct emu_req *, const char *etag, int64_t deadline_ms);
 /* A metadata value may have changed: rerun every waiting request. */
 void emu_md_changed(struct emu *);
 
+/*
+ * The OS Login API (oslogin.c): its routes, the POSIX username Google
+ * derives for an account email (out gets at most 32 characters), and
+ * whether a key is an OpenSSH public key line.
+ */
+extern const struct emu_route oslogin_routes[];
+void emu_oslogin_username(const char *email, char *out, size_t len);
+/* The POSIX username of the emulator's own service account (auth.c's
+ * emu-sa@PROJECT), and the uid its profile gives a username. */
+void emu_oslogin_sa_user(struct emu *, char *out, size_t len);
+unsigned emu_oslogin_uid(const char *username);
+int emu_oslogin_key_ok(const char *key);
+
 #endif

@@ -70,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +150,7 @@ struct fleet_node {
 	char *script;     /* metadata startup-script, NULL when none */
 	char *script_url; /* metadata startup-script-url, NULL when none */
 	int chips;        /* TPU chips per host: /dev/accel0..chips-1 */
+	int oslogin;      /* metadata enable-oslogin TRUE (at boot) */
 };
 
 struct fleet {
@@ -163,6 +165,12 @@ struct fleet {
 	int port;
 	char user[64];
 	char *pwdir; /* the login user's passwd home */
+	/* OS Login nodes: the emulator's API URL for the worker's
+	 * AuthorizedKeysCommand, the POSIX user of the emulator's service
+	 * account (oslogin.c) and its uid */
+	char *osl_url;
+	char osl_user[64];
+	unsigned osl_uid;
 	long long key_delay_ms;
 	pid_t self;
 	int subreaper;
@@ -1715,10 +1723,26 @@ static int
 fleet_write_config(
     struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
 {
-	char *cfg = NULL, *path = NULL, *env = NULL, **v;
+	char *cfg = NULL, *path = NULL, *env = NULL, *akc, **v;
 	size_t i;
 	int rc;
 
+	/*
+	 * OS Login: sshd asks the emulator for the login user's imported
+	 * keys (loopback, no token), as the guest agent's
+	 * google_authorized_keys asks the metadata server.  curl is run by
+	 * path (sshd wants a root-owned command); the key file stays too.
+	 */
+	if (n->oslogin && f->osl_url != NULL)
+		akc = xasprintf("AuthorizedKeysCommand /usr/bin/curl -sf "
+		                "--max-time 5 %s%s "
+		                "%s/_oslogin/authorizedKeys?username=%%u\n"
+		                "AuthorizedKeysCommandUser %s\n",
+		    f->ca_pem != NULL ? "--cacert " : "",
+		    f->ca_pem != NULL ? f->ca_pem : "", f->osl_url,
+		    geteuid() == 0 ? "nobody" : f->user);
+	else
+		akc = xstrdup("");
 	v = fleet_worker_environ(n, w);
 	env = xstrdup("SetEnv");
 	for (i = 0; v[i] != NULL; i++) {
@@ -1748,9 +1772,9 @@ fleet_write_config(
 	                "PrintLastLog no\n"
 	                "UseDNS no\n"
 	                "Subsystem sftp internal-sftp -d %s\n"
-	                "%s\n",
+	                "%s%s\n",
 	    n->key, w->idx, w->addr, f->port, w->dir, w->dir, w->dir, w->home,
-	    env);
+	    akc, env);
 	path = xasprintf("%s/sshd_config", w->dir);
 	rc = fleet_write_file(path, cfg, strlen(cfg), 0600);
 	if (rc == -1)
@@ -1758,6 +1782,7 @@ fleet_write_config(
 	free(cfg);
 	free(path);
 	free(env);
+	free(akc);
 	return rc;
 }
 
@@ -1791,7 +1816,8 @@ fleet_key_part(const char *key, const char *what)
  * root with no HOME) finds the account's home there.  0 or -1.
  */
 static int
-fleet_write_passwd(struct fleet *f, struct fleet_worker *w)
+fleet_write_passwd(
+    struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
 {
 	struct buf in, out;
 	struct tpu_err err;
@@ -1834,6 +1860,23 @@ fleet_write_passwd(struct fleet *f, struct fleet_worker *w)
 		buf_append(&out, p != NULL ? p : "\n",
 		    p != NULL ? (size_t)(end - p) : 1);
 	}
+	/*
+	 * An OS Login node: its login user, as the guest agent's NSS module
+	 * answers it, with the worker's HOME (handed over to it).
+	 */
+	if (n->oslogin && f->osl_user[0] != '\0') {
+		char *line = xasprintf("%s:*:%u:%u::%s:/bin/bash\n",
+		    f->osl_user, f->osl_uid, f->osl_uid, w->home);
+
+		buf_puts(&out, line);
+		free(line);
+		/* its HOME: its own, reachable (the worker's dir is
+		 * what the worker's /tmp shows of the state dir) */
+		if (chown(w->home, f->osl_uid, f->osl_uid) == -1 ||
+		    chmod(w->dir, 0711) == -1)
+			log_warn("fleet: cannot hand '%s' to %s: %s", w->home,
+			    f->osl_user, strerror(errno));
+	}
 	path = xasprintf("%s/passwd", w->dir);
 	rc = fleet_write_file(path, out.data, out.len, 0644);
 	free(path);
@@ -1871,7 +1914,7 @@ fleet_write_etc(struct fleet *f, struct fleet_node *n, struct fleet_worker *w)
 		free(text);
 	}
 	if (rc == 0)
-		rc = fleet_write_passwd(f, w);
+		rc = fleet_write_passwd(f, n, w);
 	if (rc == -1)
 		log_warn("fleet: cannot write the /etc files of '%s': %s",
 		    w->dir, strerror(errno));
@@ -2253,6 +2296,9 @@ fleet_take_scripts(struct fleet_node *n, const cJSON *md)
 	free(n->script);
 	free(n->script_url);
 	n->script = n->script_url = NULL;
+	v = cJSON_GetObjectItemCaseSensitive(md, "enable-oslogin");
+	n->oslogin =
+	    cJSON_IsString(v) && strcasecmp(v->valuestring, "true") == 0;
 	v = cJSON_GetObjectItemCaseSensitive(md, "startup-script");
 	if (cJSON_IsString(v) && v->valuestring[0] != '\0')
 		n->script = xstrdup(v->valuestring);
@@ -3105,6 +3151,7 @@ fleet_ns_init(struct emu *e, struct fleet *f)
 	size_t i;
 
 	if (u != NULL) {
+		f->osl_url = xstrdup(u);
 		f->base_url = xstrdup(u);
 		h = strstr(u, "://");
 		h = h != NULL ? h + 3 : u;
@@ -3115,6 +3162,8 @@ fleet_ns_init(struct emu *e, struct fleet *f)
 	}
 	if (e->tls)
 		f->ca_pem = emu_state_path(e, "ca.pem");
+	emu_oslogin_sa_user(e, f->osl_user, sizeof(f->osl_user));
+	f->osl_uid = emu_oslogin_uid(f->osl_user);
 	if (geteuid() != 0 || emu_opt_int(e, "fleet.namespaces", 1) == 0)
 		return;
 	if (!fleet_ns_possible()) {
@@ -3369,6 +3418,7 @@ fleet_fini(struct emu *e)
 	free(f->gcert);
 	free(f->emu_addr);
 	free(f->base_url);
+	free(f->osl_url);
 	free(f->ca_pem);
 	free(f->bundle);
 	free(f);

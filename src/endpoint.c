@@ -29,6 +29,9 @@ static const struct {
 	[ENDPOINT_IAMCREDENTIALS] = { "api_endpoint_overrides/iamcredentials",
 	    "CLOUDSDK_API_ENDPOINT_OVERRIDES_IAMCREDENTIALS",
 	    "https://iamcredentials.googleapis.com/", 1 },
+	[ENDPOINT_OSLOGIN] = { "api_endpoint_overrides/oslogin",
+	    "CLOUDSDK_API_ENDPOINT_OVERRIDES_OSLOGIN",
+	    "https://oslogin.googleapis.com/", 1 },
 };
 
 /* The host of url (lowercase, no brackets), or NULL. Caller frees. */

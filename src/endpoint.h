@@ -11,6 +11,8 @@
  * https://oauth2.googleapis.com/token  api_endpoint_overrides/oauth2
  *   iamcredentials   https://iamcredentials.googleapis.com/
  *                                                         api_endpoint_overrides/iamcredentials
+ *   oslogin          https://oslogin.googleapis.com/
+ *                                                         api_endpoint_overrides/oslogin
  *
  * The config module fills the tpu key from CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU
  * and the storage key from STORAGE_EMULATOR_HOST; when it has no value the
@@ -29,6 +31,7 @@ enum endpoint_service {
 	ENDPOINT_STORAGE,
 	ENDPOINT_OAUTH2_TOKEN,
 	ENDPOINT_IAMCREDENTIALS,
+	ENDPOINT_OSLOGIN,
 };
 
 /*

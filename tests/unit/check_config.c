@@ -201,6 +201,7 @@ START_TEST(validate_rules)
 	    "unknown key 'core/zone'; valid keys: "
 	    "api_endpoint_overrides/iamcredentials "
 	    "api_endpoint_overrides/oauth2 "
+	    "api_endpoint_overrides/oslogin "
 	    "api_endpoint_overrides/storage api_endpoint_overrides/tpu "
 	    "auth/access_token_file auth/impersonate_service_account "
 	    "compute/zone core/custom_ca_certs_file core/format core/log_http "
