@@ -1314,6 +1314,9 @@ fleet_sweep_apply(struct fleet *f, const struct fleet_proc *procs, size_t np,
 		    !fleet_is_dying(f, v[i].pid)) {
 			w = fleet_home_worker(f, v[i].home, &n);
 			if (w == NULL || !n->run || w->down) {
+				/* its group at once, as a power cut: a job's
+				   wrapper must not see its child die first */
+				kill(-v[i].pid, SIGKILL);
 				fleet_kill_descendants(procs, np, v[i].pid);
 				kill(v[i].pid, SIGKILL);
 				fleet_add_dying(f, v[i].pid, "");
