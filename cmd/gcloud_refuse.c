@@ -36,10 +36,6 @@ static const struct {
 	const char *why;
 } refused[] = {
 	{ "tpuctl create", "--reservation", no_field_create_reservation },
-	{ "tpuctl queued-resources create", "--max-run-duration",
-	    "not supported: QueuedResource.runDuration is newer than " REV
-	    "; use --valid-until-duration for how long the request may "
-	    "wait" },
 	{ "tpuctl queued-resources create", "--reservation-host-folder",
 	    no_field_host },
 	{ "tpuctl queued-resources create", "--reservation-host-organization",

@@ -56,7 +56,8 @@ static const struct cmd_entry qr_children[] = {
 	        "[--node-id id | --node-count count [--node-prefix prefix]] "
 	        "[--boot-disk confidential-compute=bool,kms-key=key] "
 	        "[--data-disk source=disk,mode=mode] [--description text] "
-	        "[--labels k=v,...] [--metadata k=v,...] "
+	        "[--labels k=v,...] [--max-run-duration duration] "
+	        "[--metadata k=v,...] "
 	        "[--metadata-from-file k=file,...] [--network network] "
 	        "[--network-config network=n,subnetwork=s,external-ips=bool] "
 	        "[--queue-count n] [--range cidr] "
@@ -183,8 +184,9 @@ struct qr_opts {
 	const char *node_id, *node_count, *node_prefix, *reservation;
 	const char *min_duration, *until_dur, *until_time, *after_dur;
 	const char *after_time, *timeout, *zones, *provisioning_model;
+	const char *max_run;
 	int spot, guaranteed, reserved, best_effort, async, cancel;
-	long long count, until_secs, after_secs, min_secs;
+	long long count, until_secs, after_secs, min_secs, run_secs;
 };
 
 /* Every check of create's flags; nothing is sent. */
@@ -259,6 +261,9 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 	if (o->min_duration != NULL &&
 	    (rc = check_duration(
 	         "--min-duration", o->min_duration, &o->min_secs, err)) != 0)
+		return rc;
+	if (o->max_run != NULL && (rc = check_duration("--max-run-duration",
+	                               o->max_run, &o->run_secs, err)) != 0)
 		return rc;
 	if (o->until_dur != NULL && o->until_time != NULL)
 		return tpu_error(err, TPU_E_USAGE,
@@ -346,6 +351,11 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 			cJSON_AddStringToObject(qr, "reservationName", r);
 			free(r);
 		}
+	}
+	if (o->max_run != NULL) { /* tpu.v2alpha1 QueuedResource.runDuration */
+		x = cJSON_AddObjectToObject(qr, "runDuration");
+		snprintf(buf, sizeof buf, "%llds", o->run_secs);
+		cJSON_AddStringToObject(x, "maxRunDuration", buf);
 	}
 	if (o->until_dur || o->until_time || o->after_dur || o->after_time) {
 		x = cJSON_AddObjectToObject(qr, "queueingPolicy");
@@ -777,6 +787,7 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "best-effort", no_argument, NULL, 'B' },
 		{ "cancel-on-interrupt", no_argument, NULL, 'c' },
 		{ "guaranteed", no_argument, NULL, 'g' },
+		{ "max-run-duration", required_argument, NULL, 'D' },
 		{ "min-duration", required_argument, NULL, 'm' },
 		{ "no-cancel-on-interrupt", no_argument, NULL, 'C' },
 		{ "node-count", required_argument, NULL, 'n' },
@@ -817,6 +828,9 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case 'B':
 			o.best_effort = 1;
+			break;
+		case 'D':
+			o.max_run = optarg;
 			break;
 		case 'M':
 			o.provisioning_model = optarg;
@@ -891,8 +905,9 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = tpucmd_create_zones(
 	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
-	/* bestEffort, autocheckpointEnabled, bootDiskConfig: v2alpha1's */
-	if (o.best_effort || o.node.alpha)
+	/* bestEffort, runDuration, autocheckpointEnabled, bootDiskConfig:
+	 * v2alpha1's */
+	if (o.best_effort || o.max_run != NULL || o.node.alpha)
 		tc.api.version = "v2alpha1";
 	nzones = cJSON_GetArraySize(zones);
 	r.ctx = ctx;

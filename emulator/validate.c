@@ -599,6 +599,8 @@ int
 validate_api_fields(const cJSON *body, int alpha, enum validate_body kind,
     char *at, size_t atlen, char *msg, size_t msglen)
 {
+	static const char *const qr_alpha_only[] = { "bestEffort",
+		"runDuration" };
 	const cJSON *specs, *spec, *g;
 	char path[96];
 	int i = 0;
@@ -608,10 +610,13 @@ validate_api_fields(const cJSON *body, int alpha, enum validate_body kind,
 		    body, alpha, "node", at, atlen, msg, msglen);
 	if (!cJSON_IsObject(body))
 		return 0;
-	if (!alpha &&
-	    cJSON_GetObjectItemCaseSensitive(body, "bestEffort") != NULL)
-		return unknown_field(
-		    "bestEffort", "queued_resource", at, atlen, msg, msglen);
+	/* bestEffort; runDuration (tpu-api.json 20250410) */
+	for (i = 0; !alpha && i < (int)nitems(qr_alpha_only); i++)
+		if (cJSON_GetObjectItemCaseSensitive(body, qr_alpha_only[i]) !=
+		    NULL)
+			return unknown_field(qr_alpha_only[i],
+			    "queued_resource", at, atlen, msg, msglen);
+	i = 0;
 	g = cJSON_GetObjectItemCaseSensitive(body, "guaranteed");
 	if (!alpha && cJSON_IsObject(g) &&
 	    cJSON_GetObjectItemCaseSensitive(g, "reserved") != NULL)

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Issue 17: queued-resources create's gcloud flags on the fields of the
+# newer tpu.v2alpha1 revision (tpu-api.json 20250410): --max-run-duration
+# (QueuedResource.runDuration.maxRunDuration) is sent on v2alpha1, stored
+# and read back by describe; the emulator refuses the field on v2; bad
+# values are one line, exit 2, and send nothing.
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_tpu.sh
+. "$(dirname "$0")/lib_tpu.sh"
+emu_start --set tpu.create_ms=20 --set tpu.qr_accept_ms=10 \
+    --set tpu.qr_provision_ms=20
+tpu_setup
+
+# the body tpuctl would send, and the version it goes to
+expect_rc 0 "$TPUCTL" --dry-run queued-resources create q1 \
+    --accelerator-type v4-8 --node-id n1 --max-run-duration 1h30m
+jq -r 'select(.method == "POST") | "\(.url | split("?")[0] |
+    split("/")[-6]) \(.body.runDuration | tojson)"' "$T/out" >"$T/dry"
+[ "$(cat "$T/dry")" = 'v2alpha1 {"maxRunDuration":"5400s"}' ] ||
+    fail "--max-run-duration body: $(cat "$T/dry") ($(cat "$T/out"))"
+
+# sent for real: a v2alpha1 POST, stored, read back by describe
+expect_rc 0 "$TPUCTL" queued-resources create q1 \
+    --accelerator-type v4-8 --node-id n1 --max-run-duration 1h30m
+emu_requests | jq -r 'select(.method == "POST") | "\(.path) \(.status)"' \
+    >"$T/posts"
+grep -q "^/v2alpha1/$P/queuedResources 200$" "$T/posts" ||
+    fail "no v2alpha1 create: $(cat "$T/posts")"
+expect_rc 0 "$TPUCTL" queued-resources describe q1 \
+    --format 'value(runDuration.maxRunDuration)'
+[ "$(cat "$T/out")" = 5400s ] || fail "stored runDuration: '$(cat "$T/out")'"
+
+# the emulator: runDuration is v2alpha1's only
+N='"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"'
+expect_api 400 POST "/v2/$P/queuedResources?queuedResourceId=q2" \
+    "{\"tpu\":{\"nodeSpec\":[{\"nodeId\":\"n2\",\"parent\":\"$P\",\"node\":{$N}}]},\"runDuration\":{\"maxRunDuration\":\"60s\"}}"
+expect_jq .error.message \
+    "Invalid JSON payload received. Unknown name \"runDuration\" at 'queued_resource': Cannot find field."
+
+# bad values: one line naming the value and the rule, exit 2, no request
+n0=$(emu_requests | wc -l)
+for bad in 0 -5m 1x soon; do
+	expect_rc 2 "$TPUCTL" queued-resources create q3 \
+	    --accelerator-type v4-8 --node-id n3 --max-run-duration "$bad"
+	assert_grep "'$bad'.*--max-run-duration|--max-run-duration '$bad'" "$T/err"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "'$bad': $(cat "$T/err")"
+done
+[ "$(emu_requests | wc -l)" = "$n0" ] || fail "a bad value sent a request"
