@@ -42,8 +42,6 @@ static const struct {
 	    no_field_host },
 	{ "tpuctl queued-resources create", "--reservation-host-project",
 	    no_field_host },
-	{ "tpuctl queued-resources create", "--workload-type",
-	    "not supported: MultiNodeParams.workloadType is newer than " REV },
 	{ "tpuctl ssh", "--tunnel-through-iap",
 	    "IAP tunnelling is not implemented: tpuctl connects to the "
 	    "workers' addresses directly" },

@@ -53,7 +53,8 @@ static const struct cmd_entry qr_children[] = {
 	        "--provisioning-model model] "
 	        "[--accelerator-type type | --type generation --topology "
 	        "AxBxC] "
-	        "[--node-id id | --node-count count [--node-prefix prefix]] "
+	        "[--node-id id | --node-count count [--node-prefix prefix] "
+	        "[--workload-type type]] "
 	        "[--boot-disk confidential-compute=bool,kms-key=key] "
 	        "[--data-disk source=disk,mode=mode] [--description text] "
 	        "[--labels k=v,...] [--max-run-duration duration] "
@@ -184,8 +185,8 @@ struct qr_opts {
 	const char *node_id, *node_count, *node_prefix, *reservation;
 	const char *min_duration, *until_dur, *until_time, *after_dur;
 	const char *after_time, *timeout, *zones, *provisioning_model;
-	const char *max_run;
-	int spot, guaranteed, reserved, best_effort, async, cancel;
+	const char *max_run, *workload;
+	int spot, guaranteed, reserved, best_effort, async, cancel, alpha;
 	long long count, until_secs, after_secs, min_secs, run_secs;
 };
 
@@ -235,6 +236,17 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 			    "invalid --node-prefix '%s': node id '%s' would "
 			    "be longer than 63 characters",
 			    o->node_prefix, last);
+	}
+	if (o->workload != NULL) {
+		if (o->node_count == NULL)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--workload-type goes with --node-count");
+		if (strcmp(o->workload, "throughput-optimized") != 0 &&
+		    strcmp(o->workload, "availability-optimized") != 0)
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid --workload-type '%s': one of "
+			    "throughput-optimized, availability-optimized",
+			    o->workload);
 	}
 	if (o->provisioning_model != NULL) {
 		if (o->spot || o->guaranteed || o->reserved || o->best_effort)
@@ -323,9 +335,16 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 	if (o->node_id != NULL)
 		cJSON_AddStringToObject(spec, "nodeId", o->node_id);
 	else {
-		x = cJSON_AddObjectToObject(spec, "multisliceParams");
+		/* v2's multisliceParams is v2alpha1's multiNodeParams */
+		x = cJSON_AddObjectToObject(
+		    spec, o->alpha ? "multiNodeParams" : "multisliceParams");
 		cJSON_AddNumberToObject(x, "nodeCount", (double)o->count);
 		cJSON_AddStringToObject(x, "nodeIdPrefix", o->node_prefix);
+		if (o->workload != NULL) /* v2alpha1 only */
+			cJSON_AddStringToObject(x, "workloadType",
+			    strcmp(o->workload, "throughput-optimized") == 0
+			        ? "THROUGHPUT_OPTIMIZED"
+			        : "AVAILABILITY_OPTIMIZED");
 	}
 	cJSON_AddItemToObject(spec, "node", cJSON_Duplicate(node, 1));
 	if (o->spot)
@@ -802,6 +821,7 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "valid-after-time", required_argument, NULL, 'b' },
 		{ "valid-until-duration", required_argument, NULL, 'u' },
 		{ "valid-until-time", required_argument, NULL, 'v' },
+		{ "workload-type", required_argument, NULL, 'W' },
 		{ "zones", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -880,6 +900,9 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		case 'v':
 			o.until_time = optarg;
 			break;
+		case 'W':
+			o.workload = optarg;
+			break;
 		case 'z':
 			o.zones = optarg;
 			break;
@@ -905,9 +928,11 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = tpucmd_create_zones(
 	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
-	/* bestEffort, runDuration, autocheckpointEnabled, bootDiskConfig:
-	 * v2alpha1's */
-	if (o.best_effort || o.max_run != NULL || o.node.alpha)
+	/* bestEffort, runDuration, workloadType, autocheckpointEnabled,
+	 * bootDiskConfig: v2alpha1's */
+	o.alpha = o.best_effort || o.max_run != NULL || o.workload != NULL ||
+	          o.node.alpha;
+	if (o.alpha)
 		tc.api.version = "v2alpha1";
 	nzones = cJSON_GetArraySize(zones);
 	r.ctx = ctx;
@@ -986,11 +1011,12 @@ qr_view(const cJSON *list)
 		cJSON_ArrayForEach(spec, json_path(it, "tpu.nodeSpec"))
 		{
 			const cJSON *n = json_path(spec, "node");
+			const cJSON *ms = json_path(spec, "multisliceParams");
 
-			nodes += json_path(spec, "multisliceParams") != NULL
-			             ? json_opt_int64(spec,
-			                   "multisliceParams.nodeCount", 0)
-			             : 1;
+			if (ms == NULL) /* v2alpha1's name */
+				ms = json_path(spec, "multiNodeParams");
+			nodes +=
+			    ms != NULL ? json_opt_int64(ms, "nodeCount", 0) : 1;
 			if (type != NULL)
 				continue;
 			type = json_opt_string(n, "acceleratorType", NULL);

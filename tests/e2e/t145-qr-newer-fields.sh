@@ -1,8 +1,9 @@
 #!/bin/sh
 # Issue 17: queued-resources create's gcloud flags on the fields of the
 # newer tpu.v2alpha1 revision (tpu-api.json 20250410): --max-run-duration
-# (QueuedResource.runDuration.maxRunDuration) is sent on v2alpha1, stored
-# and read back by describe; the emulator refuses the field on v2; bad
+# (QueuedResource.runDuration.maxRunDuration) and --workload-type
+# (MultiNodeParams.workloadType) are sent on v2alpha1, stored and read
+# back by describe; the emulator refuses the field on v2; bad
 # values are one line, exit 2, and send nothing.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +32,24 @@ expect_rc 0 "$TPUCTL" queued-resources describe q1 \
     --format 'value(runDuration.maxRunDuration)'
 [ "$(cat "$T/out")" = 5400s ] || fail "stored runDuration: '$(cat "$T/out")'"
 
+# --workload-type: MultiNodeParams.workloadType, a multislice on v2alpha1
+expect_rc 0 "$TPUCTL" --dry-run queued-resources create q4 \
+    --accelerator-type v4-8 --node-count 2 --workload-type availability-optimized
+jq -r 'select(.method == "POST") | "\(.url | split("?")[0] |
+    split("/")[-6]) \(.body.tpu.nodeSpec[0].multiNodeParams | tojson)"' \
+    "$T/out" >"$T/dry"
+[ "$(cat "$T/dry")" = 'v2alpha1 {"nodeCount":2,"nodeIdPrefix":"q4","workloadType":"AVAILABILITY_OPTIMIZED"}' ] ||
+    fail "--workload-type body: $(cat "$T/dry") ($(cat "$T/out"))"
+expect_rc 0 "$TPUCTL" queued-resources create q4 \
+    --accelerator-type v4-8 --node-count 2 --workload-type throughput-optimized
+expect_rc 0 "$TPUCTL" queued-resources describe q4 --format json
+jq -r '.tpu.nodeSpec[0] | .multiNodeParams // .multisliceParams |
+    .workloadType' "$T/out" >"$T/wt"
+[ "$(cat "$T/wt")" = THROUGHPUT_OPTIMIZED ] ||
+    fail "stored workloadType: $(cat "$T/out")"
+expect_rc 0 "$TPUCTL" queued-resources list
+assert_grep '^q4 .* 2 ' "$T/out"
+
 # the emulator: runDuration is v2alpha1's only
 N='"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"'
 expect_api 400 POST "/v2/$P/queuedResources?queuedResourceId=q2" \
@@ -46,4 +65,13 @@ for bad in 0 -5m 1x soon; do
 	assert_grep "'$bad'.*--max-run-duration|--max-run-duration '$bad'" "$T/err"
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "'$bad': $(cat "$T/err")"
 done
+for bad in fast THROUGHPUT-OPTIMIZED ''; do
+	expect_rc 2 "$TPUCTL" queued-resources create q3 \
+	    --accelerator-type v4-8 --node-count 2 --workload-type "$bad"
+	assert_grep "invalid --workload-type '$bad': one of throughput-optimized, availability-optimized" "$T/err"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "'$bad': $(cat "$T/err")"
+done
+expect_rc 2 "$TPUCTL" queued-resources create q3 --accelerator-type v4-8 \
+    --node-id n3 --workload-type throughput-optimized
+assert_grep "^tpuctl: --workload-type goes with --node-count$" "$T/err"
 [ "$(emu_requests | wc -l)" = "$n0" ] || fail "a bad value sent a request"
