@@ -312,7 +312,7 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			    "--provisioning-model excludes --spot, "
 			    "--preemptible and --reserved");
 		if ((rc = tpucmd_provisioning_model(o.provisioning_model,
-		         &o.node.spot, &o.node.reserved, err)) != 0)
+		         &o.node.spot, &o.node.reserved, NULL, err)) != 0)
 			return rc;
 	}
 	if ((rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)

@@ -187,6 +187,7 @@ struct qr_opts {
 	const char *after_time, *timeout, *zones, *provisioning_model;
 	const char *max_run, *workload;
 	int spot, guaranteed, reserved, best_effort, async, cancel, alpha;
+	int flex;
 	long long count, until_secs, after_secs, min_secs, run_secs;
 };
 
@@ -254,7 +255,7 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 			    "--provisioning-model excludes --spot, "
 			    "--guaranteed, --reserved and --best-effort");
 		if ((rc = tpucmd_provisioning_model(o->provisioning_model,
-		         &o->spot, &o->reserved, err)) != 0)
+		         &o->spot, &o->reserved, &o->flex, err)) != 0)
 			return rc;
 	}
 	if (o->spot + o->guaranteed + o->reserved + o->best_effort > 1)
@@ -371,6 +372,8 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 			free(r);
 		}
 	}
+	if (o->flex) /* tpu.v2alpha1 QueuedResource.provisioningModel */
+		cJSON_AddStringToObject(qr, "provisioningModel", "FLEX_START");
 	if (o->max_run != NULL) { /* tpu.v2alpha1 QueuedResource.runDuration */
 		x = cJSON_AddObjectToObject(qr, "runDuration");
 		snprintf(buf, sizeof buf, "%llds", o->run_secs);
@@ -928,10 +931,10 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = tpucmd_create_zones(
 	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
-	/* bestEffort, runDuration, workloadType, autocheckpointEnabled,
-	 * bootDiskConfig: v2alpha1's */
-	o.alpha = o.best_effort || o.max_run != NULL || o.workload != NULL ||
-	          o.node.alpha;
+	/* bestEffort, provisioningModel, runDuration, workloadType,
+	 * autocheckpointEnabled, bootDiskConfig: v2alpha1's */
+	o.alpha = o.best_effort || o.flex || o.max_run != NULL ||
+	          o.workload != NULL || o.node.alpha;
 	if (o.alpha)
 		tc.api.version = "v2alpha1";
 	nzones = cJSON_GetArraySize(zones);

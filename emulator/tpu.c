@@ -1685,7 +1685,7 @@ qr_create(struct call *c)
 	{
 		static const char *const keep[] = { "tpu", "spot", "guaranteed",
 			"bestEffort", "queueingPolicy", "reservationName",
-			"runDuration" };
+			"runDuration", "provisioningModel" };
 		size_t i;
 
 		for (i = 0; i < nitems(keep); i++) {

@@ -595,14 +595,29 @@ node_api_fields(const cJSON *node, int alpha, const char *at, char *atbuf,
 	return 0;
 }
 
+/* s is one of the NULL-ended list. */
+static int
+one_of(const char *s, const char *const *list)
+{
+	for (; s != NULL && *list != NULL; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
 int
 validate_api_fields(const cJSON *body, int alpha, enum validate_body kind,
     char *at, size_t atlen, char *msg, size_t msglen)
 {
+	/* tpu-api.json 20250410, v2alpha1 QueuedResource.provisioningModel */
+	static const char *const provisioning_models[] = {
+		"PROVISIONING_MODEL_UNSPECIFIED", "STANDARD", "SPOT",
+		"RESERVATION_BOUND", "FLEX_START", NULL
+	};
 	static const char *const qr_alpha_only[] = { "bestEffort",
-		"runDuration" };
+		"provisioningModel", "runDuration" };
 	const cJSON *specs, *spec, *g;
-	char path[96];
+	char path[96], shown[80];
 	int i = 0;
 
 	if (kind == VALIDATE_BODY_NODE)
@@ -610,13 +625,24 @@ validate_api_fields(const cJSON *body, int alpha, enum validate_body kind,
 		    body, alpha, "node", at, atlen, msg, msglen);
 	if (!cJSON_IsObject(body))
 		return 0;
-	/* bestEffort; runDuration (tpu-api.json 20250410) */
+	/* bestEffort; provisioningModel, runDuration (tpu-api.json
+	 * 20250410) */
 	for (i = 0; !alpha && i < (int)nitems(qr_alpha_only); i++)
 		if (cJSON_GetObjectItemCaseSensitive(body, qr_alpha_only[i]) !=
 		    NULL)
 			return unknown_field(qr_alpha_only[i],
 			    "queued_resource", at, atlen, msg, msglen);
 	i = 0;
+	if ((g = cJSON_GetObjectItemCaseSensitive(body, "provisioningModel")) !=
+	        NULL &&
+	    !one_of(cJSON_GetStringValue(g), provisioning_models)) {
+		snprintf(at, atlen, "queued_resource.provisioning_model");
+		return vfail(msg, msglen,
+		    "Invalid value at 'queued_resource.provisioning_model' "
+		    "(type.googleapis.com/google.cloud.tpu.v2alpha1."
+		    "QueuedResource.ProvisioningModel), \"%s\"",
+		    cJSON_IsString(g) ? SHOW(g->valuestring) : "?");
+	}
 	g = cJSON_GetObjectItemCaseSensitive(body, "guaranteed");
 	if (!alpha && cJSON_IsObject(g) &&
 	    cJSON_GetObjectItemCaseSensitive(g, "reserved") != NULL)

@@ -2,7 +2,8 @@
 # Issue 17: queued-resources create's gcloud flags on the fields of the
 # newer tpu.v2alpha1 revision (tpu-api.json 20250410): --max-run-duration
 # (QueuedResource.runDuration.maxRunDuration) and --workload-type
-# (MultiNodeParams.workloadType) are sent on v2alpha1, stored and read
+# (MultiNodeParams.workloadType) and --provisioning-model flex-start
+# (QueuedResource.provisioningModel) are sent on v2alpha1, stored and read
 # back by describe; the emulator refuses the field on v2; bad
 # values are one line, exit 2, and send nothing.
 # shellcheck source=tests/e2e/lib.sh
@@ -32,6 +33,21 @@ expect_rc 0 "$TPUCTL" queued-resources describe q1 \
     --format 'value(runDuration.maxRunDuration)'
 [ "$(cat "$T/out")" = 5400s ] || fail "stored runDuration: '$(cat "$T/out")'"
 
+# --provisioning-model flex-start: QueuedResource.provisioningModel
+expect_rc 0 "$TPUCTL" --dry-run queued-resources create q5 \
+    --accelerator-type v4-8 --node-id n5 --provisioning-model FLEX_START
+jq -r 'select(.method == "POST") | "\(.url | split("?")[0] |
+    split("/")[-6]) \(.body.provisioningModel) \(.body.spot // "-")"' \
+    "$T/out" >"$T/dry"
+[ "$(cat "$T/dry")" = 'v2alpha1 FLEX_START -' ] ||
+    fail "flex-start body: $(cat "$T/dry") ($(cat "$T/out"))"
+expect_rc 0 "$TPUCTL" queued-resources create q5 --accelerator-type v4-8 \
+    --node-id n5 --provisioning-model flex-start --max-run-duration 2h
+expect_rc 0 "$TPUCTL" queued-resources describe q5 \
+    --format 'value(provisioningModel,runDuration.maxRunDuration)'
+[ "$(cat "$T/out")" = "$(printf 'FLEX_START\t7200s')" ] ||
+    fail "stored flex-start: '$(cat "$T/out")'"
+
 # --workload-type: MultiNodeParams.workloadType, a multislice on v2alpha1
 expect_rc 0 "$TPUCTL" --dry-run queued-resources create q4 \
     --accelerator-type v4-8 --node-count 2 --workload-type availability-optimized
@@ -56,6 +72,15 @@ expect_api 400 POST "/v2/$P/queuedResources?queuedResourceId=q2" \
     "{\"tpu\":{\"nodeSpec\":[{\"nodeId\":\"n2\",\"parent\":\"$P\",\"node\":{$N}}]},\"runDuration\":{\"maxRunDuration\":\"60s\"}}"
 expect_jq .error.message \
     "Invalid JSON payload received. Unknown name \"runDuration\" at 'queued_resource': Cannot find field."
+expect_api 400 POST "/v2/$P/queuedResources?queuedResourceId=q2" \
+    "{\"tpu\":{\"nodeSpec\":[{\"nodeId\":\"n2\",\"parent\":\"$P\",\"node\":{$N}}]},\"provisioningModel\":\"FLEX_START\"}"
+expect_jq .error.message \
+    "Invalid JSON payload received. Unknown name \"provisioningModel\" at 'queued_resource': Cannot find field."
+expect_api 400 POST "/v2alpha1/$P/queuedResources?queuedResourceId=q2" \
+    "{\"tpu\":{\"nodeSpec\":[{\"nodeId\":\"n2\",\"parent\":\"$P\",\"node\":{$N}}]},\"provisioningModel\":\"CHEAP\"}"
+expect_jq .error.message \
+    "Invalid value at 'queued_resource.provisioning_model' (type.googleapis.com/google.cloud.tpu.v2alpha1.QueuedResource.ProvisioningModel), \"CHEAP\""
+expect_api 404 GET "/v2alpha1/$P/queuedResources/q2"
 
 # bad values: one line naming the value and the rule, exit 2, no request
 n0=$(emu_requests | wc -l)
@@ -71,6 +96,15 @@ for bad in fast THROUGHPUT-OPTIMIZED ''; do
 	assert_grep "invalid --workload-type '$bad': one of throughput-optimized, availability-optimized" "$T/err"
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "'$bad': $(cat "$T/err")"
 done
+expect_rc 2 "$TPUCTL" queued-resources create q3 --accelerator-type v4-8 \
+    --node-id n3 --provisioning-model cheap
+assert_grep "^tpuctl: invalid --provisioning-model 'cheap': one of standard, spot, reservation-bound, flex-start$" "$T/err"
+expect_rc 2 "$TPUCTL" queued-resources create q3 --accelerator-type v4-8 \
+    --node-id n3 --provisioning-model flex-start --spot
+assert_grep "^tpuctl: --provisioning-model excludes --spot" "$T/err"
+expect_rc 2 "$TPUCTL" create n3 --accelerator-type v4-8 \
+    --provisioning-model flex-start
+assert_grep "^tpuctl: --provisioning-model=flex-start is not supported for a node" "$T/err"
 expect_rc 2 "$TPUCTL" queued-resources create q3 --accelerator-type v4-8 \
     --node-id n3 --workload-type throughput-optimized
 assert_grep "^tpuctl: --workload-type goes with --node-count$" "$T/err"
