@@ -16,11 +16,6 @@
  * (../shared/api/README.md names them): the reason says so.
  */
 #define REV "the tpu.v2/v2alpha1 revision tpuctl speaks (20240208)"
-static const char no_field_create_reservation[] =
-    "not supported: a Node in " REV " has no reservation name "
-    "(schedulingConfig.reserved only; schedulingConfig.reservationName "
-    "is newer); use --reserved, or 'tpuctl queued-resources create "
-    "--reserved --reservation NAME'";
 static const char no_field_host[] =
     "not supported: a QueuedResource's reservationName in " REV
     " is projects/P/locations/Z/reservations/R, with no folder or "
@@ -35,7 +30,6 @@ static const struct {
 	const char *flag; /* "--range" */
 	const char *why;
 } refused[] = {
-	{ "tpuctl create", "--reservation", no_field_create_reservation },
 	{ "tpuctl queued-resources create", "--reservation-host-folder",
 	    no_field_host },
 	{ "tpuctl queued-resources create", "--reservation-host-organization",

@@ -583,6 +583,11 @@ node_api_fields(const cJSON *node, int alpha, const char *at, char *atbuf,
 {
 	static const char *const alpha_only[] = { "autocheckpointEnabled",
 		"bootDiskConfig" };
+	/* tpu-api.json 20250410: v2alpha1 SchedulingConfig's newer fields */
+	static const char *const sc_alpha_only[] = { "provisioningModel",
+		"reservationName" };
+	const cJSON *sc;
+	char path[128];
 	size_t i;
 
 	if (alpha || !cJSON_IsObject(node))
@@ -592,6 +597,13 @@ node_api_fields(const cJSON *node, int alpha, const char *at, char *atbuf,
 		    NULL)
 			return unknown_field(
 			    alpha_only[i], at, atbuf, atlen, msg, msglen);
+	sc = cJSON_GetObjectItemCaseSensitive(node, "schedulingConfig");
+	snprintf(path, sizeof path, "%s.scheduling_config", at);
+	for (i = 0; cJSON_IsObject(sc) && i < nitems(sc_alpha_only); i++)
+		if (cJSON_GetObjectItemCaseSensitive(sc, sc_alpha_only[i]) !=
+		    NULL)
+			return unknown_field(
+			    sc_alpha_only[i], path, atbuf, atlen, msg, msglen);
 	return 0;
 }
 

@@ -464,6 +464,13 @@ static const struct {
 	    "bootDiskConfig" },
 	{ "{\"networkConfig\":{\"queueCount\":4}}", 0, VALIDATE_BODY_NODE, NULL,
 	    NULL },
+	{ "{\"schedulingConfig\":{\"reserved\":true,\"reservationName\":"
+	  "\"r\"}}",
+	    0, VALIDATE_BODY_NODE, "node.scheduling_config",
+	    "reservationName" },
+	{ "{\"schedulingConfig\":{\"reserved\":true,\"reservationName\":"
+	  "\"r\"}}",
+	    1, VALIDATE_BODY_NODE, NULL, NULL },
 	{ "{\"bestEffort\":{}}", 0, VALIDATE_BODY_QR, "queued_resource",
 	    "bestEffort" },
 	{ "{\"bestEffort\":{}}", 1, VALIDATE_BODY_QR, NULL, NULL },

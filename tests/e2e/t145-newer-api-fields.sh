@@ -3,7 +3,8 @@
 # newer tpu.v2alpha1 revision (tpu-api.json 20250410): --max-run-duration
 # (QueuedResource.runDuration.maxRunDuration) and --workload-type
 # (MultiNodeParams.workloadType) and --provisioning-model flex-start
-# (QueuedResource.provisioningModel) are sent on v2alpha1, stored and read
+# (QueuedResource.provisioningModel), and create's --reservation
+# (SchedulingConfig.reservationName) are sent on v2alpha1, stored and read
 # back by describe; the emulator refuses the field on v2; bad
 # values are one line, exit 2, and send nothing.
 # shellcheck source=tests/e2e/lib.sh
@@ -66,12 +67,29 @@ jq -r '.tpu.nodeSpec[0] | .multiNodeParams // .multisliceParams |
 expect_rc 0 "$TPUCTL" queued-resources list
 assert_grep '^q4 .* 2 ' "$T/out"
 
+# create --reservation: a node's SchedulingConfig.reservationName
+expect_rc 0 "$TPUCTL" --dry-run create c1 --accelerator-type v4-8 \
+    --provisioning-model reservation-bound --reservation r1
+jq -r 'select(.method == "POST") | "\(.url | split("?")[0] |
+    split("/")[-6]) \(.body.schedulingConfig | tojson)"' "$T/out" >"$T/dry"
+[ "$(cat "$T/dry")" = "v2alpha1 {\"reserved\":true,\"reservationName\":\"projects/$PROJECT/reservations/r1\"}" ] ||
+    fail "--reservation body: $(cat "$T/dry") ($(cat "$T/out"))"
+expect_rc 0 "$TPUCTL" create c1 --accelerator-type v4-8 --reserved \
+    --reservation "projects/other-p/reservations/r2"
+expect_rc 0 "$TPUCTL" describe c1 --format 'value(schedulingConfig.reservationName)'
+[ "$(cat "$T/out")" = projects/other-p/reservations/r2 ] ||
+    fail "stored reservationName: '$(cat "$T/out")'"
+
 # the emulator: runDuration is v2alpha1's only
 N='"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"'
 expect_api 400 POST "/v2/$P/queuedResources?queuedResourceId=q2" \
     "{\"tpu\":{\"nodeSpec\":[{\"nodeId\":\"n2\",\"parent\":\"$P\",\"node\":{$N}}]},\"runDuration\":{\"maxRunDuration\":\"60s\"}}"
 expect_jq .error.message \
     "Invalid JSON payload received. Unknown name \"runDuration\" at 'queued_resource': Cannot find field."
+expect_api 400 POST "/v2/$P/nodes?nodeId=c2" \
+    "{$N,\"schedulingConfig\":{\"reserved\":true,\"reservationName\":\"r\"}}"
+expect_jq .error.message \
+    "Invalid JSON payload received. Unknown name \"reservationName\" at 'node.scheduling_config': Cannot find field."
 expect_api 400 POST "/v2/$P/queuedResources?queuedResourceId=q2" \
     "{\"tpu\":{\"nodeSpec\":[{\"nodeId\":\"n2\",\"parent\":\"$P\",\"node\":{$N}}]},\"provisioningModel\":\"FLEX_START\"}"
 expect_jq .error.message \
@@ -105,6 +123,13 @@ assert_grep "^tpuctl: --provisioning-model excludes --spot" "$T/err"
 expect_rc 2 "$TPUCTL" create n3 --accelerator-type v4-8 \
     --provisioning-model flex-start
 assert_grep "^tpuctl: --provisioning-model=flex-start is not supported for a node" "$T/err"
+expect_rc 2 "$TPUCTL" create c3 --accelerator-type v4-8 --reservation r1
+assert_grep "^tpuctl: --reservation goes with --reserved or --provisioning-model reservation-bound$" "$T/err"
+for bad in R_1 projects/p/reservations/ projects/p/locations/z/reservations/r; do
+	expect_rc 2 "$TPUCTL" create c3 --accelerator-type v4-8 --reserved \
+	    --reservation "$bad"
+	assert_grep "^tpuctl: invalid --reservation '$bad': a reservation id" "$T/err"
+done
 expect_rc 2 "$TPUCTL" queued-resources create q3 --accelerator-type v4-8 \
     --node-id n3 --workload-type throughput-optimized
 assert_grep "^tpuctl: --workload-type goes with --node-count$" "$T/err"
