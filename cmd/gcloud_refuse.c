@@ -12,8 +12,9 @@
 /*
  * Flags whose fields the discovery documents tpuctl and its emulator are
  * built from (tpu.v2 and tpu.v2alpha1, revision 20240208,
- * ../shared/api/) do not have.  Some came in later revisions
- * (../shared/api/README.md names them): the reason says so.
+ * ../shared/api/) do not have.  The fields of later revisions that
+ * gcloud's flags set (../shared/api/README.md) are sent on v2alpha1
+ * instead (queued_resources.c, create.c).
  */
 #define REV "the tpu.v2/v2alpha1 revision tpuctl speaks (20240208)"
 static const char no_field_host[] =
