@@ -27,9 +27,35 @@
 
 struct create_opts {
 	struct tpucmd_node_opts node;
-	const char *timeout, *zones, *provisioning_model;
+	const char *timeout, *zones, *provisioning_model, *reservation;
 	int async;
 };
+
+/*
+ * --reservation (gcloud: the name, or projects/P/reservations/R when not in
+ * the default project): v2alpha1's SchedulingConfig.reservationName.
+ */
+static int
+check_reservation(const char *arg, struct tpu_err *err)
+{
+	struct tpu_err e2;
+	char project[128], id[128], tail;
+
+	tpu_err_init(&e2);
+	if (strchr(arg, '/') == NULL) {
+		if (catalog_node_name_validate(arg, &e2) == 0)
+			return 0;
+	} else if (sscanf(arg,
+	               "projects/%127[a-z0-9:.-]/reservations/"
+	               "%127[a-z0-9-]%c",
+	               project, id, &tail) == 2 &&
+	           catalog_node_name_validate(id, &e2) == 0)
+		return 0;
+	return tpu_error(err, TPU_E_USAGE,
+	    "invalid --reservation '%s': a reservation id (lowercase letters, "
+	    "digits, '-') or projects/PROJECT/reservations/ID",
+	    arg);
+}
 
 /* 1 if the node exists and carries our run id, 0 if not ours, -1 absent;
  * negative errc on other errors (as *rcp). */
@@ -246,6 +272,7 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "async", no_argument, NULL, 'A' },
 		{ "preemptible", no_argument, NULL, 'p' },
 		{ "provisioning-model", required_argument, NULL, 'M' },
+		{ "reservation", required_argument, NULL, 'R' },
 		{ "reserved", no_argument, NULL, 'r' },
 		{ "spot", no_argument, NULL, 'P' },
 		{ "timeout", required_argument, NULL, 'T' },
@@ -276,6 +303,9 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case 'M':
 			o.provisioning_model = optarg;
+			break;
+		case 'R':
+			o.reservation = optarg;
 			break;
 		case 'r':
 			o.node.reserved = 1;
@@ -312,9 +342,16 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			    "--provisioning-model excludes --spot, "
 			    "--preemptible and --reserved");
 		if ((rc = tpucmd_provisioning_model(o.provisioning_model,
-		         &o.node.spot, &o.node.reserved, err)) != 0)
+		         &o.node.spot, &o.node.reserved, NULL, err)) != 0)
 			return rc;
 	}
+	if (o.reservation != NULL && !o.node.reserved)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--reservation goes with --reserved or "
+		    "--provisioning-model reservation-bound");
+	if (o.reservation != NULL &&
+	    (rc = check_reservation(o.reservation, err)) != 0)
+		return rc;
 	if ((rc = tpucmd_deadline(o.timeout, &deadline, err)) != 0)
 		return rc;
 	if ((rc = tpucmd_run_id(run_id, err)) != 0)
@@ -324,8 +361,20 @@ create_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = tpucmd_create_zones(
 	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
-	/* autocheckpointEnabled and bootDiskConfig are v2alpha1's only */
-	if (o.node.alpha)
+	if (o.reservation != NULL) { /* v2alpha1's, as is the full name */
+		char *r = strchr(o.reservation, '/') != NULL
+		              ? xstrdup(o.reservation)
+		              : xasprintf("projects/%s/reservations/%s",
+		                    tc.project, o.reservation);
+
+		cJSON_AddStringToObject(
+		    cJSON_GetObjectItemCaseSensitive(body, "schedulingConfig"),
+		    "reservationName", r);
+		free(r);
+	}
+	/* autocheckpointEnabled, bootDiskConfig and
+	 * schedulingConfig.reservationName are v2alpha1's only */
+	if (o.node.alpha || o.reservation != NULL)
 		tc.api.version = "v2alpha1";
 	nzones = cJSON_GetArraySize(zones);
 	cJSON_ArrayForEach(z, zones)
@@ -365,7 +414,7 @@ const struct cmd_entry cmd_create_entry = {
 	    "create [--async] [--autocheckpoint-enabled] [--internal-ips] "
 	    "[--metadata-raw] [--shielded-secure-boot] "
 	    "[--preemptible | --reserved | --spot | "
-	    "--provisioning-model model] "
+	    "--provisioning-model model] [--reservation name] "
 	    "[--accelerator-type type | --type generation --topology AxBxC] "
 	    "[--boot-disk confidential-compute=bool,kms-key=key] "
 	    "[--data-disk source=disk,mode=mode] [--description text] "

@@ -12,15 +12,11 @@
 /*
  * Flags whose fields the discovery documents tpuctl and its emulator are
  * built from (tpu.v2 and tpu.v2alpha1, revision 20240208,
- * ../shared/api/) do not have.  Some came in later revisions
- * (../shared/api/README.md names them): the reason says so.
+ * ../shared/api/) do not have.  The fields of later revisions that
+ * gcloud's flags set (../shared/api/README.md) are sent on v2alpha1
+ * instead (queued_resources.c, create.c).
  */
 #define REV "the tpu.v2/v2alpha1 revision tpuctl speaks (20240208)"
-static const char no_field_create_reservation[] =
-    "not supported: a Node in " REV " has no reservation name "
-    "(schedulingConfig.reserved only; schedulingConfig.reservationName "
-    "is newer); use --reserved, or 'tpuctl queued-resources create "
-    "--reserved --reservation NAME'";
 static const char no_field_host[] =
     "not supported: a QueuedResource's reservationName in " REV
     " is projects/P/locations/Z/reservations/R, with no folder or "
@@ -35,19 +31,12 @@ static const struct {
 	const char *flag; /* "--range" */
 	const char *why;
 } refused[] = {
-	{ "tpuctl create", "--reservation", no_field_create_reservation },
-	{ "tpuctl queued-resources create", "--max-run-duration",
-	    "not supported: QueuedResource.runDuration is newer than " REV
-	    "; use --valid-until-duration for how long the request may "
-	    "wait" },
 	{ "tpuctl queued-resources create", "--reservation-host-folder",
 	    no_field_host },
 	{ "tpuctl queued-resources create", "--reservation-host-organization",
 	    no_field_host },
 	{ "tpuctl queued-resources create", "--reservation-host-project",
 	    no_field_host },
-	{ "tpuctl queued-resources create", "--workload-type",
-	    "not supported: MultiNodeParams.workloadType is newer than " REV },
 	{ "tpuctl ssh", "--tunnel-through-iap",
 	    "IAP tunnelling is not implemented: tpuctl connects to the "
 	    "workers' addresses directly" },

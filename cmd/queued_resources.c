@@ -53,10 +53,12 @@ static const struct cmd_entry qr_children[] = {
 	        "--provisioning-model model] "
 	        "[--accelerator-type type | --type generation --topology "
 	        "AxBxC] "
-	        "[--node-id id | --node-count count [--node-prefix prefix]] "
+	        "[--node-id id | --node-count count [--node-prefix prefix] "
+	        "[--workload-type type]] "
 	        "[--boot-disk confidential-compute=bool,kms-key=key] "
 	        "[--data-disk source=disk,mode=mode] [--description text] "
-	        "[--labels k=v,...] [--metadata k=v,...] "
+	        "[--labels k=v,...] [--max-run-duration duration] "
+	        "[--metadata k=v,...] "
 	        "[--metadata-from-file k=file,...] [--network network] "
 	        "[--network-config network=n,subnetwork=s,external-ips=bool] "
 	        "[--queue-count n] [--range cidr] "
@@ -183,8 +185,10 @@ struct qr_opts {
 	const char *node_id, *node_count, *node_prefix, *reservation;
 	const char *min_duration, *until_dur, *until_time, *after_dur;
 	const char *after_time, *timeout, *zones, *provisioning_model;
-	int spot, guaranteed, reserved, best_effort, async, cancel;
-	long long count, until_secs, after_secs, min_secs;
+	const char *max_run, *workload;
+	int spot, guaranteed, reserved, best_effort, async, cancel, alpha;
+	int flex;
+	long long count, until_secs, after_secs, min_secs, run_secs;
 };
 
 /* Every check of create's flags; nothing is sent. */
@@ -234,13 +238,24 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 			    "be longer than 63 characters",
 			    o->node_prefix, last);
 	}
+	if (o->workload != NULL) {
+		if (o->node_count == NULL)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--workload-type goes with --node-count");
+		if (strcmp(o->workload, "throughput-optimized") != 0 &&
+		    strcmp(o->workload, "availability-optimized") != 0)
+			return tpu_error(err, TPU_E_USAGE,
+			    "invalid --workload-type '%s': one of "
+			    "throughput-optimized, availability-optimized",
+			    o->workload);
+	}
 	if (o->provisioning_model != NULL) {
 		if (o->spot || o->guaranteed || o->reserved || o->best_effort)
 			return tpu_error(err, TPU_E_USAGE,
 			    "--provisioning-model excludes --spot, "
 			    "--guaranteed, --reserved and --best-effort");
 		if ((rc = tpucmd_provisioning_model(o->provisioning_model,
-		         &o->spot, &o->reserved, err)) != 0)
+		         &o->spot, &o->reserved, &o->flex, err)) != 0)
 			return rc;
 	}
 	if (o->spot + o->guaranteed + o->reserved + o->best_effort > 1)
@@ -259,6 +274,9 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 	if (o->min_duration != NULL &&
 	    (rc = check_duration(
 	         "--min-duration", o->min_duration, &o->min_secs, err)) != 0)
+		return rc;
+	if (o->max_run != NULL && (rc = check_duration("--max-run-duration",
+	                               o->max_run, &o->run_secs, err)) != 0)
 		return rc;
 	if (o->until_dur != NULL && o->until_time != NULL)
 		return tpu_error(err, TPU_E_USAGE,
@@ -318,9 +336,16 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 	if (o->node_id != NULL)
 		cJSON_AddStringToObject(spec, "nodeId", o->node_id);
 	else {
-		x = cJSON_AddObjectToObject(spec, "multisliceParams");
+		/* v2's multisliceParams is v2alpha1's multiNodeParams */
+		x = cJSON_AddObjectToObject(
+		    spec, o->alpha ? "multiNodeParams" : "multisliceParams");
 		cJSON_AddNumberToObject(x, "nodeCount", (double)o->count);
 		cJSON_AddStringToObject(x, "nodeIdPrefix", o->node_prefix);
+		if (o->workload != NULL) /* v2alpha1 only */
+			cJSON_AddStringToObject(x, "workloadType",
+			    strcmp(o->workload, "throughput-optimized") == 0
+			        ? "THROUGHPUT_OPTIMIZED"
+			        : "AVAILABILITY_OPTIMIZED");
 	}
 	cJSON_AddItemToObject(spec, "node", cJSON_Duplicate(node, 1));
 	if (o->spot)
@@ -346,6 +371,13 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 			cJSON_AddStringToObject(qr, "reservationName", r);
 			free(r);
 		}
+	}
+	if (o->flex) /* tpu.v2alpha1 QueuedResource.provisioningModel */
+		cJSON_AddStringToObject(qr, "provisioningModel", "FLEX_START");
+	if (o->max_run != NULL) { /* tpu.v2alpha1 QueuedResource.runDuration */
+		x = cJSON_AddObjectToObject(qr, "runDuration");
+		snprintf(buf, sizeof buf, "%llds", o->run_secs);
+		cJSON_AddStringToObject(x, "maxRunDuration", buf);
 	}
 	if (o->until_dur || o->until_time || o->after_dur || o->after_time) {
 		x = cJSON_AddObjectToObject(qr, "queueingPolicy");
@@ -777,6 +809,7 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "best-effort", no_argument, NULL, 'B' },
 		{ "cancel-on-interrupt", no_argument, NULL, 'c' },
 		{ "guaranteed", no_argument, NULL, 'g' },
+		{ "max-run-duration", required_argument, NULL, 'D' },
 		{ "min-duration", required_argument, NULL, 'm' },
 		{ "no-cancel-on-interrupt", no_argument, NULL, 'C' },
 		{ "node-count", required_argument, NULL, 'n' },
@@ -791,6 +824,7 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "valid-after-time", required_argument, NULL, 'b' },
 		{ "valid-until-duration", required_argument, NULL, 'u' },
 		{ "valid-until-time", required_argument, NULL, 'v' },
+		{ "workload-type", required_argument, NULL, 'W' },
 		{ "zones", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -817,6 +851,9 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			break;
 		case 'B':
 			o.best_effort = 1;
+			break;
+		case 'D':
+			o.max_run = optarg;
 			break;
 		case 'M':
 			o.provisioning_model = optarg;
@@ -866,6 +903,9 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		case 'v':
 			o.until_time = optarg;
 			break;
+		case 'W':
+			o.workload = optarg;
+			break;
 		case 'z':
 			o.zones = optarg;
 			break;
@@ -891,8 +931,11 @@ qr_create(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = tpucmd_create_zones(
 	         ctx, &tc, o.zones, &o.node.acc, &zones, err)) != 0)
 		goto out;
-	/* bestEffort, autocheckpointEnabled, bootDiskConfig: v2alpha1's */
-	if (o.best_effort || o.node.alpha)
+	/* bestEffort, provisioningModel, runDuration, workloadType,
+	 * autocheckpointEnabled, bootDiskConfig: v2alpha1's */
+	o.alpha = o.best_effort || o.flex || o.max_run != NULL ||
+	          o.workload != NULL || o.node.alpha;
+	if (o.alpha)
 		tc.api.version = "v2alpha1";
 	nzones = cJSON_GetArraySize(zones);
 	r.ctx = ctx;
@@ -971,11 +1014,12 @@ qr_view(const cJSON *list)
 		cJSON_ArrayForEach(spec, json_path(it, "tpu.nodeSpec"))
 		{
 			const cJSON *n = json_path(spec, "node");
+			const cJSON *ms = json_path(spec, "multisliceParams");
 
-			nodes += json_path(spec, "multisliceParams") != NULL
-			             ? json_opt_int64(spec,
-			                   "multisliceParams.nodeCount", 0)
-			             : 1;
+			if (ms == NULL) /* v2alpha1's name */
+				ms = json_path(spec, "multiNodeParams");
+			nodes +=
+			    ms != NULL ? json_opt_int64(ms, "nodeCount", 0) : 1;
 			if (type != NULL)
 				continue;
 			type = json_opt_string(n, "acceleratorType", NULL);

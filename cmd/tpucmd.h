@@ -341,11 +341,13 @@ cJSON *tpucmd_node_body(
 /*
  * --provisioning-model (gcloud: "One of [standard, spot,
  * reservation-bound]"; any case, '_' for '-'): sets *spot or *reserved
- * (standard: neither).  flex-start is refused: its fields are not in
- * tpu.v2/v2alpha1.
+ * (standard: neither).  flex-start sets *flex (v2alpha1's
+ * QueuedResource.provisioningModel FLEX_START); with flex NULL (a node,
+ * whose SchedulingConfig.provisioningModel has no FLEX_START) it is
+ * refused.
  */
 int tpucmd_provisioning_model(
-    const char *arg, int *spot, int *reserved, struct tpu_err *);
+    const char *arg, int *spot, int *reserved, int *flex, struct tpu_err *);
 
 /* A random 16-hex-digit id for the run-id label. */
 int tpucmd_run_id(char id[17], struct tpu_err *);

@@ -1267,7 +1267,7 @@ node_extra_check(const struct tpucmd_node_opts *o, struct tpu_err *err)
 
 int
 tpucmd_provisioning_model(
-    const char *arg, int *spot, int *reserved, struct tpu_err *err)
+    const char *arg, int *spot, int *reserved, int *flex, struct tpu_err *err)
 {
 	char v[32];
 	size_t i;
@@ -1286,15 +1286,21 @@ tpucmd_provisioning_model(
 		*reserved = 1;
 		return 0;
 	}
-	if (arg[i] == '\0' && strcmp(v, "flex-start") == 0)
-		return tpu_error(err, TPU_E_USAGE,
-		    "--provisioning-model=flex-start is not supported: "
-		    "QueuedResource.provisioningModel is newer than the "
-		    "tpu.v2/v2alpha1 revision tpuctl speaks (20240208)");
+	if (arg[i] == '\0' && strcmp(v, "flex-start") == 0) {
+		if (flex == NULL)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--provisioning-model=flex-start is not supported "
+			    "for a node (SchedulingConfig.provisioningModel "
+			    "has "
+			    "no FLEX_START): use 'tpuctl queued-resources "
+			    "create --provisioning-model flex-start'");
+		*flex = 1;
+		return 0;
+	}
 	return tpu_error(err, TPU_E_USAGE,
 	    "invalid --provisioning-model '%s': one of standard, spot, "
-	    "reservation-bound",
-	    arg);
+	    "reservation-bound%s",
+	    arg, flex != NULL ? ", flex-start" : "");
 }
 
 cJSON *

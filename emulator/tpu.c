@@ -1684,7 +1684,8 @@ qr_create(struct call *c)
 	cJSON_AddStringToObject(qr, "createTime", ts);
 	{
 		static const char *const keep[] = { "tpu", "spot", "guaranteed",
-			"bestEffort", "queueingPolicy", "reservationName" };
+			"bestEffort", "queueingPolicy", "reservationName",
+			"runDuration", "provisioningModel" };
 		size_t i;
 
 		for (i = 0; i < nitems(keep); i++) {

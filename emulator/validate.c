@@ -583,6 +583,11 @@ node_api_fields(const cJSON *node, int alpha, const char *at, char *atbuf,
 {
 	static const char *const alpha_only[] = { "autocheckpointEnabled",
 		"bootDiskConfig" };
+	/* tpu-api.json 20250410: v2alpha1 SchedulingConfig's newer fields */
+	static const char *const sc_alpha_only[] = { "provisioningModel",
+		"reservationName" };
+	const cJSON *sc;
+	char path[128];
 	size_t i;
 
 	if (alpha || !cJSON_IsObject(node))
@@ -592,6 +597,23 @@ node_api_fields(const cJSON *node, int alpha, const char *at, char *atbuf,
 		    NULL)
 			return unknown_field(
 			    alpha_only[i], at, atbuf, atlen, msg, msglen);
+	sc = cJSON_GetObjectItemCaseSensitive(node, "schedulingConfig");
+	snprintf(path, sizeof path, "%s.scheduling_config", at);
+	for (i = 0; cJSON_IsObject(sc) && i < nitems(sc_alpha_only); i++)
+		if (cJSON_GetObjectItemCaseSensitive(sc, sc_alpha_only[i]) !=
+		    NULL)
+			return unknown_field(
+			    sc_alpha_only[i], path, atbuf, atlen, msg, msglen);
+	return 0;
+}
+
+/* s is one of the NULL-ended list. */
+static int
+one_of(const char *s, const char *const *list)
+{
+	for (; s != NULL && *list != NULL; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
 	return 0;
 }
 
@@ -599,8 +621,15 @@ int
 validate_api_fields(const cJSON *body, int alpha, enum validate_body kind,
     char *at, size_t atlen, char *msg, size_t msglen)
 {
+	/* tpu-api.json 20250410, v2alpha1 QueuedResource.provisioningModel */
+	static const char *const provisioning_models[] = {
+		"PROVISIONING_MODEL_UNSPECIFIED", "STANDARD", "SPOT",
+		"RESERVATION_BOUND", "FLEX_START", NULL
+	};
+	static const char *const qr_alpha_only[] = { "bestEffort",
+		"provisioningModel", "runDuration" };
 	const cJSON *specs, *spec, *g;
-	char path[96];
+	char path[96], shown[80];
 	int i = 0;
 
 	if (kind == VALIDATE_BODY_NODE)
@@ -608,10 +637,24 @@ validate_api_fields(const cJSON *body, int alpha, enum validate_body kind,
 		    body, alpha, "node", at, atlen, msg, msglen);
 	if (!cJSON_IsObject(body))
 		return 0;
-	if (!alpha &&
-	    cJSON_GetObjectItemCaseSensitive(body, "bestEffort") != NULL)
-		return unknown_field(
-		    "bestEffort", "queued_resource", at, atlen, msg, msglen);
+	/* bestEffort; provisioningModel, runDuration (tpu-api.json
+	 * 20250410) */
+	for (i = 0; !alpha && i < (int)nitems(qr_alpha_only); i++)
+		if (cJSON_GetObjectItemCaseSensitive(body, qr_alpha_only[i]) !=
+		    NULL)
+			return unknown_field(qr_alpha_only[i],
+			    "queued_resource", at, atlen, msg, msglen);
+	i = 0;
+	if ((g = cJSON_GetObjectItemCaseSensitive(body, "provisioningModel")) !=
+	        NULL &&
+	    !one_of(cJSON_GetStringValue(g), provisioning_models)) {
+		snprintf(at, atlen, "queued_resource.provisioning_model");
+		return vfail(msg, msglen,
+		    "Invalid value at 'queued_resource.provisioning_model' "
+		    "(type.googleapis.com/google.cloud.tpu.v2alpha1."
+		    "QueuedResource.ProvisioningModel), \"%s\"",
+		    cJSON_IsString(g) ? SHOW(g->valuestring) : "?");
+	}
 	g = cJSON_GetObjectItemCaseSensitive(body, "guaranteed");
 	if (!alpha && cJSON_IsObject(g) &&
 	    cJSON_GetObjectItemCaseSensitive(g, "reserved") != NULL)

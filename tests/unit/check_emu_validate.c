@@ -464,9 +464,24 @@ static const struct {
 	    "bootDiskConfig" },
 	{ "{\"networkConfig\":{\"queueCount\":4}}", 0, VALIDATE_BODY_NODE, NULL,
 	    NULL },
+	{ "{\"schedulingConfig\":{\"reserved\":true,\"reservationName\":"
+	  "\"r\"}}",
+	    0, VALIDATE_BODY_NODE, "node.scheduling_config",
+	    "reservationName" },
+	{ "{\"schedulingConfig\":{\"reserved\":true,\"reservationName\":"
+	  "\"r\"}}",
+	    1, VALIDATE_BODY_NODE, NULL, NULL },
 	{ "{\"bestEffort\":{}}", 0, VALIDATE_BODY_QR, "queued_resource",
 	    "bestEffort" },
 	{ "{\"bestEffort\":{}}", 1, VALIDATE_BODY_QR, NULL, NULL },
+	{ "{\"runDuration\":{\"maxRunDuration\":\"60s\"}}", 0, VALIDATE_BODY_QR,
+	    "queued_resource", "runDuration" },
+	{ "{\"runDuration\":{\"maxRunDuration\":\"60s\"}}", 1, VALIDATE_BODY_QR,
+	    NULL, NULL },
+	{ "{\"provisioningModel\":\"FLEX_START\"}", 0, VALIDATE_BODY_QR,
+	    "queued_resource", "provisioningModel" },
+	{ "{\"provisioningModel\":\"FLEX_START\"}", 1, VALIDATE_BODY_QR, NULL,
+	    NULL },
 	{ "{\"guaranteed\":{\"reserved\":true}}", 0, VALIDATE_BODY_QR,
 	    "queued_resource.guaranteed", "reserved" },
 	{ "{\"guaranteed\":{}}", 0, VALIDATE_BODY_QR, NULL, NULL },
@@ -510,6 +525,25 @@ START_TEST(api_fields)
 }
 END_TEST
 
+/* v2alpha1 QueuedResource.provisioningModel: its enum only. */
+START_TEST(api_provisioning_model)
+{
+	cJSON *b = cJSON_Parse("{\"provisioningModel\":\"CHEAP\"}");
+	char at[128] = "", msg[512] = "";
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(validate_api_fields(b, 1, VALIDATE_BODY_QR, at,
+	                     sizeof at, msg, sizeof msg),
+	    -1);
+	ck_assert_str_eq(at, "queued_resource.provisioning_model");
+	ck_assert_str_eq(msg,
+	    "Invalid value at 'queued_resource.provisioning_model' "
+	    "(type.googleapis.com/google.cloud.tpu.v2alpha1.QueuedResource."
+	    "ProvisioningModel), \"CHEAP\"");
+	cJSON_Delete(b);
+}
+END_TEST
+
 static Suite *
 emu_validate_suite(void)
 {
@@ -522,6 +556,7 @@ emu_validate_suite(void)
 	tcase_add_test(tc, cidr_kms);
 	tcase_add_loop_test(
 	    tc, api_fields, 0, (int)(sizeof api_rows / sizeof api_rows[0]));
+	tcase_add_test(tc, api_provisioning_model);
 	suite_add_tcase(s, tc);
 	return s;
 }
