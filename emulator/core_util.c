@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "buf.h"
@@ -246,6 +247,18 @@ form_decode(const char *s, size_t n)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+void
+emu_sha256_hex(const char *s, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL);
+	for (i = 0; i < n && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	out[2 * i] = '\0';
 }
 
 char *

@@ -237,6 +237,8 @@ cJSON *emu_json_object(const char *body, size_t len, char *why, size_t whylen);
  * the caller frees.  NULL when absent.
  */
 char *emu_form_get(const char *body, size_t len, const char *key);
+/* The hex SHA-256 of s, NUL-terminated. */
+void emu_sha256_hex(const char *s, char out[65]);
 
 /*
  * One request log line (JSON, no newline; the caller frees).  headers is

@@ -234,18 +234,6 @@ gcs_next_gen(struct gcs_state *st)
 	return g;
 }
 
-static void
-gcs_name_key(const char *name, char key[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
-
-	EVP_Digest(name, strlen(name), md, &n, EVP_sha256(), NULL);
-	for (i = 0; i < n && i < 32; i++)
-		snprintf(key + 2 * i, 3, "%02x", md[i]);
-	key[64] = '\0';
-}
-
 static int
 gcs_mkdirs(const char *path)
 {
@@ -1103,7 +1091,7 @@ gcs_obj_commit(
 		crc ^= 0x5a5a5a5a; /* the stored checksum lies */
 	o = xcalloc(1, sizeof(*o));
 	o->name = xstrdup(nw->name);
-	gcs_name_key(nw->name, o->key);
+	emu_sha256_hex(nw->name, o->key);
 	o->gen = gcs_next_gen(st);
 	o->metagen = 1;
 	o->size = nw->size;
@@ -3121,7 +3109,7 @@ gcs_load_objects(struct emu *e, struct gcs_state *st, struct gcs_bkt *b)
 		}
 		o = xcalloc(1, sizeof(*o));
 		o->name = xstrdup(name);
-		gcs_name_key(name, o->key);
+		emu_sha256_hex(name, o->key);
 		o->meta = m;
 		if (gcs_jint(m, "generation", &o->gen) != 0)
 			o->gen = 1;

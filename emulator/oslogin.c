@@ -37,7 +37,6 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 
 #include "buf.h"
 #include "crc32c.h"
@@ -155,18 +154,6 @@ osl_user(const char *email, int create)
 	return u;
 }
 
-static void
-osl_fingerprint(const char *key, char out[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
-
-	EVP_Digest(key, strlen(key), md, &n, EVP_sha256(), NULL);
-	for (i = 0; i < n && i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[2 * i] = '\0';
-}
-
 /* "type base64 [comment]" with a type OpenSSH knows; 1 if it is. */
 int
 emu_oslogin_key_ok(const char *key)
@@ -269,7 +256,7 @@ osl_import(struct emu *e, struct emu_req *r, const char *email)
 		}
 	}
 	u = osl_user(email, 1);
-	osl_fingerprint(jk->valuestring, fp);
+	emu_sha256_hex(jk->valuestring, fp);
 	for (i = 0; i < u->nkeys; i++)
 		if (strcmp(u->keys[i].fp, fp) == 0)
 			break;
