@@ -159,6 +159,9 @@ assert_grep "forward goes through one worker" "$T/err"
 # in its metadata): the first failure refreshes the queued resource and
 # its nodes, the workers that never ran are retried, exit 0.
 old=$(fleet_api GET "$NODES/ms-1" | jq -r .id)
+KH="$XDG_CONFIG_HOME/tpuctl/known_hosts"
+grep "^tpu\\.$old-" "$KH" >"$T/kh.old" || true
+[ "$(wc -l <"$T/kh.old")" -eq 4 ] || fail "want 4 pinned keys of $old: $(cat "$KH")"
 fleet_api DELETE "$NODES/ms-1" >/dev/null || fail "delete ms-1"
 n=0
 while fleet_api GET "$NODES/ms-1" >/dev/null 2>&1; do
@@ -173,7 +176,16 @@ expect_rc 0 "$TPUCTL" ssh t076 --node all --worker all -- echo again
 [ "$(grep -c '^\[s[01]/w[0-3]\] again$' "$T/out")" -eq 8 ] ||
 	fail "after recreate: $(cat "$T/out") $(cat "$T/err")"
 assert_grep '^8 of 8 workers succeeded' "$T/err"
-assert_grep "^tpu\\.$new-3 ssh-ed25519 " "$XDG_CONFIG_HOME/tpuctl/known_hosts"
+# RELIABILITY.md D4: the recreated node's keys are pinned under its new
+# id (its aliases), the old node's entries are left as they were.
+grep "^tpu\\.$old-" "$KH" >"$T/kh.after" || true
+cmp -s "$T/kh.old" "$T/kh.after" || {
+	diff "$T/kh.old" "$T/kh.after" >&2 || true
+	fail "D4: the old node's known_hosts entries changed"
+}
+for w in 0 1 2 3; do
+	assert_grep "^tpu\\.$new-$w ssh-ed25519 " "$KH"
+done
 
 # Deleting the queued resource forgets its membership and its nodes'
 # descriptions: the next ssh asks the API and says it is gone.
