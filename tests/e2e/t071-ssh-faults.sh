@@ -42,8 +42,19 @@ until [ $rc -eq 9 ] && grep -q 'SHA256:' "$T/err"; do
 	    fail "worker 1 after rekey: no host key refusal: $(cat "$T/err")"
 	sleep 0.2
 done
+# RELIABILITY.md D2/S2: the key is checked before userauth: worker 1's
+# sshd (LogLevel VERBOSE) logs the connection and no authentication
+# attempt of it (the pattern does match the earlier, accepted logins).
+log1=$(echo "$EMU_DIR"/fleet/n*/w1/sshd.log)
+[ -f "$log1" ] || fail "no sshd log of worker 1: $log1"
+authpat='Accepted|Failed|Postponed|userauth|Invalid user|Authentication refused'
+grep -Eq "$authpat" "$log1" || fail "worker 1's sshd logged no login at all"
+mark=$(wc -l <"$log1")
 expect_rc 8 "$TPUCTL" ssh t071 --worker=all -- echo hi
 assert_grep '^worker 1: host key' "$T/err"
+tail -n +$((mark + 1)) "$log1" >"$T/w1log"
+assert_grep 'Connection from' "$T/w1log"
+assert_no_grep "$authpat" "$T/w1log"
 assert_no_grep '^\[w1\]' "$T/out"
 [ "$(grep -c '^\[w[023]\] hi$' "$T/out")" -eq 3 ] ||
     fail "the other workers did not run: $(cat "$T/out")"

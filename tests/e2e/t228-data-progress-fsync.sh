@@ -2,7 +2,8 @@
 # t228: --progress=jsonl (progress events, then one "done" with the byte
 # and file counts), a tree of 300 small files moved by 4 workers, and
 # RELIABILITY.md C15: a failing fsync or rename (libfiu's fiu-run) is
-# reported, no success is claimed and no file appears at the destination.
+# reported (exit 1, the errno's text), no success line is printed and no
+# file, temporary or final, appears at the destination.
 
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=tests/e2e/lib.sh
@@ -46,11 +47,16 @@ if ldd "$TPUCTL" 2>/dev/null | grep -q libasan; then
 	skip "C15: fiu-run's preload cannot wrap a sanitizer build"
 fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+# the success line a working run ends with (not printed under C15)
+expect_rc 0 "$TPUCTL" data cp gs://e2e-pg/big "$T/c15"
+assert_grep '^Copied 1 file ' "$T/err"
 for point in posix/io/sync/fsync posix/io/dir/rename; do
 	rm -f "$T/c15"
 	expect_rc 1 fiu-run -x -c "enable name=$point,failinfo=5" \
 	    "$TPUCTL" data cp gs://e2e-pg/big "$T/c15"
 	assert_grep 'Input/output error' "$T/err"
+	assert_no_grep '^(Copied|Moved) ' "$T/err"
+	[ ! -s "$T/out" ] || fail "C15 $point: stdout: $(cat "$T/out")"
 	[ ! -e "$T/c15" ] || fail "C15 $point: the destination exists"
 	[ ! -e "$T/c15.tpuctl-tmp" ] || fail "C15 $point: temp left"
 done
