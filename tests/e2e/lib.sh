@@ -52,7 +52,11 @@ left_behind() {
 		_o=$(find "$_g/buckets" -path '*/objects/*.json' | wc -l)
 		_p=$(find "$_g/buckets" -path '*/objects/*.json' \
 		    -exec grep -l '\.tpuctl-part-' {} + | wc -l)
-		_u=$(find "$_g/uploads" -name '*.json' 2>/dev/null | wc -l)
+		# sessions still open ("active"): a finished one stays
+		# readable ("done"), as GCS keeps a completed session's URI
+		_u=$(find "$_g/uploads" -name '*.json' -exec cat {} + \
+		    2>/dev/null | jq -s '[.[] | select(.state == "active")] |
+		    length' 2>/dev/null) || _u=0
 	fi
 	_t=$(find "$T" \( -name '*.tpuctl-tmp' -o -name '*.tmp-????????????' \) \
 	    ! -path "$T/emu/gcs/*" 2>/dev/null | wc -l)
