@@ -60,6 +60,18 @@ fleet_create_node() {
 	done
 }
 
+# fleet_delete_node NAME: nodes.delete NAME, back once GET no longer
+# finds it (30 s at most).
+fleet_delete_node() {
+	fleet_api DELETE "$NODES/$1" >/dev/null || fail "delete $1"
+	n=0
+	while fleet_api GET "$NODES/$1" >/dev/null 2>&1; do
+		n=$((n + 1))
+		[ $n -lt 150 ] || fail "$1 not deleted"
+		sleep 0.2
+	done
+}
+
 # fleet_known_hosts ID N: $T/known_hosts from getGuestAttributes
 # (namespace hostkeys) and the node's network endpoints.
 fleet_known_hosts() {

@@ -162,13 +162,7 @@ old=$(fleet_api GET "$NODES/ms-1" | jq -r .id)
 KH="$XDG_CONFIG_HOME/tpuctl/known_hosts"
 grep "^tpu\\.$old-" "$KH" >"$T/kh.old" || true
 [ "$(wc -l <"$T/kh.old")" -eq 4 ] || fail "want 4 pinned keys of $old: $(cat "$KH")"
-fleet_api DELETE "$NODES/ms-1" >/dev/null || fail "delete ms-1"
-n=0
-while fleet_api GET "$NODES/ms-1" >/dev/null 2>&1; do
-	n=$((n + 1))
-	[ $n -lt 150 ] || fail "ms-1 not deleted"
-	sleep 0.2
-done
+fleet_delete_node ms-1
 fleet_create_node ms-1 v4-32 90
 new=$(jq -r .id "$T/node.json")
 [ "$old" != "$new" ] || fail "the recreated node kept id $old"

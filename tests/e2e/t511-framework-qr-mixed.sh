@@ -19,13 +19,7 @@ expect_rc 0 "$TPUCTL" queued-resources create mix --node-count 2 \
 
 # recreate NODE TYPE RUNTIME: the node deleted and made again, same name
 recreate() {
-	fleet_api DELETE "$NODES/$1" >/dev/null || fail "delete $1"
-	n=0
-	while fleet_api GET "$NODES/$1" >/dev/null 2>&1; do
-		n=$((n + 1))
-		[ $n -lt 150 ] || fail "$1 not deleted"
-		sleep 0.2
-	done
+	fleet_delete_node "$1"
 	fleet_create_node "$1" "$2" 60 "{\"runtimeVersion\":\"$3\"}"
 }
 
