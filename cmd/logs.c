@@ -7,7 +7,11 @@
  * When the slice is gone the local copy is shown alone.  A stdout that
  * cannot be written stops the following (the job goes on): quietly by
  * SIGPIPE for a closed pipe, as the ssh fan-out (cmd/fanout.c).
+ * --timeout bounds the following (and a submitted job's wait for its
+ * start): exit 124, the job goes on.
  */
+#include <sys/time.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -27,16 +31,38 @@ enum {
 	OPT_FOLLOW = 0x300,
 	OPT_SINCE,
 	OPT_OUTPUT,
+	OPT_TIMEOUT,
 };
 
 static volatile sig_atomic_t logs_abort;
 static volatile sig_atomic_t logs_signal;
+static volatile sig_atomic_t logs_timed_out;
 
 static void
 on_signal(int sig)
 {
 	logs_abort = 1;
 	logs_signal = sig;
+}
+
+/* --timeout: stops whatever is under way (API wait, SSH round) as
+   Ctrl-C does, told apart by logs_timed_out */
+static void
+on_alarm(int sig)
+{
+	logs_timed_out = 1;
+	logs_signal = sig;
+	logs_abort = 1;
+}
+
+static int
+timed_out(const struct jobcmd *jc, struct tpu_err *err)
+{
+	tpu_err_init(err);
+	return tpu_error(err, TPU_E_TIMEOUT,
+	    "job %s: --timeout reached; stopped following (it goes on "
+	    "running)",
+	    jc->spec.name);
 }
 
 /* The job ran on a queued resource: its slices are other names. */
@@ -91,6 +117,11 @@ wait_started(struct tpu_ctx *ctx, struct jobcmd *jc, struct sshcmd_opts *so,
 		said = 1;
 		for (i = 0; i < 20 && !logs_abort; i++)
 			tpu_sleep_ms(100);
+		if (logs_timed_out)
+			return tpu_error(err, TPU_E_TIMEOUT,
+			    "job %s: --timeout reached before it started; "
+			    "stopped waiting (it stays queued)",
+			    jc->spec.name);
 		if (logs_abort)
 			return tpu_error(err, TPU_E_INTERRUPTED,
 			    "stopped waiting for job %s (it stays queued)",
@@ -152,15 +183,18 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "worker", required_argument, NULL, SSHCMD_OPT_WORKER },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sshcmd_opts so;
 	struct jobcmd jc;
-	struct sigaction sa, old_int, old_term;
+	struct sigaction sa, old_int, old_term, old_alrm;
+	struct itimerval it;
 	const char *workers = "all", *es = NULL;
+	long long timeout_s = 0;
 	size_t i;
-	int ch, rc, follow = 0, sig_set = 0, epipe = 0;
+	int ch, rc, follow = 0, sig_set = 0, alarm_set = 0, epipe = 0;
 
 	jobcmd_init(&jc);
 	sshcmd_opts_init(&so);
@@ -185,6 +219,11 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				goto out;
 			}
 			break;
+		case OPT_TIMEOUT:
+			if ((rc = tpu_parse_job_timeout(
+			         optarg, &timeout_s, err)) != 0)
+				goto out;
+			break;
 		case SSHCMD_OPT_WORKER:
 			if ((rc = sshcmd_opt(&so, ch, optarg, err)) < 0)
 				goto out;
@@ -199,8 +238,27 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	argv += optind;
 	if ((rc = cmd_want_operands(argc, argv, 1, 1, err)) != 0)
 		goto out;
+	if (timeout_s > 0 && !follow) {
+		rc = tpu_error(err, TPU_E_USAGE,
+		    "--timeout: only with --follow (logs without it do not "
+		    "wait)");
+		goto out;
+	}
 	if ((rc = jobcmd_load(&jc, argv[0], err)) != 0)
 		goto out;
+	logs_abort = logs_signal = logs_timed_out = 0;
+	jc.abort = &logs_abort;
+	jc.signaled = &logs_signal;
+	if (timeout_s > 0) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_alarm;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGALRM, &sa, &old_alrm);
+		memset(&it, 0, sizeof it);
+		it.it_value.tv_sec = (time_t)timeout_s;
+		setitimer(ITIMER_REAL, &it, NULL);
+		alarm_set = 1;
+	}
 	so.workers = workers;
 	if (jc.spec.submitted && follow) {
 		memset(&sa, 0, sizeof sa);
@@ -218,6 +276,10 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		rc = jobcmd_connect(ctx, &jc, &so, &cerr);
 		if (rc == TPU_E_USAGE) {
 			*err = cerr;
+			goto out;
+		}
+		if (rc != 0 && logs_timed_out) {
+			rc = timed_out(&jc, err);
 			goto out;
 		}
 		if (rc != 0) {
@@ -255,7 +317,6 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		sigaction(SIGTERM, &sa, &old_term);
 		sig_set = 1;
 	}
-	jc.abort = &logs_abort;
 	rc = jobcmd_follow(&jc, NULL, 0, 0, follow, err);
 	if (rc == TPU_E_IO && jc.out_errno != 0) {
 		struct tpu_err e;
@@ -263,6 +324,13 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		/* the reader is gone: stop following, the job goes on */
 		jobcmd_save(&jc, &e);
 		rc = jobcmd_out_error(&jc, &epipe, err);
+		goto out;
+	}
+	if (rc == TPU_E_INTERRUPTED && logs_timed_out) {
+		struct tpu_err e;
+
+		jobcmd_save(&jc, &e);
+		rc = timed_out(&jc, err);
 		goto out;
 	}
 	if (rc == TPU_E_INTERRUPTED) {
@@ -289,6 +357,11 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			rc = jobcmd_summary(&jc, follow, err);
 	}
 out:
+	if (alarm_set) {
+		memset(&it, 0, sizeof it);
+		setitimer(ITIMER_REAL, &it, NULL);
+		sigaction(SIGALRM, &old_alrm, NULL);
+	}
 	if (sig_set) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
@@ -302,7 +375,8 @@ out:
 const struct cmd_entry cmd_logs_entry = {
 	.name = "logs",
 	.alias = NULL,
-	.usage = "logs [--follow] [--worker 0|all|1,3|0-7] [--since n] "
+	.usage = "logs [--follow] [--timeout duration] "
+	         "[--worker 0|all|1,3|0-7] [--since n] "
 	         "[--output prefix|raw|jsonl] job",
 	.summary = "show or follow the output of a job",
 	.min_args = 1,

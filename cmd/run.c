@@ -421,16 +421,9 @@ run_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			stage = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if ((rc = tpu_parse_duration(
-			         "--timeout", optarg, &timeout_s, err)) != 0)
+			if ((rc = tpu_parse_job_timeout(
+			         optarg, &timeout_s, err)) != 0)
 				goto out;
-			if (timeout_s <= 0 || timeout_s > 7 * 24 * 3600) {
-				rc = tpu_error(err, TPU_E_USAGE,
-				    "--timeout '%s': must be between 1 s and 7 "
-				    "days",
-				    optarg);
-				goto out;
-			}
 			break;
 		case OPT_WORKDIR:
 			workdir = optarg;

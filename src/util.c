@@ -111,6 +111,19 @@ bad:
 }
 
 int
+tpu_parse_job_timeout(const char *arg, long long *secs, struct tpu_err *err)
+{
+	int rc;
+
+	if ((rc = tpu_parse_duration("--timeout", arg, secs, err)) != 0)
+		return rc;
+	if (*secs <= 0 || *secs > 7 * 24 * 3600)
+		return tpu_error(err, TPU_E_USAGE,
+		    "--timeout '%s': must be between 1 s and 7 days", arg);
+	return 0;
+}
+
+int
 tpu_parse_rfc3339(const char *s, time_t *t)
 {
 	struct tm tm;

@@ -30,6 +30,13 @@ int tpu_parse_duration(
     const char *flag, const char *, long long *secs, struct tpu_err *);
 
 /*
+ * A job's --timeout DURATION (run, logs --follow): a duration as
+ * tpu_parse_duration reads it, 1 s to 7 days, into *secs.  0, or
+ * TPU_E_USAGE naming the value and the rule.
+ */
+int tpu_parse_job_timeout(const char *, long long *secs, struct tpu_err *);
+
+/*
  * Parse an RFC 3339 date-time: "2026-12-01T10:00:00Z", "t" allowed for
  * "T", an optional fraction of any length (ignored), then "Z"/"z" or an
  * offset "+HH:MM"/"-HH:MM" of at most 24:00.  Rejects months and days the

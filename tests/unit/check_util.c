@@ -83,6 +83,29 @@ START_TEST(duration_rejects)
 }
 END_TEST
 
+START_TEST(job_timeout_range)
+{
+	static const char *bad[] = { "0", "0s", "8d", "169h", "3x", "" };
+	struct tpu_err err;
+	long long s;
+	size_t i;
+
+	ck_assert_int_eq(tpu_parse_job_timeout("1", &s, &err), 0);
+	ck_assert_int_eq(s, 1);
+	ck_assert_int_eq(tpu_parse_job_timeout("7d", &s, &err), 0);
+	ck_assert_int_eq(s, 7 * 86400);
+	ck_assert_int_eq(tpu_parse_job_timeout("2m30s", &s, &err), 0);
+	ck_assert_int_eq(s, 150);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		tpu_err_init(&err);
+		ck_assert_int_eq(
+		    tpu_parse_job_timeout(bad[i], &s, &err), TPU_E_USAGE);
+		ck_assert_ptr_nonnull(strstr(err.msg, "--timeout"));
+		ck_assert_ptr_nonnull(strstr(err.msg, bad[i]));
+	}
+}
+END_TEST
+
 START_TEST(rfc3339_forms)
 {
 	static const struct {
@@ -352,6 +375,7 @@ util_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("duration");
 	tcase_add_test(tc, duration_forms);
+	tcase_add_test(tc, job_timeout_range);
 	tcase_add_test(tc, duration_rejects);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rfc3339");
