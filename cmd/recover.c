@@ -250,8 +250,8 @@ drain_job(struct tpu_ctx *ctx, struct jobcmd *jc, const unsigned char *mask)
 
 /* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
  * the next attempt's streams start at byte 0 on the workers. */
-static void
-keep_attempt_logs(const struct jobcmd *jc, int k)
+void
+recover_keep_attempt_logs(const struct jobcmd *jc, int k)
 {
 	int sl, w, s;
 
@@ -606,6 +606,28 @@ node_lost(struct tpucmd *tc, const char *name, char *cause, size_t n)
 }
 
 int
+recover_qr_lost_now(
+    struct tpucmd *tc, const struct jobcmd *jc, char *cause, size_t n)
+{
+	struct tpu_err e;
+	cJSON *qr = NULL;
+	int lost = 0;
+
+	tpu_err_init(&e);
+	if (read_qr(tc, jc->spec.slice, &qr, &e) == 0)
+		lost = qr_lost(tc, jc, qr, cause, n) != NULL;
+	cJSON_Delete(qr);
+	return lost;
+}
+
+int
+recover_delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const char *cause, struct tpu_err *err)
+{
+	return delete_qr(ctx, tc, name, cause, err);
+}
+
+int
 recover_lost_check(struct jobcmd *jc, void *arg)
 {
 	struct recover *r = arg;
@@ -850,7 +872,7 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	if (*r->signal == 0)
 		*r->abort = 0;
 	jobcmd_detach(jc);
-	keep_attempt_logs(jc, jc->spec.restart_count);
+	recover_keep_attempt_logs(jc, jc->spec.restart_count);
 	if (*r->signal != 0) {
 		rc = tpu_error(err,
 		    *r->signal == SIGTERM ? TPU_E_TERMINATED

@@ -207,6 +207,41 @@ submit_capacity_lost(
 	return rc;
 }
 
+/*
+ * Queue the job's slice: the queued resource of d's spec (asynchronously,
+ * quietly) with the boot script of job js as its nodes' startup-script,
+ * beside the spec's own metadata.  0 or the error of the create.
+ */
+static int
+create_qr(struct tpu_ctx *ctx, struct specdiff *d, const struct jobs_spec *js,
+    struct tpu_err *err)
+{
+	struct output quiet_out, saved_out;
+	char *script = jobs_boot_script(js);
+	cJSON *md = cJSON_CreateObject();
+	const cJSON *it, *spec_md;
+	int rc;
+
+	cJSON_ArrayForEach(it, d->spec.metadata)
+	    cJSON_AddStringToObject(md, it->string, it->valuestring);
+	cJSON_AddStringToObject(md, "startup-script", script);
+	spec_md = d->spec.metadata;
+	d->spec.metadata = md;
+	/* the queued resource's own output (its operation) is not ours */
+	saved_out = ctx->out;
+	output_init(&quiet_out);
+	quiet_out.fmt = OUTPUT_NONE;
+	ctx->out = quiet_out;
+	rc = specdiff_create(
+	    ctx, d, SPECDIFF_CREATE_QR | SPECDIFF_CREATE_ASYNC, err);
+	output_release(&ctx->out);
+	ctx->out = saved_out;
+	d->spec.metadata = spec_md;
+	cJSON_Delete(md);
+	free(script);
+	return rc;
+}
+
 /* Sleep ms, 50 ms at a time; 1 when a signal or the timeout came. */
 static int
 nap(int ms)
@@ -384,13 +419,10 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct specdiff d;
 	struct jobcmd jc;
 	struct gcs_url su;
-	struct output quiet_out, saved_out;
 	const char *name = NULL, *stage = NULL;
 	char hash[PACK_HASH_LEN + 1], *tar = NULL, *object = NULL;
-	char *script = NULL;
-	cJSON *md = NULL, *o;
+	cJSON *o;
 	const cJSON *it;
-	const cJSON *spec_md;
 	int ch, rc, i, have_s = 0, have_d = 0, have_su = 0, staged = 0;
 	int wait = 0;
 
@@ -544,24 +576,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    (rc = jobstage_upload(ctx, tar, hash, &su, "stage",
 	         &jc.spec.stage_url, &object, &staged, err)) != 0)
 		goto out;
-	script = jobs_boot_script(&jc.spec);
-	md = cJSON_CreateObject();
-	cJSON_ArrayForEach(it, d.spec.metadata)
-	    cJSON_AddStringToObject(md, it->string, it->valuestring);
-	cJSON_AddStringToObject(md, "startup-script", script);
-	spec_md = d.spec.metadata;
-	d.spec.metadata = md;
-	/* the queued resource's own output (its operation) is not ours */
-	saved_out = ctx->out;
-	output_init(&quiet_out);
-	quiet_out.fmt = OUTPUT_NONE;
-	ctx->out = quiet_out;
-	rc = specdiff_create(
-	    ctx, &d, SPECDIFF_CREATE_QR | SPECDIFF_CREATE_ASYNC, err);
-	output_release(&ctx->out);
-	ctx->out = saved_out;
-	d.spec.metadata = spec_md;
-	if (rc != 0) {
+	if ((rc = create_qr(ctx, &d, &jc.spec, err)) != 0) {
 		if (staged) {
 			struct tpu_err e;
 
@@ -607,8 +622,6 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (rc == 0 && wait)
 		rc = submit_wait(ctx, &d, &jc, &s, err);
 out:
-	cJSON_Delete(md);
-	free(script);
 	free(object);
 	free(tar);
 	if (have_su)
