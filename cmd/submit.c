@@ -30,6 +30,7 @@
 #include "log.h"
 #include "nodecache.h"
 #include "pack.h"
+#include "recover.h"
 #include "specdiff.h"
 #include "sshcmd.h"
 #include "submit.h"
@@ -77,13 +78,14 @@ refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
 		      "queued-resources create and run)";
 	} else if (s->preemptible) {
 		field = "slice.preemptible";
-		why = "is for a node created directly; submit queues a queued "
-		      "resource: use spot";
-	} else if (cJSON_GetObjectItemCaseSensitive(s->root, "max-restarts") !=
-	           NULL) {
+		why = "submit queues a queued resource, whose tier is its own "
+		      "field (QueuedResource spot, guaranteed or "
+		      "reservationName; queued-resources create has no "
+		      "--preemptible): use spot";
+	} else if (s->has_max_restarts && !wait) {
 		field = "max-restarts";
-		why = "not supported by submit yet (recovery needs run "
-		      "--max-restarts)";
+		why = "needs --wait (without a client attached nothing can "
+		      "recreate a preempted slice)";
 	} else if (s->timeout_secs > 0 && !wait) {
 		field = "timeout";
 		why = "needs --wait (the waiting client enforces it)";
@@ -336,6 +338,82 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 }
 
 /*
+ * --wait with max-restarts, after an attempt was followed to its end:
+ * when the queued resource lost a slice and some worker did not succeed
+ * (jobs_restart_decide, run's rule), delete it with its nodes (they hold
+ * quota), wait restart-backoff, queue it again with the same spec and a
+ * boot script whose TPUCTL_RESTART_COUNT is one more, and mark the job
+ * queued: 1 then (follow it again).  0 when the attempt's contract
+ * stands; the budget used up is TPU_E_PARTIAL naming the last cause; a
+ * failed delete or create its error, prefixed "restart".
+ */
+static int
+restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, struct tpu_err *err)
+{
+	struct jobs_restart_in in;
+	struct jobcmd now;
+	struct tpucmd tc = d->tc;
+	struct tpu_err e;
+	enum jobs_restart what;
+	char lost[192], cause[192];
+	int i, rc, is_lost, n = jc->spec.nslices * jc->spec.nworkers;
+
+	tc.zone = d->zone;
+	is_lost = recover_qr_lost_now(&tc, jc, lost, sizeof lost);
+	jobcmd_init(&now);
+	tpu_err_init(&e);
+	/* the workers' states as the follow recorded them */
+	if (jobcmd_load(&now, jc->spec.name, &e) != 0 || now.states == NULL) {
+		jobcmd_release(&now);
+		return 0;
+	}
+	memset(&in, 0, sizeof in);
+	in.node = jc->spec.slice;
+	in.node_state = is_lost ? "PREEMPTED" : "READY";
+	in.states = now.states;
+	in.n = (size_t)n;
+	in.restarts = jc->spec.restart_count;
+	in.max_restarts = (int)s->max_restarts;
+	what = jobs_restart_decide(&in, cause, sizeof cause);
+	jobcmd_release(&now);
+	if (what != JOBS_RESTART_RECREATE && what != JOBS_RESTART_EXHAUSTED)
+		return 0;
+	if (what == JOBS_RESTART_EXHAUSTED) {
+		tpu_err_init(err);
+		return tpu_error(err, TPU_E_PARTIAL,
+		    "job %s: max-restarts %lld used up after %d restart%s; "
+		    "last cause: %s",
+		    jc->spec.name, s->max_restarts, jc->spec.restart_count,
+		    jc->spec.restart_count == 1 ? "" : "s", lost);
+	}
+	log_warn("job %s: attempt %d ended: %s; restart %d of %lld, "
+	         "recreating the queued resource",
+	    jc->spec.name, jc->spec.restart_count + 1, lost,
+	    jc->spec.restart_count + 1, s->max_restarts);
+	tpu_err_init(err);
+	if ((rc = recover_delete_qr(ctx, &tc, s->name, lost, err)) != 0)
+		return tpu_error_prefix(err, "restart");
+	if (s->restart_backoff_secs > 0) {
+		log_warn("job %s: waiting %lld s (restart-backoff)",
+		    jc->spec.name, s->restart_backoff_secs);
+		if (nap((int)(s->restart_backoff_secs * 1000)))
+			return 0; /* the follow's contract, then the stop's */
+	}
+	recover_keep_attempt_logs(jc, jc->spec.restart_count);
+	jc->spec.restart_count++;
+	if ((rc = create_qr(ctx, d, &jc->spec, err)) != 0)
+		return tpu_error_prefix(err, "restart");
+	for (i = 0; i < n; i++) {
+		memset(&jc->states[i], 0, sizeof jc->states[i]);
+		jc->states[i].kind = JOBS_QUEUED;
+	}
+	if ((rc = jobcmd_save(jc, err)) != 0)
+		return rc;
+	return 1;
+}
+
+/*
  * --wait: the capacity, then the job followed to its end (as `logs
  * --follow`), its exit contract returned; past the spec's timeout the
  * job is cancelled (124); a signal cancels it too (130/143).  With
@@ -363,14 +441,30 @@ submit_wait(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		it.it_value.tv_sec = (time_t)s->timeout_secs;
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
-	rc = wait_capacity(ctx, d, jc, s, err);
-	if (rc == 0 && !submit_timed_out && submit_signal == 0) {
-		char a0[] = "logs", a1[] = "--follow";
-		char *v[] = { a0, a1, jc->spec.name, NULL };
+	for (;;) {
+		int rrc;
 
-		started = 1;
-		/* logs prints the job's output and its summary */
-		rc = cmd_dispatch(NULL, ctx, 3, v, err);
+		started = 0;
+		rc = wait_capacity(ctx, d, jc, s, err);
+		if (rc == 0 && !submit_timed_out && submit_signal == 0) {
+			char a0[] = "logs", a1[] = "--follow";
+			char *v[] = { a0, a1, jc->spec.name, NULL };
+
+			started = 1;
+			/* logs prints the job's output and its summary */
+			optind = 0;
+			rc = cmd_dispatch(NULL, ctx, 3, v, err);
+		}
+		if (!started || !s->has_max_restarts || submit_timed_out ||
+		    submit_signal != 0 || rc == TPU_E_INTERRUPTED ||
+		    rc == TPU_E_TERMINATED)
+			break;
+		if ((rrc = restart_lost(ctx, d, jc, s, err)) != 1) {
+			if (rrc != 0)
+				rc = rrc;
+			break;
+		}
+		tpu_err_init(err);
 	}
 	memset(&it, 0, sizeof it);
 	setitimer(ITIMER_REAL, &it, NULL);
