@@ -72,10 +72,6 @@ refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
 	if (!s->has_job) {
 		field = "command";
 		why = "is required: submit runs a job";
-	} else if (s->node_count > 0) {
-		field = "slice.node-count";
-		why = "a multislice is not supported by submit yet (use "
-		      "queued-resources create and run)";
 	} else if (s->preemptible) {
 		field = "slice.preemptible";
 		why = "submit queues a queued resource, whose tier is its own "
@@ -593,10 +589,19 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	jc.spec.name = xstrdup(name);
 	jc.spec.slice = xstrdup(s.name);
-	jc.spec.nslices = 1;
+	/* a multislice: every slice's node, in slice order */
+	jc.spec.nslices = s.node_count > 0 ? s.node_count : 1;
 	jc.spec.nworkers = s.acc.hosts;
-	jc.spec.nodes = xcalloc(1, sizeof *jc.spec.nodes);
-	jc.spec.nodes[0] = xstrdup(s.name);
+	jc.spec.nodes =
+	    xcalloc((size_t)jc.spec.nslices, sizeof *jc.spec.nodes);
+	{
+		cJSON *ids = spec_node_ids(&s);
+
+		for (i = 0; i < jc.spec.nslices; i++)
+			jc.spec.nodes[i] =
+			    xstrdup(cJSON_GetArrayItem(ids, i)->valuestring);
+		cJSON_Delete(ids);
+	}
 	jc.spec.command = spec_command_line(&s);
 	if (s.framework != NULL) {
 		/* installed as run --framework does, first in the job: its
@@ -685,8 +690,9 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	jc.spec.start = time(NULL);
 	/* queued: the workers tell once they run it */
-	jc.states = xcalloc((size_t)jc.spec.nworkers, sizeof *jc.states);
-	for (i = 0; i < jc.spec.nworkers; i++)
+	jc.states = xcalloc((size_t)(jc.spec.nslices * jc.spec.nworkers),
+	    sizeof *jc.states);
+	for (i = 0; i < jc.spec.nslices * jc.spec.nworkers; i++)
 		jc.states[i].kind = JOBS_QUEUED;
 	if ((rc = jobcmd_save(&jc, err)) != 0)
 		goto out;
@@ -708,9 +714,11 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (rc == 0 && !ctx->quiet)
 		fprintf(stderr,
 		    "job %s submitted: queued resource '%s' in %s (%d "
-		    "worker%s); it starts when the capacity arrives%s%s\n",
-		    jc.spec.name, s.name, jc.spec.zone, jc.spec.nworkers,
-		    jc.spec.nworkers == 1 ? "" : "s",
+		    "worker%s%s); it starts when the capacity arrives%s%s\n",
+		    jc.spec.name, s.name, jc.spec.zone,
+		    jc.spec.nslices * jc.spec.nworkers,
+		    jc.spec.nslices * jc.spec.nworkers == 1 ? "" : "s",
+		    jc.spec.nslices > 1 ? ", a multislice" : "",
 		    wait ? "" : "; follow it with: tpuctl logs --follow ",
 		    wait ? "" : jc.spec.name);
 	if (rc == 0 && wait)
