@@ -468,7 +468,8 @@ arg_add(cJSON *a, const char *s)
  * "queued-resources create" (R4, stockout cleanup, the wait for ACTIVE
  * and every node READY), in each zone of order (its --zones).  What is carried
  * over: the node count and prefix (or node id), accelerator type, runtime
- * version, spot / guaranteed / reservation, and the nodes' labels.
+ * version, spot / guaranteed / reservation, its valid-until-duration (a
+ * valid-until-time may have passed: not), and the nodes' labels.
  */
 static int
 recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
@@ -519,6 +520,15 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 		arg_add(a, "--spot");
 	if (cJSON_GetObjectItemCaseSensitive(qr, "guaranteed") != NULL)
 		arg_add(a, "--guaranteed");
+	/* how long it may wait in a zone: what lets --zones move on from
+	   a zone out of capacity (the wait ends FAILED, code 8) */
+	if (json_opt_string(qr, "queueingPolicy.validUntilDuration", NULL) !=
+	    NULL) {
+		arg_add(a, "--valid-until-duration");
+		arg_add(a,
+		    json_opt_string(
+		        qr, "queueingPolicy.validUntilDuration", ""));
+	}
 	if (json_opt_string(qr, "reservationName", NULL) != NULL) {
 		arg_add(a, "--reserved");
 		arg_add(a, "--reservation");
