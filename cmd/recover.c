@@ -525,9 +525,8 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 	if (json_opt_string(qr, "queueingPolicy.validUntilDuration", NULL) !=
 	    NULL) {
 		arg_add(a, "--valid-until-duration");
-		arg_add(a,
-		    json_opt_string(
-		        qr, "queueingPolicy.validUntilDuration", ""));
+		arg_add(a, json_opt_string(
+		               qr, "queueingPolicy.validUntilDuration", ""));
 	}
 	if (json_opt_string(qr, "reservationName", NULL) != NULL) {
 		arg_add(a, "--reserved");

@@ -592,8 +592,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	/* a multislice: every slice's node, in slice order */
 	jc.spec.nslices = s.node_count > 0 ? s.node_count : 1;
 	jc.spec.nworkers = s.acc.hosts;
-	jc.spec.nodes =
-	    xcalloc((size_t)jc.spec.nslices, sizeof *jc.spec.nodes);
+	jc.spec.nodes = xcalloc((size_t)jc.spec.nslices, sizeof *jc.spec.nodes);
 	{
 		cJSON *ids = spec_node_ids(&s);
 
@@ -690,8 +689,8 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	jc.spec.start = time(NULL);
 	/* queued: the workers tell once they run it */
-	jc.states = xcalloc((size_t)(jc.spec.nslices * jc.spec.nworkers),
-	    sizeof *jc.states);
+	jc.states = xcalloc(
+	    (size_t)(jc.spec.nslices * jc.spec.nworkers), sizeof *jc.states);
 	for (i = 0; i < jc.spec.nslices * jc.spec.nworkers; i++)
 		jc.states[i].kind = JOBS_QUEUED;
 	if ((rc = jobcmd_save(&jc, err)) != 0)

@@ -813,16 +813,16 @@ check_job(struct vctx *v, cJSON *root)
 			return bad(v, "restart-backoff",
 			    "must be a duration (30s, 5m), not %s",
 			    type_name(it));
-		if (tpu_parse_duration("restart-backoff", t,
-		        &s->restart_backoff_secs, v->err))
+		if (tpu_parse_duration(
+		        "restart-backoff", t, &s->restart_backoff_secs, v->err))
 			return rebad(v, "restart-backoff");
 		if (s->restart_backoff_secs < 0 ||
 		    s->restart_backoff_secs > 24 * 3600)
 			return bad(v, "restart-backoff",
 			    "'%s' must be between 0 s and 1 day", t);
 		if (!s->has_max_restarts)
-			return bad(v, "restart-backoff",
-			    "goes with max-restarts");
+			return bad(
+			    v, "restart-backoff", "goes with max-restarts");
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "timeout")) != NULL) {
 		if ((t = as_text(it)) == NULL)

@@ -646,10 +646,11 @@ START_TEST(test_boot_script_multislice)
 	buf_init(&e, BUF_NOCAP);
 	spec_fill(&s, 2, 2);
 	free(s.command);
-	s.command = xstrdup("echo \"rank=$RANK/$WORLD_SIZE "
-	                    "s=$TPUCTL_SLICE/$TPUCTL_SLICES "
-	                    "mss=$MEGASCALE_SLICE_ID/$MEGASCALE_NUM_SLICES "
-	                    "m=$MASTER_ADDR c=$MEGASCALE_COORDINATOR_ADDRESS\"");
+	s.command =
+	    xstrdup("echo \"rank=$RANK/$WORLD_SIZE "
+	            "s=$TPUCTL_SLICE/$TPUCTL_SLICES "
+	            "mss=$MEGASCALE_SLICE_ID/$MEGASCALE_NUM_SLICES "
+	            "m=$MASTER_ADDR c=$MEGASCALE_COORDINATOR_ADDRESS\"");
 	s.user = xstrdup(getpwuid(geteuid())->pw_name);
 	script = jobs_boot_script(&s);
 	boot(script, 1, 0);
@@ -658,8 +659,8 @@ START_TEST(test_boot_script_multislice)
 	ck_assert_int_eq(st.code, 0);
 	cmd = jobs_follow_cmd("j1", 0, 0, 1);
 	ck_assert_int_eq(sh(cmd, &o, &e), 0);
-	ck_assert_str_eq(o.data,
-	    "rank=3/4 s=1/2 mss=1/2 m=10.9.9.9 c=10.9.9.9\n");
+	ck_assert_str_eq(
+	    o.data, "rank=3/4 s=1/2 mss=1/2 m=10.9.9.9 c=10.9.9.9\n");
 	free(cmd);
 	free(script);
 	jobs_spec_release(&s);
