@@ -250,8 +250,8 @@ drain_job(struct tpu_ctx *ctx, struct jobcmd *jc, const unsigned char *mask)
 
 /* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
  * the next attempt's streams start at byte 0 on the workers. */
-static void
-keep_attempt_logs(const struct jobcmd *jc, int k)
+void
+recover_keep_attempt_logs(const struct jobcmd *jc, int k)
 {
 	int sl, w, s;
 
@@ -468,7 +468,8 @@ arg_add(cJSON *a, const char *s)
  * "queued-resources create" (R4, stockout cleanup, the wait for ACTIVE
  * and every node READY), in each zone of order (its --zones).  What is carried
  * over: the node count and prefix (or node id), accelerator type, runtime
- * version, spot / guaranteed / reservation, and the nodes' labels.
+ * version, spot / guaranteed / reservation, its valid-until-duration (a
+ * valid-until-time may have passed: not), and the nodes' labels.
  */
 static int
 recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
@@ -519,6 +520,14 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 		arg_add(a, "--spot");
 	if (cJSON_GetObjectItemCaseSensitive(qr, "guaranteed") != NULL)
 		arg_add(a, "--guaranteed");
+	/* how long it may wait in a zone: what lets --zones move on from
+	   a zone out of capacity (the wait ends FAILED, code 8) */
+	if (json_opt_string(qr, "queueingPolicy.validUntilDuration", NULL) !=
+	    NULL) {
+		arg_add(a, "--valid-until-duration");
+		arg_add(a, json_opt_string(
+		               qr, "queueingPolicy.validUntilDuration", ""));
+	}
 	if (json_opt_string(qr, "reservationName", NULL) != NULL) {
 		arg_add(a, "--reserved");
 		arg_add(a, "--reservation");
@@ -603,6 +612,28 @@ node_lost(struct tpucmd *tc, const char *name, char *cause, size_t n)
 		cause = NULL;
 	cJSON_Delete(node);
 	return cause;
+}
+
+int
+recover_qr_lost_now(
+    struct tpucmd *tc, const struct jobcmd *jc, char *cause, size_t n)
+{
+	struct tpu_err e;
+	cJSON *qr = NULL;
+	int lost = 0;
+
+	tpu_err_init(&e);
+	if (read_qr(tc, jc->spec.slice, &qr, &e) == 0)
+		lost = qr_lost(tc, jc, qr, cause, n) != NULL;
+	cJSON_Delete(qr);
+	return lost;
+}
+
+int
+recover_delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const char *cause, struct tpu_err *err)
+{
+	return delete_qr(ctx, tc, name, cause, err);
 }
 
 int
@@ -850,7 +881,7 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	if (*r->signal == 0)
 		*r->abort = 0;
 	jobcmd_detach(jc);
-	keep_attempt_logs(jc, jc->spec.restart_count);
+	recover_keep_attempt_logs(jc, jc->spec.restart_count);
 	if (*r->signal != 0) {
 		rc = tpu_error(err,
 		    *r->signal == SIGTERM ? TPU_E_TERMINATED

@@ -27,6 +27,7 @@
 #include "ctx.h"
 #include "err.h"
 #include "jobcmd.h"
+#include "tpucmd.h"
 
 struct recover {
 	int max; /* -1: no recovery */
@@ -75,6 +76,27 @@ int recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc,
  * the attempt ends at once instead of when every worker has.
  */
 int recover_lost_check(struct jobcmd *jc, void *arg);
+
+/*
+ * For a job followed without its own sessions (submit --wait): whether
+ * the queued resource of jc (jc->spec.slice, in tc's zone) lost a slice
+ * now (SUSPENDED, FAILED, gone, or a node PREEMPTED, TERMINATED or gone):
+ * 1 with the cause in cause, else 0 (a failed read is no loss).
+ */
+int recover_qr_lost_now(
+    struct tpucmd *tc, const struct jobcmd *jc, char *cause, size_t n);
+
+/*
+ * Delete the lost queued resource name (in tc's zone) with its nodes,
+ * saying so with cause, and wait until it is gone: what holds quota
+ * goes before a recreation.  0 or the error of the delete.
+ */
+int recover_delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
+    const char *cause, struct tpu_err *err);
+
+/* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
+ * the next attempt's streams start at byte 0 on the workers. */
+void recover_keep_attempt_logs(const struct jobcmd *jc, int k);
 
 /*
  * After jobcmd_follow stopped on a lost slice (jc->slice_lost): wait for

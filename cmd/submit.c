@@ -30,6 +30,7 @@
 #include "log.h"
 #include "nodecache.h"
 #include "pack.h"
+#include "recover.h"
 #include "specdiff.h"
 #include "sshcmd.h"
 #include "submit.h"
@@ -71,19 +72,16 @@ refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
 	if (!s->has_job) {
 		field = "command";
 		why = "is required: submit runs a job";
-	} else if (s->node_count > 0) {
-		field = "slice.node-count";
-		why = "a multislice is not supported by submit yet (use "
-		      "queued-resources create and run)";
 	} else if (s->preemptible) {
 		field = "slice.preemptible";
-		why = "is for a node created directly; submit queues a queued "
-		      "resource: use spot";
-	} else if (cJSON_GetObjectItemCaseSensitive(s->root, "max-restarts") !=
-	           NULL) {
+		why = "submit queues a queued resource, whose tier is its own "
+		      "field (QueuedResource spot, guaranteed or "
+		      "reservationName; queued-resources create has no "
+		      "--preemptible): use spot";
+	} else if (s->has_max_restarts && !wait) {
 		field = "max-restarts";
-		why = "not supported by submit yet (recovery needs run "
-		      "--max-restarts)";
+		why = "needs --wait (without a client attached nothing can "
+		      "recreate a preempted slice)";
 	} else if (s->timeout_secs > 0 && !wait) {
 		field = "timeout";
 		why = "needs --wait (the waiting client enforces it)";
@@ -119,7 +117,7 @@ dispatch(struct tpu_ctx *ctx, char **argv, struct tpu_err *err)
 }
 
 /* Delete the queued resource name with its nodes (--force); says so.
- * The node cache forgets them (so logs reads the local copy then). */
+ * The node cache forgets them there (so logs reads the local copy then). */
 static int
 delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
     const char *why)
@@ -132,15 +130,9 @@ delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
 
 	fprintf(stderr, "deleting queued resource '%s' (%s)\n", name, why);
 	tpu_err_init(&e);
+	(void)d;
 	if ((rc = dispatch(ctx, v, &e)) != 0)
 		log_warn("queued resource '%s' is left: %s", name, e.msg);
-	else {
-		const cJSON *id;
-
-		tpucmd_drop_qr_cache(d->tc.project, d->zone, name);
-		cJSON_ArrayForEach(id, d->ids)
-		    nodecache_drop(d->tc.project, d->zone, id->valuestring);
-	}
 	return rc;
 }
 
@@ -210,6 +202,41 @@ submit_capacity_lost(
 	cJSON_Delete(qr);
 	free(path);
 	tpucmd_close(&tc);
+	return rc;
+}
+
+/*
+ * Queue the job's slice: the queued resource of d's spec (asynchronously,
+ * quietly) with the boot script of job js as its nodes' startup-script,
+ * beside the spec's own metadata.  0 or the error of the create.
+ */
+static int
+create_qr(struct tpu_ctx *ctx, struct specdiff *d, const struct jobs_spec *js,
+    struct tpu_err *err)
+{
+	struct output quiet_out, saved_out;
+	char *script = jobs_boot_script(js);
+	cJSON *md = cJSON_CreateObject();
+	const cJSON *it, *spec_md;
+	int rc;
+
+	cJSON_ArrayForEach(it, d->spec.metadata)
+	    cJSON_AddStringToObject(md, it->string, it->valuestring);
+	cJSON_AddStringToObject(md, "startup-script", script);
+	spec_md = d->spec.metadata;
+	d->spec.metadata = md;
+	/* the queued resource's own output (its operation) is not ours */
+	saved_out = ctx->out;
+	output_init(&quiet_out);
+	quiet_out.fmt = OUTPUT_NONE;
+	ctx->out = quiet_out;
+	rc = specdiff_create(
+	    ctx, d, SPECDIFF_CREATE_QR | SPECDIFF_CREATE_ASYNC, err);
+	output_release(&ctx->out);
+	ctx->out = saved_out;
+	d->spec.metadata = spec_md;
+	cJSON_Delete(md);
+	free(script);
 	return rc;
 }
 
@@ -307,6 +334,82 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 }
 
 /*
+ * --wait with max-restarts, after an attempt was followed to its end:
+ * when the queued resource lost a slice and some worker did not succeed
+ * (jobs_restart_decide, run's rule), delete it with its nodes (they hold
+ * quota), wait restart-backoff, queue it again with the same spec and a
+ * boot script whose TPUCTL_RESTART_COUNT is one more, and mark the job
+ * queued: 1 then (follow it again).  0 when the attempt's contract
+ * stands; the budget used up is TPU_E_PARTIAL naming the last cause; a
+ * failed delete or create its error, prefixed "restart".
+ */
+static int
+restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, struct tpu_err *err)
+{
+	struct jobs_restart_in in;
+	struct jobcmd now;
+	struct tpucmd tc = d->tc;
+	struct tpu_err e;
+	enum jobs_restart what;
+	char lost[192], cause[192];
+	int i, rc, is_lost, n = jc->spec.nslices * jc->spec.nworkers;
+
+	tc.zone = d->zone;
+	is_lost = recover_qr_lost_now(&tc, jc, lost, sizeof lost);
+	jobcmd_init(&now);
+	tpu_err_init(&e);
+	/* the workers' states as the follow recorded them */
+	if (jobcmd_load(&now, jc->spec.name, &e) != 0 || now.states == NULL) {
+		jobcmd_release(&now);
+		return 0;
+	}
+	memset(&in, 0, sizeof in);
+	in.node = jc->spec.slice;
+	in.node_state = is_lost ? "PREEMPTED" : "READY";
+	in.states = now.states;
+	in.n = (size_t)n;
+	in.restarts = jc->spec.restart_count;
+	in.max_restarts = (int)s->max_restarts;
+	what = jobs_restart_decide(&in, cause, sizeof cause);
+	jobcmd_release(&now);
+	if (what != JOBS_RESTART_RECREATE && what != JOBS_RESTART_EXHAUSTED)
+		return 0;
+	if (what == JOBS_RESTART_EXHAUSTED) {
+		tpu_err_init(err);
+		return tpu_error(err, TPU_E_PARTIAL,
+		    "job %s: max-restarts %lld used up after %d restart%s; "
+		    "last cause: %s",
+		    jc->spec.name, s->max_restarts, jc->spec.restart_count,
+		    jc->spec.restart_count == 1 ? "" : "s", lost);
+	}
+	log_warn("job %s: attempt %d ended: %s; restart %d of %lld, "
+	         "recreating the queued resource",
+	    jc->spec.name, jc->spec.restart_count + 1, lost,
+	    jc->spec.restart_count + 1, s->max_restarts);
+	tpu_err_init(err);
+	if ((rc = recover_delete_qr(ctx, &tc, s->name, lost, err)) != 0)
+		return tpu_error_prefix(err, "restart");
+	if (s->restart_backoff_secs > 0) {
+		log_warn("job %s: waiting %lld s (restart-backoff)",
+		    jc->spec.name, s->restart_backoff_secs);
+		if (nap((int)(s->restart_backoff_secs * 1000)))
+			return 0; /* the follow's contract, then the stop's */
+	}
+	recover_keep_attempt_logs(jc, jc->spec.restart_count);
+	jc->spec.restart_count++;
+	if ((rc = create_qr(ctx, d, &jc->spec, err)) != 0)
+		return tpu_error_prefix(err, "restart");
+	for (i = 0; i < n; i++) {
+		memset(&jc->states[i], 0, sizeof jc->states[i]);
+		jc->states[i].kind = JOBS_QUEUED;
+	}
+	if ((rc = jobcmd_save(jc, err)) != 0)
+		return rc;
+	return 1;
+}
+
+/*
  * --wait: the capacity, then the job followed to its end (as `logs
  * --follow`), its exit contract returned; past the spec's timeout the
  * job is cancelled (124); a signal cancels it too (130/143).  With
@@ -334,14 +437,30 @@ submit_wait(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		it.it_value.tv_sec = (time_t)s->timeout_secs;
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
-	rc = wait_capacity(ctx, d, jc, s, err);
-	if (rc == 0 && !submit_timed_out && submit_signal == 0) {
-		char a0[] = "logs", a1[] = "--follow";
-		char *v[] = { a0, a1, jc->spec.name, NULL };
+	for (;;) {
+		int rrc;
 
-		started = 1;
-		/* logs prints the job's output and its summary */
-		rc = cmd_dispatch(NULL, ctx, 3, v, err);
+		started = 0;
+		rc = wait_capacity(ctx, d, jc, s, err);
+		if (rc == 0 && !submit_timed_out && submit_signal == 0) {
+			char a0[] = "logs", a1[] = "--follow";
+			char *v[] = { a0, a1, jc->spec.name, NULL };
+
+			started = 1;
+			/* logs prints the job's output and its summary */
+			optind = 0;
+			rc = cmd_dispatch(NULL, ctx, 3, v, err);
+		}
+		if (!started || !s->has_max_restarts || submit_timed_out ||
+		    submit_signal != 0 || rc == TPU_E_INTERRUPTED ||
+		    rc == TPU_E_TERMINATED)
+			break;
+		if ((rrc = restart_lost(ctx, d, jc, s, err)) != 1) {
+			if (rrc != 0)
+				rc = rrc;
+			break;
+		}
+		tpu_err_init(err);
 	}
 	memset(&it, 0, sizeof it);
 	setitimer(ITIMER_REAL, &it, NULL);
@@ -390,13 +509,10 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct specdiff d;
 	struct jobcmd jc;
 	struct gcs_url su;
-	struct output quiet_out, saved_out;
 	const char *name = NULL, *stage = NULL;
 	char hash[PACK_HASH_LEN + 1], *tar = NULL, *object = NULL;
-	char *script = NULL;
-	cJSON *md = NULL, *o;
+	cJSON *o;
 	const cJSON *it;
-	const cJSON *spec_md;
 	int ch, rc, i, have_s = 0, have_d = 0, have_su = 0, staged = 0;
 	int wait = 0;
 
@@ -473,10 +589,18 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	jc.spec.name = xstrdup(name);
 	jc.spec.slice = xstrdup(s.name);
-	jc.spec.nslices = 1;
+	/* a multislice: every slice's node, in slice order */
+	jc.spec.nslices = s.node_count > 0 ? s.node_count : 1;
 	jc.spec.nworkers = s.acc.hosts;
-	jc.spec.nodes = xcalloc(1, sizeof *jc.spec.nodes);
-	jc.spec.nodes[0] = xstrdup(s.name);
+	jc.spec.nodes = xcalloc((size_t)jc.spec.nslices, sizeof *jc.spec.nodes);
+	{
+		cJSON *ids = spec_node_ids(&s);
+
+		for (i = 0; i < jc.spec.nslices; i++)
+			jc.spec.nodes[i] =
+			    xstrdup(cJSON_GetArrayItem(ids, i)->valuestring);
+		cJSON_Delete(ids);
+	}
 	jc.spec.command = spec_command_line(&s);
 	if (s.framework != NULL) {
 		/* installed as run --framework does, first in the job: its
@@ -550,24 +674,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    (rc = jobstage_upload(ctx, tar, hash, &su, "stage",
 	         &jc.spec.stage_url, &object, &staged, err)) != 0)
 		goto out;
-	script = jobs_boot_script(&jc.spec);
-	md = cJSON_CreateObject();
-	cJSON_ArrayForEach(it, d.spec.metadata)
-	    cJSON_AddStringToObject(md, it->string, it->valuestring);
-	cJSON_AddStringToObject(md, "startup-script", script);
-	spec_md = d.spec.metadata;
-	d.spec.metadata = md;
-	/* the queued resource's own output (its operation) is not ours */
-	saved_out = ctx->out;
-	output_init(&quiet_out);
-	quiet_out.fmt = OUTPUT_NONE;
-	ctx->out = quiet_out;
-	rc = specdiff_create(
-	    ctx, &d, SPECDIFF_CREATE_QR | SPECDIFF_CREATE_ASYNC, err);
-	output_release(&ctx->out);
-	ctx->out = saved_out;
-	d.spec.metadata = spec_md;
-	if (rc != 0) {
+	if ((rc = create_qr(ctx, &d, &jc.spec, err)) != 0) {
 		if (staged) {
 			struct tpu_err e;
 
@@ -582,8 +689,9 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	}
 	jc.spec.start = time(NULL);
 	/* queued: the workers tell once they run it */
-	jc.states = xcalloc((size_t)jc.spec.nworkers, sizeof *jc.states);
-	for (i = 0; i < jc.spec.nworkers; i++)
+	jc.states = xcalloc(
+	    (size_t)(jc.spec.nslices * jc.spec.nworkers), sizeof *jc.states);
+	for (i = 0; i < jc.spec.nslices * jc.spec.nworkers; i++)
 		jc.states[i].kind = JOBS_QUEUED;
 	if ((rc = jobcmd_save(&jc, err)) != 0)
 		goto out;
@@ -605,16 +713,16 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if (rc == 0 && !ctx->quiet)
 		fprintf(stderr,
 		    "job %s submitted: queued resource '%s' in %s (%d "
-		    "worker%s); it starts when the capacity arrives%s%s\n",
-		    jc.spec.name, s.name, jc.spec.zone, jc.spec.nworkers,
-		    jc.spec.nworkers == 1 ? "" : "s",
+		    "worker%s%s); it starts when the capacity arrives%s%s\n",
+		    jc.spec.name, s.name, jc.spec.zone,
+		    jc.spec.nslices * jc.spec.nworkers,
+		    jc.spec.nslices * jc.spec.nworkers == 1 ? "" : "s",
+		    jc.spec.nslices > 1 ? ", a multislice" : "",
 		    wait ? "" : "; follow it with: tpuctl logs --follow ",
 		    wait ? "" : jc.spec.name);
 	if (rc == 0 && wait)
 		rc = submit_wait(ctx, &d, &jc, &s, err);
 out:
-	cJSON_Delete(md);
-	free(script);
 	free(object);
 	free(tar);
 	if (have_su)

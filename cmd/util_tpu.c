@@ -579,6 +579,8 @@ tpucmd_drop_qr_cache(const char *project, const char *zone, const char *qr)
 		}
 		cJSON_Delete(ids);
 	}
+	/* its nodes cached without the membership (logs of a submit) */
+	nodecache_qr_nodes_drop(project, zone, qr);
 	nodecache_qr_drop(project, zone, qr);
 }
 

@@ -576,8 +576,26 @@ static const char boot_head_sh[] =
     "ep=$(md worker-network-endpoints) || exit 1\n"
     "e0=${ep%%,*}\n"
     "_tpuctl_master=${e0##*:}\n"
-    "export _tpuctl_master\n"
-    "case $w in\n";
+    "export _tpuctl_master\n";
+
+/*
+ * Of a multislice (after boot_head_sh): the node's slice and the job's
+ * master from its tpu-env, as a multislice TPU VM has them
+ * (MEGASCALE_SLICE_ID; MEGASCALE_COORDINATOR_ADDRESS, slice 0's worker
+ * 0, host[:port]); $w becomes SLICE:WORKER.
+ */
+static const char boot_slice_sh[] =
+    "te=$(md tpu-env) || exit 1\n"
+    "tv() { printf '%s\\n' \"$te\" | "
+    "sed -n \"s/^$1: *'\\{0,1\\}\\([^']*\\)'\\{0,1\\} *\\$/\\1/p\"; }\n"
+    "sl=$(tv MEGASCALE_SLICE_ID)\n"
+    "mc=$(tv MEGASCALE_COORDINATOR_ADDRESS)\n"
+    "if [ -z \"$sl\" ] || [ -z \"$mc\" ]; then\n"
+    "  echo 'tpuctl: tpu-env has no MEGASCALE_SLICE_ID or "
+    "MEGASCALE_COORDINATOR_ADDRESS: not a multislice node' >&2; exit 1\n"
+    "fi\n"
+    "_tpuctl_master=${mc%:*}\n"
+    "w=$sl:$w\n";
 
 /*
  * After boot_head_sh and the case: $u the user, $1 launch_sh, $2..
@@ -660,23 +678,30 @@ jobs_boot_script(const struct jobs_spec *s)
 	const char *url = s->stage_url != NULL ? s->stage_url : "";
 	char *q, *k;
 	const char *args[8];
-	int w, i;
+	int w, i, sl;
 
 	buf_init(&b, BUF_NOCAP);
 	q = shquote(s->name);
 	buf_printf(&b, "%s# tpuctl submit: job %s\n", boot_head_sh, q);
 	free(q);
-	for (w = 0; w < s->nworkers; w++) {
-		size_t n;
-		char **env = jobs_worker_env(s, BOOT_MASTER, 0, w, &n);
-		char *e = boot_env_script(env, n);
+	if (s->nslices > 1)
+		buf_puts(&b, boot_slice_sh);
+	buf_puts(&b, "case $w in\n");
+	for (sl = 0; sl < (s->nslices > 1 ? s->nslices : 1); sl++)
+		for (w = 0; w < s->nworkers; w++) {
+			size_t n;
+			char **env = jobs_worker_env(s, BOOT_MASTER, sl, w, &n);
+			char *e = boot_env_script(env, n);
 
-		q = shquote(e);
-		buf_printf(&b, "%d) e=%s ;;\n", w, q);
-		free(q);
-		free(e);
-		jobs_env_free(env, n);
-	}
+			q = shquote(e);
+			if (s->nslices > 1)
+				buf_printf(&b, "%d:%d) e=%s ;;\n", sl, w, q);
+			else
+				buf_printf(&b, "%d) e=%s ;;\n", w, q);
+			free(q);
+			free(e);
+			jobs_env_free(env, n);
+		}
 	buf_puts(&b, "*) echo \"tpuctl: worker $w is not part of the job\" "
 	             ">&2; exit 1 ;;\n"
 	             "esac\n");

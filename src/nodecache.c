@@ -319,6 +319,43 @@ nodecache_qr_drop(const char *project, const char *zone, const char *qr)
 	entry_remove("qrs", project, zone, qr);
 }
 
+/* 1 when desc's "queuedResource" is qr or ends in "/queuedResources/<qr>". */
+static int
+qr_owns(const cJSON *desc, const char *qr)
+{
+	static const char sep[] = "/queuedResources/";
+	const char *q = json_opt_string(desc, "queuedResource", NULL);
+	size_t ql, l, sl = sizeof sep - 1;
+
+	if (q == NULL)
+		return 0;
+	ql = strlen(qr);
+	l = strlen(q);
+	if (l == ql)
+		return strcmp(q, qr) == 0;
+	return l > ql + sl && strcmp(q + l - ql, qr) == 0 &&
+	       strncmp(q + l - ql - sl, sep, sl) == 0;
+}
+
+void
+nodecache_qr_nodes_drop(const char *project, const char *zone, const char *qr)
+{
+	cJSON *names = nodecache_names(project, zone, 0);
+	const cJSON *n;
+
+	cJSON_ArrayForEach(n, names)
+	{
+		cJSON *root = entry_load(
+		    "nodes", project, zone, n->valuestring, INT64_MAX);
+
+		if (root != NULL &&
+		    qr_owns(cJSON_GetObjectItemCaseSensitive(root, "node"), qr))
+			entry_remove("nodes", project, zone, n->valuestring);
+		cJSON_Delete(root);
+	}
+	cJSON_Delete(names);
+}
+
 void
 nodecache_qr_pending(const char *project, const char *zone, const char *qr)
 {

@@ -59,6 +59,14 @@ void nodecache_qr_put(
     const char *project, const char *zone, const char *qr, const cJSON *ids);
 void nodecache_qr_drop(const char *project, const char *zone, const char *qr);
 /*
+ * Forget every cached node of project/zone whose description names queued
+ * resource qr as its owner (its "queuedResource"), whatever the entry's
+ * age: the nodes go with a deleted queued resource even when its
+ * membership was never cached (submit's, reached by logs).
+ */
+void nodecache_qr_nodes_drop(
+    const char *project, const char *zone, const char *qr);
+/*
  * A queued resource just created that is not ACTIVE yet (create --async):
  * no membership, but its zone is known, so nodecache_zones finds it (a
  * pending entry is a miss for nodecache_qr_get).  An entry with

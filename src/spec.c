@@ -525,6 +525,7 @@ static const char *const top_keys[] = {
 	"framework",
 	"max-restarts",
 	"name",
+	"restart-backoff",
 	"slice",
 	"stage",
 	"timeout",
@@ -793,7 +794,7 @@ check_job(struct vctx *v, cJSON *root)
 	struct spec *s = v->s;
 	const cJSON *it;
 	const char *t;
-	int rc, given;
+	int rc;
 
 	if ((rc = check_framework(
 	         v, cJSON_GetObjectItemCaseSensitive(root, "framework"))) != 0)
@@ -802,10 +803,27 @@ check_job(struct vctx *v, cJSON *root)
 	    (rc = get_string(v, root, NULL, "stage", &s->stage)) != 0 ||
 	    (rc = get_map(v, root, NULL, "env", &s->env)) != 0 ||
 	    (rc = get_int(v, root, NULL, "max-restarts", 0, SPEC_MAX_RESTARTS,
-	         &s->max_restarts, &given)) != 0 ||
+	         &s->max_restarts, &s->has_max_restarts)) != 0 ||
 	    (rc = get_bool(v, root, NULL, "delete-after", &s->delete_after)) !=
 	        0)
 		return rc;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "restart-backoff")) !=
+	    NULL) {
+		if ((t = as_text(it)) == NULL)
+			return bad(v, "restart-backoff",
+			    "must be a duration (30s, 5m), not %s",
+			    type_name(it));
+		if (tpu_parse_duration(
+		        "restart-backoff", t, &s->restart_backoff_secs, v->err))
+			return rebad(v, "restart-backoff");
+		if (s->restart_backoff_secs < 0 ||
+		    s->restart_backoff_secs > 24 * 3600)
+			return bad(v, "restart-backoff",
+			    "'%s' must be between 0 s and 1 day", t);
+		if (!s->has_max_restarts)
+			return bad(
+			    v, "restart-backoff", "goes with max-restarts");
+	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "timeout")) != NULL) {
 		if ((t = as_text(it)) == NULL)
 			return bad(v, "timeout",
@@ -866,8 +884,8 @@ check_job(struct vctx *v, cJSON *root)
 	}
 	if (!s->has_job) {
 		static const char *const job_only[] = { "framework", "workdir",
-			"stage", "env", "max-restarts", "timeout",
-			"delete-after", NULL };
+			"stage", "env", "max-restarts", "restart-backoff",
+			"timeout", "delete-after", NULL };
 		size_t i;
 
 		for (i = 0; job_only[i] != NULL; i++)

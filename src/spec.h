@@ -58,6 +58,8 @@ struct spec {
 	const cJSON *env;     /* object of strings */
 	const cJSON *command; /* a string (shell line) or array of strings */
 	long long max_restarts, timeout_secs;
+	long long restart_backoff_secs; /* restart-backoff, 0 without */
+	int has_max_restarts;           /* max-restarts is given (even 0) */
 	int delete_after;
 	int has_job; /* a command is given */
 };

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tpuctl submit refusals: a bad spec, no command, a workdir without a
-# bucket, the fields submit does not support yet, a spec's own
+# bucket, the fields that need --wait, a spec's own
 # startup-script, a bad --name: exit 2 naming the field, and nothing is
 # sent (the emulator's request log stays empty).  Then a job name already
 # recorded and a slice of the spec's name that exists: exit 4, nothing
@@ -26,10 +26,8 @@ printf '%s\n' "$base" >"$T/b.yaml"
 refuse "$T/b.yaml" 'b.yaml: command: is required: submit runs a job'
 printf '%s\nworkdir: %s\ncommand: "true"\n' "$base" "$T/wd" >"$T/c.yaml"
 refuse "$T/c.yaml" "workdir: needs 'stage' \\(or config run/staging_bucket\\)"
-printf 'name: r358\nslice: {accelerator-type: v4-16, node-count: 2}\ncommand: "true"\n' >"$T/d.yaml"
-refuse "$T/d.yaml" 'slice.node-count: a multislice is not supported by submit yet'
 printf '%s\nmax-restarts: 2\ncommand: "true"\n' "$base" >"$T/e.yaml"
-refuse "$T/e.yaml" 'max-restarts: not supported by submit yet'
+refuse "$T/e.yaml" 'max-restarts: needs --wait'
 printf '%s\ndelete-after: true\ncommand: "true"\n' "$base" >"$T/f.yaml"
 refuse "$T/f.yaml" 'delete-after: needs --wait'
 printf 'name: r358\nslice:\n  accelerator-type: v4-16\n  metadata: {startup-script: "echo"}\ncommand: "true"\n' >"$T/g.yaml"

@@ -540,6 +540,10 @@ boot(const char *script, int worker, int want)
 	    "*/agent-worker-number) echo %d ;;\n"
 	    "*/worker-network-endpoints) "
 	    "echo 't1v-n-1-w-0:11:10.1.2.3,t1v-n-1-w-1:12:10.1.2.4' ;;\n"
+	    /* slice 1 of a multislice whose slice 0 worker 0 is 10.9.9.9 */
+	    "*/tpu-env) printf \"ACCELERATOR_TYPE: 'v4-16'\\n"
+	    "MEGASCALE_COORDINATOR_ADDRESS: '10.9.9.9:8080'\\n"
+	    "MEGASCALE_NUM_SLICES: '2'\\nMEGASCALE_SLICE_ID: '1'\\n\" ;;\n"
 	    "*) exit 22 ;;\n"
 	    "esac\n",
 	    worker);
@@ -618,6 +622,45 @@ START_TEST(test_boot_script)
 	ck_assert_int_eq(sh(cmd, &o, &e), 1);
 	ck_assert_ptr_nonnull(
 	    strstr(e.data, "workdir archive 00ab is not on this worker\n"));
+	free(cmd);
+	free(script);
+	jobs_spec_release(&s);
+	buf_release(&o);
+	buf_release(&e);
+}
+END_TEST
+
+/*
+ * Of a multislice: the node's slice and the master (slice 0's worker 0)
+ * come from tpu-env, so worker 1 of slice 1 of 2 x 2 workers is rank 3
+ * with slice 0's address as MASTER_ADDR and MEGASCALE_COORDINATOR_ADDRESS.
+ */
+START_TEST(test_boot_script_multislice)
+{
+	struct jobs_spec s;
+	struct jobs_state st;
+	struct buf o, e;
+	char *script, *cmd;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	spec_fill(&s, 2, 2);
+	free(s.command);
+	s.command =
+	    xstrdup("echo \"rank=$RANK/$WORLD_SIZE "
+	            "s=$TPUCTL_SLICE/$TPUCTL_SLICES "
+	            "mss=$MEGASCALE_SLICE_ID/$MEGASCALE_NUM_SLICES "
+	            "m=$MASTER_ADDR c=$MEGASCALE_COORDINATOR_ADDRESS\"");
+	s.user = xstrdup(getpwuid(geteuid())->pw_name);
+	script = jobs_boot_script(&s);
+	boot(script, 1, 0);
+	wait_final("j1", &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, 0);
+	cmd = jobs_follow_cmd("j1", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 0);
+	ck_assert_str_eq(
+	    o.data, "rank=3/4 s=1/2 mss=1/2 m=10.9.9.9 c=10.9.9.9\n");
 	free(cmd);
 	free(script);
 	jobs_spec_release(&s);
@@ -1395,6 +1438,7 @@ jobs_suite(void)
 	tcase_add_test(ts, test_scripts_staged);
 	tcase_add_test(ts, test_boot_script);
 	tcase_add_test(ts, test_boot_script_as_root);
+	tcase_add_test(ts, test_boot_script_multislice);
 	suite_add_tcase(s, ts);
 	return s;
 }

@@ -359,6 +359,47 @@ START_TEST(drop_removes)
 }
 END_TEST
 
+/* A queued resource's nodes go with it, membership cached or not; a
+ * node of another queued resource (a longer name ending alike) stays. */
+START_TEST(qr_nodes_drop_by_owner)
+{
+	static const char *const ids[] = { "q-0", "q-1", "xq-0", "solo" };
+	static const char *const owner[] = { "q", "q", "xq", NULL };
+	char *p[4];
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		cJSON *n = mknode(ids[i], "READY");
+
+		if (owner[i] != NULL) {
+			char *q = xasprintf(
+			    "projects/p/locations/z/queuedResources/%s",
+			    owner[i]);
+
+			cJSON_AddStringToObject(n, "queuedResource", q);
+			free(q);
+		}
+		nodecache_put("p", "us-central2-b", ids[i], n);
+		cJSON_Delete(n);
+		p[i] = entry(dir, ids[i]);
+		ck_assert_int_eq(access(p[i], F_OK), 0);
+	}
+	nodecache_qr_nodes_drop("p", "us-central2-b", "q");
+	ck_assert_int_eq(access(p[0], F_OK), -1);
+	ck_assert_int_eq(access(p[1], F_OK), -1);
+	ck_assert_int_eq(access(p[2], F_OK), 0);
+	ck_assert_int_eq(access(p[3], F_OK), 0);
+	/* another zone's cache is not touched; nothing cached is fine */
+	nodecache_qr_nodes_drop("p", "us-east1-d", "xq");
+	ck_assert_int_eq(access(p[2], F_OK), 0);
+	nodecache_qr_nodes_drop("p", "us-central2-b", "xq");
+	ck_assert_int_eq(access(p[2], F_OK), -1);
+	ck_assert_int_eq(access(p[3], F_OK), 0);
+	for (i = 0; i < 4; i++)
+		free(p[i]);
+}
+END_TEST
+
 START_TEST(dir_from_env)
 {
 	cJSON *n = mknode("n1", "READY"), *got = NULL;
@@ -613,6 +654,7 @@ nodecache_suite(void)
 	tcase_add_test(tc, corrupt_is_miss);
 	tcase_add_test(tc, loose_or_symlink_is_miss);
 	tcase_add_test(tc, drop_removes);
+	tcase_add_test(tc, qr_nodes_drop_by_owner);
 	tcase_add_test(tc, dir_from_env);
 	tcase_add_test(tc, unsafe_names_refused);
 	tcase_add_test(tc, names_for_completion);
