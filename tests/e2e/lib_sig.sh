@@ -4,6 +4,16 @@
 # run are found by a line VAR=VALUE, $SIG_ENV, in their environment
 # (every worker runs on this host).  Sourced after lib.sh.
 
+# sig_pod_key: the emulator, a v4-32 node "pod" and $KEY, a fresh client
+# key that every worker of it has taken (one ssh with it).
+sig_pod_key() {
+	emu_start
+	expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
+	KEY="$T/id_ed25519"
+	ssh-keygen -q -t ed25519 -N '' -f "$KEY" >/dev/null
+	expect_rc 0 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" -- true
+}
+
 sig_now_ms() {
 	echo $(($(date +%s%N) / 1000000))
 }

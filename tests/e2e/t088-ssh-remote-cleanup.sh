@@ -11,12 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_sig.sh
 . "$(dirname "$0")/lib_sig.sh"
-emu_start
-
-expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
-KEY="$T/id_ed25519"
-ssh-keygen -q -t ed25519 -N '' -f "$KEY" >/dev/null
-expect_rc 0 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" -- true
+sig_pod_key
 
 # Every worker runs on this host: the remote processes are found through
 # a variable only this test sets (other tests may sleep 7.77 too).

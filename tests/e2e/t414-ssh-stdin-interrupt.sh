@@ -11,13 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_sig.sh
 . "$(dirname "$0")/lib_sig.sh"
-emu_start
-
-expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
-KEY="$T/id_ed25519"
-ssh-keygen -q -t ed25519 -N '' -f "$KEY" >/dev/null
+sig_pod_key
 S="--ssh-key-file $KEY"
-expect_rc 0 "$TPUCTL" ssh pod --worker all $S -- true
 
 MARK="t414-$$"
 SIG_ENV="T414_MARK=$MARK"
