@@ -338,60 +338,29 @@ next_token(const cJSON *j)
 	return next != NULL && *next != '\0' ? xstrdup(next) : NULL;
 }
 
-int
-gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
-    gcs_list_fn fn, void *arg, struct tpu_err *err)
+/* One page's reply j, handed to a list's caller; non-zero stops the walk. */
+typedef int (*page_fn)(void *ctx, const cJSON *j, struct tpu_err *err);
+
+/*
+ * Walk every page of the list at url (its query already begun with "?"):
+ * fn on each reply, then the next page while there is one.
+ */
+static int
+list_pages(struct gcs *g, const char *url, const char *what, page_fn fn,
+    void *ctx, struct tpu_err *err)
 {
-	char *token = NULL, *b = gcs_pct_encode(bucket);
-	long long page = page_size(lo != NULL ? lo->page_size : 0);
+	char *token = NULL;
 	int rc = 0;
 
 	for (;;) {
 		struct buf u;
-		const cJSON *items, *prefixes, *it;
 		cJSON *j;
-		char *e;
 
 		buf_init(&u, 0);
-		buf_printf(&u, "%sstorage/v1/b/%s/o?maxResults=%lld", g->base,
-		    b, page);
-		if (lo != NULL && lo->prefix != NULL && *lo->prefix != '\0') {
-			e = gcs_pct_encode(lo->prefix);
-			buf_printf(&u, "&prefix=%s", e);
-			free(e);
-		}
-		if (lo != NULL && lo->delimiter != NULL) {
-			e = gcs_pct_encode(lo->delimiter);
-			buf_printf(&u, "&delimiter=%s", e);
-			free(e);
-		}
-		if (lo != NULL && lo->versions)
-			buf_puts(&u, "&versions=true");
-		if ((rc = get_page(g, &u, &token, &j, "objects list", err)) !=
-		    0)
+		buf_puts(&u, url);
+		if ((rc = get_page(g, &u, &token, &j, what, err)) != 0)
 			break;
-		prefixes = cJSON_GetObjectItemCaseSensitive(j, "prefixes");
-		cJSON_ArrayForEach(it, prefixes)
-		{
-			if (!cJSON_IsString(it))
-				continue;
-			if ((rc = fn(arg, NULL, it->valuestring)) != 0)
-				break;
-		}
-		items = cJSON_GetObjectItemCaseSensitive(j, "items");
-		if (rc == 0)
-			cJSON_ArrayForEach(it, items)
-			{
-				struct gcs_object o;
-
-				if ((rc = gcs_object_from_json(it, &o, err)) !=
-				    0)
-					break;
-				rc = fn(arg, &o, NULL);
-				gcs_object_release(&o);
-				if (rc != 0)
-					break;
-			}
+		rc = fn(ctx, j, err);
 		if (rc == 0)
 			token = next_token(j);
 		cJSON_Delete(j);
@@ -399,6 +368,69 @@ gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
 			break;
 	}
 	free(token);
+	return rc;
+}
+
+struct objects_ctx {
+	gcs_list_fn fn;
+	void *arg;
+};
+
+/* An objects page: its prefixes, then its items. */
+static int
+objects_page(void *ctx, const cJSON *j, struct tpu_err *err)
+{
+	struct objects_ctx *c = ctx;
+	const cJSON *it;
+	int rc;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "prefixes"))
+	{
+		if (!cJSON_IsString(it))
+			continue;
+		if ((rc = c->fn(c->arg, NULL, it->valuestring)) != 0)
+			return rc;
+	}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "items"))
+	{
+		struct gcs_object o;
+
+		if ((rc = gcs_object_from_json(it, &o, err)) != 0)
+			return rc;
+		rc = c->fn(c->arg, &o, NULL);
+		gcs_object_release(&o);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+gcs_list(struct gcs *g, const char *bucket, const struct gcs_list_opts *lo,
+    gcs_list_fn fn, void *arg, struct tpu_err *err)
+{
+	struct objects_ctx c = { fn, arg };
+	char *b = gcs_pct_encode(bucket), *e;
+	struct buf u;
+	int rc;
+
+	buf_init(&u, 0);
+	buf_printf(&u, "%sstorage/v1/b/%s/o?maxResults=%lld", g->base, b,
+	    page_size(lo != NULL ? lo->page_size : 0));
+	if (lo != NULL && lo->prefix != NULL && *lo->prefix != '\0') {
+		e = gcs_pct_encode(lo->prefix);
+		buf_printf(&u, "&prefix=%s", e);
+		free(e);
+	}
+	if (lo != NULL && lo->delimiter != NULL) {
+		e = gcs_pct_encode(lo->delimiter);
+		buf_printf(&u, "&delimiter=%s", e);
+		free(e);
+	}
+	if (lo != NULL && lo->versions)
+		buf_puts(&u, "&versions=true");
+	rc = list_pages(g, u.data, "objects list", objects_page, &c, err);
+	buf_release(&u);
 	free(b);
 	return rc;
 }
@@ -471,43 +503,42 @@ gcs_bucket_insert(struct gcs *g, const char *project, const char *bucket,
 	return rc;
 }
 
+struct buckets_ctx {
+	gcs_bucket_fn fn;
+	void *arg;
+};
+
+/* A buckets page: each item, which must have a name. */
+static int
+buckets_page(void *ctx, const cJSON *j, struct tpu_err *err)
+{
+	struct buckets_ctx *c = ctx;
+	const cJSON *it;
+	int rc;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "items"))
+	{
+		if (json_opt_string(it, "name", NULL) == NULL)
+			return tpu_error(err, TPU_E_API,
+			    "buckets list: an item has no name");
+		if ((rc = c->fn(c->arg, it)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int
 gcs_bucket_list(struct gcs *g, const char *project, gcs_bucket_fn fn, void *arg,
     struct tpu_err *err)
 {
-	char *token = NULL, *p = gcs_pct_encode(project);
-	long long page = page_size(0);
-	int rc = 0;
+	struct buckets_ctx c = { fn, arg };
+	char *p = gcs_pct_encode(project), *url;
+	int rc;
 
-	for (;;) {
-		struct buf u;
-		const cJSON *it;
-		cJSON *j;
-
-		buf_init(&u, 0);
-		buf_printf(&u, "%sstorage/v1/b?project=%s&maxResults=%lld",
-		    g->base, p, page);
-		if ((rc = get_page(g, &u, &token, &j, "buckets list", err)) !=
-		    0)
-			break;
-		cJSON_ArrayForEach(
-		    it, cJSON_GetObjectItemCaseSensitive(j, "items"))
-		{
-			if (json_opt_string(it, "name", NULL) == NULL) {
-				rc = tpu_error(err, TPU_E_API,
-				    "buckets list: an item has no name");
-				break;
-			}
-			if ((rc = fn(arg, it)) != 0)
-				break;
-		}
-		if (rc == 0)
-			token = next_token(j);
-		cJSON_Delete(j);
-		if (rc != 0 || token == NULL)
-			break;
-	}
-	free(token);
+	url = xasprintf("%sstorage/v1/b?project=%s&maxResults=%lld", g->base, p,
+	    page_size(0));
+	rc = list_pages(g, url, "buckets list", buckets_page, &c, err);
+	free(url);
 	free(p);
 	return rc;
 }

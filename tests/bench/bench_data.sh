@@ -53,9 +53,8 @@ while [ $i -lt "$nfiles" ]; do
 	head -c 4096 /dev/urandom >"$T/tree/f$i"
 	i=$((i + 1))
 done
-now() {
-	date +%s.%N
-}
+# shellcheck source=tests/bench/lib_time.sh
+. "$(dirname "$0")/lib_time.sh"
 # objdata OBJECT...: the emulator's data files of objects of bench-data
 # (STATE/gcs/buckets/B/objects/SHA256(NAME).data, or a composite's
 # segments SHA256(NAME).GEN.sN)
@@ -85,12 +84,12 @@ measure() {
 		[ -z "${CLEAN:-}" ] || rm -rf "$CLEAN"
 		[ -z "${WARM:-}" ] || tr '\n' '\0' <"$WARM" | xargs -0 cat >/dev/null
 		sync
-		t0=$(now)
+		t0=$(bench_now)
 		/usr/bin/time -v -o "$T/time" "$@" >"$T/mout" 2>&1 || {
 			tail -5 "$T/mout" >&2
 			fail "$name failed"
 		}
-		t1=$(now)
+		t1=$(bench_now)
 		best=$(awk -v a="$t0" -v b="$t1" -v c="$best" \
 		    'BEGIN { d = b - a; print (c == "" || d < c) ? d : c }')
 		RSS=$(awk -v m="$RSS" '/Maximum resident set size/ {

@@ -29,9 +29,8 @@ st=$(curl -sS -o /dev/null -w '%{http_code}' -X POST \
     --data-binary '{"name":"bench-gcs"}' "$gcs/storage/v1/b?project=$project")
 [ "$st" = 200 ] || fail "create bucket: HTTP $st"
 
-now() {
-	date +%s.%N
-}
+# shellcheck source=tests/bench/lib_time.sh
+. "$(dirname "$0")/lib_time.sh"
 rate() {
 	awk -v mb="$mb" -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", mb / (b - a) }'
 }
@@ -39,19 +38,19 @@ best_up=0
 best_down=0
 i=0
 while [ $i -lt "$runs" ]; do
-	t0=$(now)
+	t0=$(bench_now)
 	st=$(curl -sS -o "$T/resp" -w '%{http_code}' -X POST -T "$T/src" \
 	    -H "Authorization: Bearer $token" \
 	    -H 'Content-Type: application/octet-stream' \
 	    "$gcs/upload/storage/v1/b/bench-gcs/o?uploadType=media&name=big")
-	t1=$(now)
+	t1=$(bench_now)
 	[ "$st" = 200 ] || fail "upload: HTTP $st: $(cat "$T/resp")"
 	up=$(rate "$t0" "$t1")
-	t0=$(now)
+	t0=$(bench_now)
 	st=$(curl -sS -o /dev/null -w '%{http_code}' \
 	    -H "Authorization: Bearer $token" \
 	    "$gcs/download/storage/v1/b/bench-gcs/o/big?alt=media")
-	t1=$(now)
+	t1=$(bench_now)
 	[ "$st" = 200 ] || fail "download: HTTP $st"
 	down=$(rate "$t0" "$t1")
 	echo "run $((i + 1)): upload $up MiB/s, download $down MiB/s"

@@ -48,18 +48,9 @@ export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
     XDG_CACHE_HOME="$T/home/.cache" XDG_STATE_HOME="$T/home/.local/state"
 mkdir -p "$HOME/.ssh"
 chmod 700 "$HOME" "$HOME/.ssh"
-"$BIN/tpuctl-emulator" serve --state-dir "$T/emu" --set fleet.key_delay_ms=0 \
-    >"$T/emu.log" 2>&1 &
-emu_pid=$!
-i=0
-while [ ! -s "$T/emu/env" ]; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { echo "emulator did not start" >&2; exit 1; }
-	sleep 0.1
-done
-# shellcheck disable=SC1091
-. "$T/emu/env"
-ssh-keygen -q -t ed25519 -N '' -C bench -f "$HOME/.ssh/google_compute_engine"
+# shellcheck source=tests/bench/lib_emu.sh
+. "$top/tests/bench/lib_emu.sh"
+bench_emu_start
 KEY=$HOME/.ssh/google_compute_engine
 "$BIN/tpuctl" data mb gs://bench-stage >/dev/null 2>&1
 

@@ -43,6 +43,8 @@ tck=$(getconf CLK_TCK)
 T=$(mktemp -d /tmp/bench_ssh_cmd.XXXXXX)
 # shellcheck source=tests/bench/lib_time.sh
 . "$top/tests/bench/lib_time.sh"
+# shellcheck source=tests/bench/lib_emu.sh
+. "$top/tests/bench/lib_emu.sh"
 emu_pid=
 cleanup() {
 	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
@@ -58,19 +60,8 @@ export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
 mkdir -p "$HOME/.ssh"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 chmod 700 "$HOME" "$HOME/.ssh"
-"$BIN/tpuctl-emulator" serve --state-dir "$T/emu" --set fleet.key_delay_ms=0 \
-    >"$T/emu.log" 2>&1 &
-emu_pid=$!
-i=0
-while [ ! -s "$T/emu/env" ]; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { echo "emulator did not start" >&2; exit 1; }
-	sleep 0.1
-done
-# shellcheck disable=SC1091
-. "$T/emu/env"
+bench_emu_start
 zone0=${CLOUDSDK_COMPUTE_ZONE:-}
-ssh-keygen -q -t ed25519 -N '' -C bench -f "$HOME/.ssh/google_compute_engine"
 KEY=$HOME/.ssh/google_compute_engine
 have() { command -v "$1" >/dev/null 2>&1; }
 

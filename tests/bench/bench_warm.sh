@@ -22,6 +22,8 @@ chips=${WARM_BENCH_CHIPS:-512}
 T=$(mktemp -d /tmp/bench_warm.XXXXXX)
 # shellcheck source=tests/bench/lib_time.sh
 . "$top/tests/bench/lib_time.sh"
+# shellcheck source=tests/bench/lib_emu.sh
+. "$top/tests/bench/lib_emu.sh"
 emu_pid=
 cleanup() {
 	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
@@ -36,18 +38,7 @@ export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
 mkdir -p "$HOME/.ssh"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 chmod 700 "$HOME" "$HOME/.ssh"
-"$BIN/tpuctl-emulator" serve --state-dir "$T/emu" --set fleet.key_delay_ms=0 \
-    >"$T/emu.log" 2>&1 &
-emu_pid=$!
-i=0
-while [ ! -s "$T/emu/env" ]; do
-	i=$((i + 1))
-	[ $i -lt 300 ] || { echo "emulator did not start" >&2; exit 1; }
-	sleep 0.1
-done
-# shellcheck disable=SC1091
-. "$T/emu/env"
-ssh-keygen -q -t ed25519 -N '' -C bench -f "$HOME/.ssh/google_compute_engine"
+bench_emu_start
 
 node=bench-warm
 "$BIN/tpuctl" create "$node" --accelerator-type "v4-$chips" \

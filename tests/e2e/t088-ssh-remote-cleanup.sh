@@ -9,67 +9,35 @@
 # tpuctl's watcher.  Exit statuses are unchanged (t070, t078).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
-emu_start
-
-expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
-KEY="$T/id_ed25519"
-ssh-keygen -q -t ed25519 -N '' -f "$KEY" >/dev/null
-expect_rc 0 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" -- true
+# shellcheck source=tests/e2e/lib_sig.sh
+. "$(dirname "$0")/lib_sig.sh"
+sig_pod_key
 
 # Every worker runs on this host: the remote processes are found through
 # a variable only this test sets (other tests may sleep 7.77 too).
 MARK="t088-$$"
-# pids of "sleep" processes started with MARK in their environment
-left() {
-	for p in $(pgrep -x sleep); do
-		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null |
-		    grep -qx "T088_MARK=$MARK"; then
-			echo "$p"
-		fi
-	done
-}
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
-}
-# $1: what, $2: seconds to wait for nothing left
-none_left() {
-	end=$(($(now_ms) + $2 * 1000))
-	while [ -n "$(left)" ]; do
-		[ "$(now_ms)" -lt $end ] ||
-		    fail "$1: still running on the workers: $(left | tr '\n' ' ')"
-		sleep 0.1
-	done
-}
-# $1: what, $2: how many must run
-wait_running() {
-	end=$(($(now_ms) + 15000))
-	until [ "$(left | wc -l)" -ge "$2" ]; do
-		[ "$(now_ms)" -lt $end ] ||
-		    fail "$1: the remote commands never started: $(cat "$T/err")"
-		sleep 0.1
-	done
-}
+SIG_ENV="T088_MARK=$MARK"
 SLEEP="export T088_MARK=$MARK; sleep 7.77"
 
 # --timeout
 expect_rc 8 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" \
     --timeout 1s --command "$SLEEP"
 assert_grep '^worker 3: .*tim' "$T/err"
-none_left "--timeout" 3
+sig_none_left "--timeout" 3
 
 # SIGINT and SIGTERM of tpuctl
 for sig in INT TERM; do
 	"$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" \
 	    --command "$SLEEP" >"$T/out" 2>"$T/err" &
 	pid=$!
-	wait_running "SIG$sig" 4
+	sig_wait_running "SIG$sig" 4
 	kill -$sig $pid
 	rc=0
 	wait $pid || rc=$?
 	want=130
 	[ $sig = INT ] || want=143
 	[ $rc -eq $want ] || fail "SIG$sig: exit $rc: $(cat "$T/err")"
-	none_left "SIG$sig" 3
+	sig_none_left "SIG$sig" 3
 done
 
 # --fail-fast: worker 1 fails at once, the others are stopped
@@ -78,24 +46,24 @@ expect_rc 8 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" --fail-fast \
     --command "w=\$(curl -s -H 'Metadata-Flavor: Google' \"http://\$GCE_METADATA_HOST/computeMetadata/v1/instance/attributes/agent-worker-number\"); if [ \"\$w\" = 1 ]; then sleep 1; exit 1; fi; $SLEEP"
 [ $(($(date +%s) - start)) -lt 6 ] || fail "--fail-fast waited"
 assert_grep '^worker 1: exit 1' "$T/err"
-none_left "--fail-fast" 3
+sig_none_left "--fail-fast" 3
 
 # the client killed with -9: the connections drop, the commands go
 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" --command "$SLEEP" \
     >"$T/out" 2>"$T/err" &
 pid=$!
-wait_running "kill -9" 4
+sig_wait_running "kill -9" 4
 kill -9 $pid
 wait $pid 2>/dev/null || true
-none_left "kill -9" 3
+sig_none_left "kill -9" 3
 
 # a command that ignores SIGTERM gets SIGKILL after the 5 s grace
 start=$(date +%s)
 expect_rc 8 "$TPUCTL" ssh pod --worker 0,1 --ssh-key-file "$KEY" \
     --timeout 1s --command "trap '' TERM; export T088_MARK=$MARK; sleep 30"
 sleep 2
-[ -n "$(left)" ] || fail "SIGKILL came before the grace period"
-none_left "SIGTERM ignored" 6
+[ -n "$(sig_sleeps)" ] || fail "SIGKILL came before the grace period"
+sig_none_left "SIGTERM ignored" 6
 [ $(($(date +%s) - start)) -lt 15 ] || fail "SIGKILL too late"
 
 # a normal end: the background process the command started stays
@@ -103,9 +71,9 @@ expect_rc 0 "$TPUCTL" ssh pod --worker 2 --ssh-key-file "$KEY" \
     --command "export T088_MARK=$MARK; sleep 7.77 >/dev/null 2>&1 & echo started"
 assert_grep '^\[w2\] started$' "$T/out"
 sleep 1
-[ "$(left | wc -l)" -eq 1 ] || fail "a normal end killed its background process"
-kill "$(left)"
-none_left "cleanup" 3
+[ "$(sig_sleeps | wc -l)" -eq 1 ] || fail "a normal end killed its background process"
+kill "$(sig_sleeps)"
+sig_none_left "cleanup" 3
 
 # `wait` in the command does not wait for the watcher; exit codes pass
 start=$(date +%s)

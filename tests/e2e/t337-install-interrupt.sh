@@ -8,6 +8,8 @@
 # wrapper that waits in "pip install" while a flag file exists.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_sig.sh
+. "$(dirname "$0")/lib_sig.sh"
 emu_start
 
 expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
@@ -28,40 +30,11 @@ EOF
 chmod 755 "$PY"
 
 # the processes of the run: TPUCTL_PYTHON=$PY is in their environment
-left() {
-	grep -l -F -x -z "TPUCTL_PYTHON=$PY" /proc/[0-9]*/environ 2>/dev/null |
-	    sed 's|^/proc/||; s|/environ$||' | while read -r p; do
-		[ "$p" = "$$" ] || ps -o pid=,args= -p "$p" 2>/dev/null || true
-	done
-}
-
+SIG_ENV="TPUCTL_PYTHON=$PY"
+SIG_DIR=$IDX
 interrupt() { # SIGNAL EXIT-STATUS WORD
-	: >"$IDX/slow"
-	rm -f "$IDX"/at.*
-	"$TPUCTL" install pod --framework jax --no-index --find-links "$IDX" \
-	    --python "$PY" >"$T/out" 2>"$T/err" &
-	pid=$!
-	n=0
-	while [ "$(find "$IDX" -name 'at.*' | wc -l)" -lt 4 ]; do
-		n=$((n + 1))
-		[ $n -lt 300 ] || fail "$1: pip not reached on 4 workers in 60 s: $(cat "$T/out" "$T/err")"
-		kill -0 $pid 2>/dev/null || fail "$1: install ended early: $(cat "$T/out" "$T/err")"
-		sleep 0.2
-	done
-	[ -n "$(left)" ] || fail "$1: the probe sees no process of the run"
-	kill -s "$1" $pid
-	rc=0
-	wait $pid || rc=$?
-	[ $rc -eq "$2" ] || fail "$1: exit $rc, want $2: $(cat "$T/err")"
-	assert_grep "^tpuctl: $3: 0 of 4 workers finished$" "$T/err"
-	assert_grep "^worker 2: aborted: " "$T/err"
-	# the workers' watchers: SIGTERM to the group, SIGKILL 5 s later
-	n=0
-	while [ -n "$(left)" ]; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || fail "$1: left running on the workers: $(left)"
-		sleep 0.2
-	done
+	sig_interrupt "$1" "$2" "$3" install "$TPUCTL" install pod \
+	    --framework jax --no-index --find-links "$IDX" --python "$PY"
 }
 
 interrupt INT 130 interrupted
@@ -77,4 +50,4 @@ while [ $w -lt 4 ]; do
 	w=$((w + 1))
 done
 assert_grep '^jax 0\.6\.1: 4 of 4 workers succeeded$' "$T/err"
-[ -z "$(left)" ] || fail "left running after the install: $(left)"
+[ -z "$(sig_procs)" ] || fail "left running after the install: $(sig_procs)"

@@ -9,6 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 
 emu_start --set fleet.key_delay_ms=200
 fleet_api_setup
@@ -19,13 +21,7 @@ command: 'echo started; sleep 300; echo never'
 END
 expect_rc 0 "$TPUCTL" submit "$T/long.yaml"
 # wait until it runs on both workers
-n=0
-until "$TPUCTL" ssh long359 --worker=all -- sh -c 'grep -q started .tpuctl/jobs/long359/stdout' \
-    >/dev/null 2>&1; do
-	n=$((n + 1))
-	[ $n -lt 150 ] || fail "long359 never started"
-	sleep 0.2
-done
+job_wait_started long359
 expect_rc 0 "$TPUCTL" cancel --grace 2s long359
 assert_grep '^job long359: ended on 2 of 2 workers$' "$T/err"
 expect_rc 0 "$TPUCTL" jobs long359

@@ -11,6 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 
 emu_start --set fleet.key_delay_ms=200
 fleet_api_setup
@@ -20,13 +22,7 @@ slice: {accelerator-type: v4-16}
 command: 'echo "started w$TPUCTL_WORKER"; sleep 300; echo never'
 END
 expect_rc 0 "$TPUCTL" submit "$T/job.yaml"
-n=0
-until "$TPUCTL" ssh rb372 --worker=all -- sh -c 'grep -q started .tpuctl/jobs/rb372/stdout' \
-    >/dev/null 2>&1; do
-	n=$((n + 1))
-	[ $n -lt 150 ] || fail "rb372 never started"
-	sleep 0.2
-done
+job_wait_started rb372
 if "$EMULATOR" event --state-dir "$EMU_DIR" --node rb372 --worker 7 reboot 2>"$T/e"; then
 	fail "reboot of worker 7 of 2 accepted"
 fi

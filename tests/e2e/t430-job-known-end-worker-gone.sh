@@ -8,19 +8,11 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 
 emu_start --set fleet.key_delay_ms=200
-fleet_api_setup
-fleet_create_node t430 v4-16 90
-full="projects/$CLOUDSDK_CORE_PROJECT/locations/$CLOUDSDK_COMPUTE_ZONE/nodes/t430"
-
-worker_down() {
-	code=$(curl -sS --noproxy '*' -o "$T/resp" -w '%{http_code}' -X POST \
-	    -H 'Content-Type: application/json' \
-	    --data-binary "{\"event\":\"worker-down\",\"node\":\"$full\",\"worker\":$1}" \
-	    "$API/_emulator/events")
-	[ "$code" = 200 ] || fail "worker-down $1: $code $(cat "$T/resp")"
-}
+job_node t430
 
 # ended (exit 0 recorded on both workers), and a detached one still
 # running on both when worker 1 goes down
@@ -34,7 +26,7 @@ until "$TPUCTL" logs run1 2>/dev/null | grep -q '^\[w1\] up$'; do
 	[ $i -lt 100 ] || fail "run1 never started"
 	sleep 0.05
 done
-worker_down 1
+job_worker_event worker-down 1
 
 expect_rc 0 "$TPUCTL" logs --follow ok1
 assert_grep '^\[w1\] a$' "$T/out"

@@ -12,19 +12,11 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 
 emu_start --set fleet.key_delay_ms=0
-fleet_api_setup
-fleet_create_node t433 v4-16 90
-full="projects/$CLOUDSDK_CORE_PROJECT/locations/$CLOUDSDK_COMPUTE_ZONE/nodes/t433"
-
-worker_event() {
-	code=$(curl -sS --noproxy '*' -o "$T/resp" -w '%{http_code}' -X POST \
-	    -H 'Content-Type: application/json' \
-	    --data-binary "{\"event\":\"$1\",\"node\":\"$full\",\"worker\":$2}" \
-	    "$API/_emulator/events")
-	[ "$code" = 200 ] || fail "$1 $2: $code $(cat "$T/resp")"
-}
+job_node t433
 
 # two jobs: worker 0 exits 0 at once, worker 1 runs on
 m=433.$$
@@ -47,7 +39,7 @@ for j in a433 b433; do
 		sleep 0.1
 	done
 done
-worker_event worker-down 0
+job_worker_event worker-down 0
 
 # worker 0 is gone: not contacted, still "exited 0"; worker 1 killed
 expect_rc 0 "$TPUCTL" cancel --grace 2s a433
@@ -60,7 +52,7 @@ jq -e '.[] | select(.name == "a433") | [.workers[].state] == ["exited 0", "kille
     "$T/out" >/dev/null || fail "jobs after cancel: $(cat "$T/out")"
 
 # both gone: worker 0 still "exited 0", worker 1 lost: 8, not 9
-worker_event worker-down 1
+job_worker_event worker-down 1
 expect_rc 8 "$TPUCTL" cancel --grace 2s b433
 assert_grep '^worker 0: exited 0$' "$T/err"
 assert_grep '^worker 1: lost$' "$T/err"
@@ -68,7 +60,7 @@ assert_grep '^tpuctl: job b433: 1 of 2 workers could not be cancelled$' "$T/err"
 # worker 1 back: the lost one is asked again; worker-down may or may not
 # have ended its job (the emulator's sweep of a down worker's daemons is
 # best effort): cancelled (0) or still lost (8), nothing left running
-worker_event worker-up 1
+job_worker_event worker-up 1
 rc=0
 "$TPUCTL" cancel --grace 2s b433 >"$T/out" 2>"$T/err" || rc=$?
 assert_grep '^worker 0: exited 0$' "$T/err"

@@ -21,14 +21,12 @@
 
 #include <check.h>
 
+#include "http.h"
+
 static char logpath[64];
 static pid_t server_pid;
 static int server_port;
 
-/*
- * Serve n canned replies, one connection each, appending every request
- * (head and body) to logpath with a "\n=====\n" separator.
- */
 /*
  * A listening socket on a free loopback port (server_port); logpath is
  * named after this process and emptied.
@@ -55,6 +53,10 @@ canned_listen(void)
 	return s;
 }
 
+/*
+ * Serve n canned replies, one connection each, appending every request
+ * (head and body) to logpath with a "\n=====\n" separator.
+ */
 static void
 serve(const char *const *replies, int n)
 {
@@ -119,6 +121,20 @@ canned_cleanup(void)
 	stop_server();
 	if (logpath[0] != '\0')
 		unlink(logpath);
+}
+
+/* Run suite s after http_global_init: a check binary's exit status. */
+static int
+canned_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	http_global_init();
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 #endif

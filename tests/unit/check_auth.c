@@ -558,12 +558,5 @@ auth_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(auth_suite());
-	int failed;
-
-	http_global_init();
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return canned_run(auth_suite());
 }

@@ -791,12 +791,5 @@ http_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(http_suite());
-	int failed;
-
-	http_global_init();
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return canned_run(http_suite());
 }

@@ -223,12 +223,5 @@ tpuapi_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tpuapi_suite());
-	int failed;
-
-	http_global_init();
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return canned_run(tpuapi_suite());
 }

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Helpers of the job-state tests (t359, t372, t430, t433): a node to run
+# jobs on, emulator worker events, a submitted job's start.  Sourced
+# after lib.sh and lib_fleet.sh.
+
+# job_node ID: fleet_api_setup, then a READY v4-16 node ID (at most
+# 90 s); $JOB_NODE its full name (projects/P/locations/Z/nodes/ID).
+job_node() {
+	fleet_api_setup
+	fleet_create_node "$1" v4-16 90
+	JOB_NODE="projects/$CLOUDSDK_CORE_PROJECT/locations/$CLOUDSDK_COMPUTE_ZONE/nodes/$1"
+}
+
+# job_worker_event EVENT WORKER: POST the emulator event (worker-down,
+# worker-up, ...) for worker WORKER of $JOB_NODE; fails unless 200.
+job_worker_event() {
+	code=$(curl -sS --noproxy '*' -o "$T/resp" -w '%{http_code}' -X POST \
+	    -H 'Content-Type: application/json' \
+	    --data-binary "{\"event\":\"$1\",\"node\":\"$JOB_NODE\",\"worker\":$2}" \
+	    "$API/_emulator/events")
+	[ "$code" = 200 ] || fail "$1 $2: $code $(cat "$T/resp")"
+}
+
+# job_wait_started NAME: until the submitted job NAME (node NAME) has
+# written "started" to its stdout on every worker (at most 30 s).
+job_wait_started() {
+	n=0
+	until "$TPUCTL" ssh "$1" --worker=all -- sh -c \
+	    "grep -q started .tpuctl/jobs/$1/stdout" >/dev/null 2>&1; do
+		n=$((n + 1))
+		[ $n -lt 150 ] || fail "$1 never started"
+		sleep 0.2
+	done
+}
