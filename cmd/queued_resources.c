@@ -242,11 +242,19 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 		if (o->node_count == NULL)
 			return tpu_error(err, TPU_E_USAGE,
 			    "--workload-type goes with --node-count");
-		if (strcmp(o->workload, "throughput-optimized") != 0 &&
-		    strcmp(o->workload, "availability-optimized") != 0)
+		/* gcloud passes the API's enum name through
+		 * (AVAILABILITY_OPTIMIZED): both spellings work */
+		if (strcmp(o->workload, "throughput-optimized") == 0 ||
+		    strcmp(o->workload, "THROUGHPUT_OPTIMIZED") == 0)
+			o->workload = "THROUGHPUT_OPTIMIZED";
+		else if (strcmp(o->workload, "availability-optimized") == 0 ||
+		         strcmp(o->workload, "AVAILABILITY_OPTIMIZED") == 0)
+			o->workload = "AVAILABILITY_OPTIMIZED";
+		else
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid --workload-type '%s': one of "
-			    "throughput-optimized, availability-optimized",
+			    "throughput-optimized, availability-optimized "
+			    "(or THROUGHPUT_OPTIMIZED, AVAILABILITY_OPTIMIZED)",
 			    o->workload);
 	}
 	if (o->provisioning_model != NULL) {
@@ -342,10 +350,7 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 		cJSON_AddNumberToObject(x, "nodeCount", (double)o->count);
 		cJSON_AddStringToObject(x, "nodeIdPrefix", o->node_prefix);
 		if (o->workload != NULL) /* v2alpha1 only */
-			cJSON_AddStringToObject(x, "workloadType",
-			    strcmp(o->workload, "throughput-optimized") == 0
-			        ? "THROUGHPUT_OPTIMIZED"
-			        : "AVAILABILITY_OPTIMIZED");
+			cJSON_AddStringToObject(x, "workloadType", o->workload);
 	}
 	cJSON_AddItemToObject(spec, "node", cJSON_Duplicate(node, 1));
 	if (o->spot)
