@@ -49,7 +49,8 @@ static const struct cmd_entry qr_children[] = {
 	        "[--metadata-raw] [--no-cancel-on-interrupt] "
 	        "[--shielded-secure-boot] "
 	        "[--best-effort | --guaranteed [--min-duration duration] | "
-	        "--reserved [--reservation name] | --spot | "
+	        "--reserved [--reservation name] | --reservation name | "
+	        "--spot | "
 	        "--provisioning-model model] "
 	        "[--accelerator-type type | --type generation --topology "
 	        "AxBxC] "
@@ -270,9 +271,16 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 		return tpu_error(err, TPU_E_USAGE,
 		    "--spot, --guaranteed, --reserved and --best-effort "
 		    "exclude each other");
-	if (o->reservation != NULL && !o->reserved)
-		return tpu_error(
-		    err, TPU_E_USAGE, "--reservation goes with --reserved");
+	/* a named reservation is reserved capacity (gcloud sends the name
+	 * alone): --reservation implies --reserved */
+	if (o->reservation != NULL && !o->reserved) {
+		if (o->spot || o->guaranteed || o->best_effort || o->flex)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--reservation is reserved capacity: it excludes "
+			    "--spot, --guaranteed, --best-effort and "
+			    "--provisioning-model spot/flex-start");
+		o->reserved = 1;
+	}
 	if (o->reservation != NULL &&
 	    (rc = check_reservation(o->reservation, err)) != 0)
 		return rc;
