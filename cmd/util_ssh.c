@@ -674,9 +674,10 @@ add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
 
 /*
  * The account OS Login knows the caller as: the impersonated service
- * account, else the credential file's client_email.  A metadata server
- * or an access token file does not say (no tokeninfo call is made):
- * TPU_E_PRECONDITION saying what to do.
+ * account, else the credential file's client_email, else (credentials
+ * of the metadata server) the metadata server's default service account
+ * email.  An access token file or user credentials do not say (no
+ * tokeninfo call is made): TPU_E_PRECONDITION saying what to do.
  */
 static int
 oslogin_account(struct tpu_ctx *ctx, char **email, struct tpu_err *err)
@@ -695,6 +696,9 @@ oslogin_account(struct tpu_ctx *ctx, char **email, struct tpu_err *err)
 		v = jstr(d, "account");
 	if (v != NULL)
 		*email = xstrdup(v);
+	else if (v == NULL && jstr(d, "type") != NULL &&
+	         strcmp(jstr(d, "type"), "metadata_server") == 0)
+		rc = auth_metadata_email(a, email, err);
 	else
 		rc = tpu_error(err, TPU_E_PRECONDITION,
 		    "OS Login needs the account's email, which %s "
