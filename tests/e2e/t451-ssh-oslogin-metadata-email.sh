@@ -29,7 +29,7 @@ emu_requests | jq -r 'select(.path | endswith(":importSshPublicKey")) | .path' |
 [ "$(cat "$T/imp")" = "/v1/users/$EMAIL:importSshPublicKey" ] ||
     fail "imported as: $(cat "$T/imp")"
 U=$(sed -n 's/^\[w0\] //p' "$T/out")
-[ -n "$U" ] && [ "$U" != root ] || fail "logged in as '$U': $(cat "$T/out")"
+{ [ -n "$U" ] && [ "$U" != root ]; } || fail "logged in as '$U': $(cat "$T/out")"
 assert_grep "^\[w1\] $U\$" "$T/out"
 emu_tpu_mutations | jq -e '[.[] | select(.[0] == "PATCH")] | length == 0' \
     >/dev/null || fail "metadata patched: $(emu_tpu_mutations)"
