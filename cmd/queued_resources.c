@@ -49,7 +49,8 @@ static const struct cmd_entry qr_children[] = {
 	        "[--metadata-raw] [--no-cancel-on-interrupt] "
 	        "[--shielded-secure-boot] "
 	        "[--best-effort | --guaranteed [--min-duration duration] | "
-	        "--reserved [--reservation name] | --spot | "
+	        "--reserved [--reservation name] | --reservation name | "
+	        "--spot | "
 	        "--provisioning-model model] "
 	        "[--accelerator-type type | --type generation --topology "
 	        "AxBxC] "
@@ -242,11 +243,19 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 		if (o->node_count == NULL)
 			return tpu_error(err, TPU_E_USAGE,
 			    "--workload-type goes with --node-count");
-		if (strcmp(o->workload, "throughput-optimized") != 0 &&
-		    strcmp(o->workload, "availability-optimized") != 0)
+		/* gcloud passes the API's enum name through
+		 * (AVAILABILITY_OPTIMIZED): both spellings work */
+		if (strcmp(o->workload, "throughput-optimized") == 0 ||
+		    strcmp(o->workload, "THROUGHPUT_OPTIMIZED") == 0)
+			o->workload = "THROUGHPUT_OPTIMIZED";
+		else if (strcmp(o->workload, "availability-optimized") == 0 ||
+		         strcmp(o->workload, "AVAILABILITY_OPTIMIZED") == 0)
+			o->workload = "AVAILABILITY_OPTIMIZED";
+		else
 			return tpu_error(err, TPU_E_USAGE,
 			    "invalid --workload-type '%s': one of "
-			    "throughput-optimized, availability-optimized",
+			    "throughput-optimized, availability-optimized "
+			    "(or THROUGHPUT_OPTIMIZED, AVAILABILITY_OPTIMIZED)",
 			    o->workload);
 	}
 	if (o->provisioning_model != NULL) {
@@ -262,9 +271,16 @@ qr_validate(struct qr_opts *o, const char *id, struct tpu_err *err)
 		return tpu_error(err, TPU_E_USAGE,
 		    "--spot, --guaranteed, --reserved and --best-effort "
 		    "exclude each other");
-	if (o->reservation != NULL && !o->reserved)
-		return tpu_error(
-		    err, TPU_E_USAGE, "--reservation goes with --reserved");
+	/* a named reservation is reserved capacity (gcloud sends the name
+	 * alone): --reservation implies --reserved */
+	if (o->reservation != NULL && !o->reserved) {
+		if (o->spot || o->guaranteed || o->best_effort || o->flex)
+			return tpu_error(err, TPU_E_USAGE,
+			    "--reservation is reserved capacity: it excludes "
+			    "--spot, --guaranteed, --best-effort and "
+			    "--provisioning-model spot/flex-start");
+		o->reserved = 1;
+	}
 	if (o->reservation != NULL &&
 	    (rc = check_reservation(o->reservation, err)) != 0)
 		return rc;
@@ -342,10 +358,7 @@ qr_body(const struct qr_opts *o, const cJSON *node, const char *project,
 		cJSON_AddNumberToObject(x, "nodeCount", (double)o->count);
 		cJSON_AddStringToObject(x, "nodeIdPrefix", o->node_prefix);
 		if (o->workload != NULL) /* v2alpha1 only */
-			cJSON_AddStringToObject(x, "workloadType",
-			    strcmp(o->workload, "throughput-optimized") == 0
-			        ? "THROUGHPUT_OPTIMIZED"
-			        : "AVAILABILITY_OPTIMIZED");
+			cJSON_AddStringToObject(x, "workloadType", o->workload);
 	}
 	cJSON_AddItemToObject(spec, "node", cJSON_Duplicate(node, 1));
 	if (o->spot)

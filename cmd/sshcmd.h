@@ -177,6 +177,10 @@ struct sshcmd {
 	struct sshkey key;
 	char *user;
 	char *khpath;
+	/* the project's enable-oslogin (Compute projects.get), asked once
+	 * per invocation, only for a node that does not set the key */
+	int proj_md_read;   /* 1 once asked (answered or 403/404) */
+	char *proj_oslogin; /* its value; NULL: not set, or unreadable */
 };
 
 /* The node (slice) of target i. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "compute.h"
 #include "buf.h"
 #include "catalog.h"
 #include "config.h"
@@ -674,9 +675,10 @@ add_targets(struct sshcmd *sc, struct sshcmd_set *set, size_t k,
 
 /*
  * The account OS Login knows the caller as: the impersonated service
- * account, else the credential file's client_email.  A metadata server
- * or an access token file does not say (no tokeninfo call is made):
- * TPU_E_PRECONDITION saying what to do.
+ * account, else the credential file's client_email, else (credentials
+ * of the metadata server) the metadata server's default service account
+ * email.  An access token file or user credentials do not say (no
+ * tokeninfo call is made): TPU_E_PRECONDITION saying what to do.
  */
 static int
 oslogin_account(struct tpu_ctx *ctx, char **email, struct tpu_err *err)
@@ -695,6 +697,9 @@ oslogin_account(struct tpu_ctx *ctx, char **email, struct tpu_err *err)
 		v = jstr(d, "account");
 	if (v != NULL)
 		*email = xstrdup(v);
+	else if (v == NULL && jstr(d, "type") != NULL &&
+	         strcmp(jstr(d, "type"), "metadata_server") == 0)
+		rc = auth_metadata_email(a, email, err);
 	else
 		rc = tpu_error(err, TPU_E_PRECONDITION,
 		    "OS Login needs the account's email, which %s "
@@ -707,35 +712,91 @@ oslogin_account(struct tpu_ctx *ctx, char **email, struct tpu_err *err)
 }
 
 /*
+ * The project's enable-oslogin (commonInstanceMetadata, Compute
+ * projects.get), asked once per invocation (a multislice's nodes share
+ * it; nothing is kept across invocations: turning OS Login on for a
+ * project takes effect at the next command).  403 or 404 (the Compute
+ * API disabled in the project, or compute.projects.get not granted):
+ * one line at -v, and the project is taken to leave OS Login off (the
+ * ssh-keys path; workers under a project-wide OS Login then refuse the
+ * key, and the -v line says why).  Other errors fail the command, as
+ * gcloud does.
+ */
+static int
+project_oslogin(struct tpu_ctx *ctx, struct sshcmd *sc, const char **value,
+    struct tpu_err *err)
+{
+	char *base;
+	int rc;
+
+	*value = NULL;
+	if (sc->proj_md_read) {
+		*value = sc->proj_oslogin;
+		return 0;
+	}
+	if ((base = endpoint_base(ctx->cfg, ENDPOINT_COMPUTE, err)) == NULL)
+		return err->code;
+	rc = compute_project_metadata(sc->tc.api.http, base, sc->tc.project,
+	    "enable-oslogin", &sc->proj_oslogin, err);
+	free(base);
+	if (rc == TPU_E_PERMISSION || rc == TPU_E_NOTFOUND) {
+		log_info("cannot read project %s's metadata (Compute "
+		         "projects.get: %s): taking OS Login as off for the "
+		         "project",
+		    sc->tc.project, err->msg);
+		tpu_err_init(err);
+		rc = 0;
+	}
+	if (rc != 0)
+		return tpu_error_prefix(err,
+		    "project %s's metadata (Compute "
+		    "projects.get, for enable-oslogin)",
+		    sc->tc.project);
+	sc->proj_md_read = 1;
+	*value = sc->proj_oslogin;
+	return 0;
+}
+
+/*
  * A node whose metadata turns OS Login on (enable-oslogin TRUE, any
- * case): its workers' sshd asks the OS Login API for keys and ignores
- * ssh-keys metadata.  The key is imported into the caller's login
- * profile (users/EMAIL:importSshPublicKey, idempotent: the same key
+ * case), or a node whose metadata does not have the key in a project
+ * whose metadata turns it on (gcloud's rule: the node's key decides,
+ * TRUE or FALSE, else the project's): its workers' sshd asks the OS
+ * Login API for keys and ignores ssh-keys metadata.  The key is
+ * imported into the caller's login profile
+ * (users/EMAIL:importSshPublicKey, idempotent: the same key
  * twice is one key), and the slice's workers are logged in to as the
  * profile's primary POSIX user; no metadata is written.  Under
- * --dry-run nothing is sent: a line says what would be imported.  OS
- * Login turned on for the whole project or by an organisation policy is
- * not visible in the node (project metadata is not read).  *done is 1
- * when the node is an OS Login node.
+ * --dry-run nothing is sent (the project's metadata is read): a line
+ * says what would be imported.  OS Login turned on by an organisation
+ * policy (constraints/compute.requireOsLogin) is visible to no client.
+ * *done is 1 when the node is an OS Login node.
  */
 static int
 oslogin_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
     int *done, struct tpu_err *err)
 {
 	char *email = NULL, *base = NULL, *line = NULL, *user = NULL;
+	const char *v = md_get(sl->node, "enable-oslogin");
+	char where[320];
 	int rc;
 
-	*done = oslogin_enabled(md_get(sl->node, "enable-oslogin"));
+	snprintf(where, sizeof where, "node '%s'", sl->name);
+	if (v == NULL) {
+		if ((rc = project_oslogin(ctx, sc, &v, err)) != 0)
+			return rc;
+		snprintf(where, sizeof where, "project '%s'", sc->tc.project);
+	}
+	*done = oslogin_enabled(v);
 	if (!*done)
 		return 0;
 	if ((rc = oslogin_account(ctx, &email, err)) != 0)
 		return rc;
 	if (sc->o.dry_run) {
-		printf("would import %s into the OS Login profile of %s (node "
-		       "'%s' has enable-oslogin=%s) and log in as its POSIX "
+		printf("would import %s into the OS Login profile of %s (%s "
+		       "has enable-oslogin=%s) and log in as its POSIX "
 		       "user\n",
-		    sc->key.pubpath, email, sl->name,
-		    md_get(sl->node, "enable-oslogin"));
+		    sc->key.pubpath, email, where, v);
 		free(sl->user);
 		sl->user = xstrdup("OSLOGIN-USER");
 		free(email);
@@ -747,8 +808,8 @@ oslogin_slice(struct tpu_ctx *ctx, struct sshcmd *sc, struct sshcmd_slice *sl,
 	}
 	line = xasprintf("%s %s", sc->key.publine, sc->user);
 	log_info("importing the key into the OS Login profile of %s (node "
-	         "'%s')",
-	    email, sl->name);
+	         "'%s'; %s has enable-oslogin=%s)",
+	    email, sl->name, where, v);
 	rc = oslogin_import(sc->tc.api.http, base, email, sc->tc.project, line,
 	    sc->o.expire > 0 ? (int64_t)sc->o.expire * 1000000 : 0, &user, err);
 	if (rc == 0) {
@@ -1217,6 +1278,9 @@ sshcmd_release(struct sshcmd *sc)
 	sc->user = NULL;
 	free(sc->khpath);
 	sc->khpath = NULL;
+	free(sc->proj_oslogin);
+	sc->proj_oslogin = NULL;
+	sc->proj_md_read = 0;
 	if (sc->tc.opened)
 		tpucmd_close(&sc->tc);
 	sc->tc.opened = 0;

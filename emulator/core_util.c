@@ -484,6 +484,9 @@ emu_env_write(struct emu *e, FILE *fp)
 	v = xasprintf("%s/", e->base_url);
 	env_line(fp, "CLOUDSDK_API_ENDPOINT_OVERRIDES_OSLOGIN", v);
 	free(v);
+	v = xasprintf("%s/compute/v1/", e->base_url);
+	env_line(fp, "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", v);
+	free(v);
 	v = emu_state_path(e, "service-account.json");
 	env_line(fp, "GOOGLE_APPLICATION_CREDENTIALS", v);
 	free(v);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "crc32c.h"
 #include "emu.h"
 #include "fleet.h"
 #include "json.h"
@@ -36,11 +38,13 @@
 #define STATE_CAP (256 << 20)
 
 struct tpu_state {
-	cJSON *nodes;     /* name -> Node */
-	cJSON *ops;       /* name -> Operation */
-	cJSON *qrs;       /* name -> QueuedResource */
-	cJSON *stockouts; /* zones out of capacity */
-	char *path;       /* STATE_DIR/tpu/state.json */
+	cJSON *nodes;      /* name -> Node */
+	cJSON *ops;        /* name -> Operation */
+	cJSON *qrs;        /* name -> QueuedResource */
+	cJSON *stockouts;  /* zones out of capacity */
+	cJSON *project_md; /* the project's commonInstanceMetadata, key ->
+	                    * value (event project-metadata) */
+	char *path;        /* STATE_DIR/tpu/state.json */
 	int dirty;
 };
 
@@ -132,6 +136,7 @@ save(struct emu *e)
 	cJSON_AddItemReferenceToObject(root, "operations", s->ops);
 	cJSON_AddItemReferenceToObject(root, "queuedResources", s->qrs);
 	cJSON_AddItemReferenceToObject(root, "stockouts", s->stockouts);
+	cJSON_AddItemReferenceToObject(root, "projectMetadata", s->project_md);
 	text = cJSON_PrintUnformatted(root);
 	dir = emu_state_path(e, "tpu");
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
@@ -460,12 +465,35 @@ node_md_listen(struct emu *e, const cJSON *node)
 	free(w);
 }
 
+/*
+ * The metadata a node's guest sees: its own, and the project's
+ * enable-oslogin when the node does not set the key (the guest agent's
+ * rule: instance metadata first, then the project's).  Caller frees.
+ */
+static cJSON *
+guest_metadata(struct emu *e, const cJSON *md)
+{
+	cJSON *g = md != NULL ? cJSON_Duplicate(md, 1) : cJSON_CreateObject();
+	const cJSON *pv = cJSON_GetObjectItemCaseSensitive(
+	    S(e)->project_md, "enable-oslogin");
+
+	if (cJSON_GetObjectItemCaseSensitive(g, "enable-oslogin") == NULL &&
+	    cJSON_IsString(pv))
+		cJSON_AddStringToObject(g, "enable-oslogin", pv->valuestring);
+	return g;
+}
+
 static int
 node_fleet_create(struct emu *e, cJSON *node, char *msg, size_t msglen)
 {
-	if (fleet_node_create(e, jstr(node, "name"), jstr(node, "id"),
-	        (int)jnum(node, "_workers", 1), jstr(node, "acceleratorType"),
-	        jget(node, "metadata"), msg, msglen) != 0)
+	cJSON *g = guest_metadata(e, jget(node, "metadata"));
+	int rc;
+
+	rc = fleet_node_create(e, jstr(node, "name"), jstr(node, "id"),
+	    (int)jnum(node, "_workers", 1), jstr(node, "acceleratorType"), g,
+	    msg, msglen);
+	cJSON_Delete(g);
+	if (rc != 0)
 		return -1;
 	jset(node, "_fleet", cJSON_CreateTrue());
 	node_md_listen(e, node);
@@ -1250,8 +1278,13 @@ node_patch(struct call *c, cJSON *node)
 	cJSON_Delete(check);
 	node_apply_mask(node, body, fields);
 	cJSON_Delete(body);
-	if ((fields & TPU_MASK_METADATA) && cJSON_IsTrue(jget(node, "_fleet")))
-		fleet_node_metadata(c->e, c->name, jget(node, "metadata"));
+	if ((fields & TPU_MASK_METADATA) &&
+	    cJSON_IsTrue(jget(node, "_fleet"))) {
+		cJSON *g = guest_metadata(c->e, jget(node, "metadata"));
+
+		fleet_node_metadata(c->e, c->name, g);
+		cJSON_Delete(g);
+	}
 	if (fields & TPU_MASK_METADATA)
 		emu_md_changed(c->e);
 	op = op_new(c->e, c->p.api, c->p.project, c->p.zone, "update", "update",
@@ -1853,7 +1886,58 @@ unknown_zone:
 	    "Location %s is not found or access is unauthorized.", c.p.zone);
 }
 
+/*
+ * The Compute Engine API's projects.get, as much as a client reading
+ * project metadata needs (GET /compute/v1/projects/P): name, id, and
+ * commonInstanceMetadata {kind, fingerprint, items [{key, value}]}, the
+ * fingerprint a hash of the items.  Another project: 404 as Google says.
+ */
+static int
+compute_handle(struct emu *e, struct emu_req *req)
+{
+	const char *pfx = "/compute/v1/projects/", *proj;
+	cJSON *o, *md, *items, *it, *kv;
+	uint32_t h = 0;
+	char fp[16];
+
+	if (strncmp(req->path, pfx, strlen(pfx)) != 0)
+		return emu_reply_error(req, 404, "NOT_FOUND",
+		    "The requested URL %s was not found on this server",
+		    req->path);
+	proj = req->path + strlen(pfx);
+	if (strcmp(req->method, "GET") != 0)
+		return emu_reply_error(req, 405, "INVALID_ARGUMENT",
+		    "method %s not allowed on %s", req->method, req->path);
+	if (strcmp(proj, e->project) != 0)
+		return emu_reply_error(req, 404, "NOT_FOUND",
+		    "The resource 'projects/%s' was not found", proj);
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "kind", "compute#project");
+	cJSON_AddStringToObject(o, "name", e->project);
+	md = cJSON_AddObjectToObject(o, "commonInstanceMetadata");
+	cJSON_AddStringToObject(md, "kind", "compute#metadata");
+	items = cJSON_CreateArray();
+	cJSON_ArrayForEach(it, S(e)->project_md)
+	{
+		kv = cJSON_CreateObject();
+		cJSON_AddStringToObject(kv, "key", it->string);
+		cJSON_AddStringToObject(kv, "value", it->valuestring);
+		cJSON_AddItemToArray(items, kv);
+		h = crc32c_update(h, it->string, strlen(it->string) + 1);
+		h = crc32c_update(
+		    h, it->valuestring, strlen(it->valuestring) + 1);
+	}
+	snprintf(fp, sizeof fp, "%08x", (unsigned)h);
+	cJSON_AddStringToObject(md, "fingerprint", fp);
+	if (cJSON_GetArraySize(items) > 0)
+		cJSON_AddItemToObject(md, "items", items);
+	else
+		cJSON_Delete(items);
+	return emu_reply_json(req, 200, o);
+}
+
 const struct emu_route tpu_routes[] = {
+	{ "/compute/v1/projects/", EMU_R_AUTH, compute_handle, NULL, NULL },
 	{ "/v2/", EMU_R_AUTH, tpu_handle, NULL, NULL },
 	{ "/v2alpha1/", EMU_R_AUTH, tpu_handle, NULL, NULL },
 	{ NULL, 0, NULL, NULL, NULL },
@@ -2256,6 +2340,32 @@ tpu_event(struct emu *e, const cJSON *ev, char *errbuf, size_t errlen)
 	long long worker;
 	char ts[64], te[64];
 
+	if (strcmp(kind, "project-metadata") == 0) {
+		/* {"metadata": {KEY: VALUE, ...}}: the project's
+		 * commonInstanceMetadata from now on (workers booted later
+		 * read enable-oslogin from it) */
+		const cJSON *md = jget(ev, "metadata");
+
+		if (!cJSON_IsObject(md)) {
+			snprintf(errbuf, errlen,
+			    "project-metadata: 'metadata' is not an object");
+			return -1;
+		}
+		cJSON_ArrayForEach(it, md)
+		{
+			if (!cJSON_IsString(it)) {
+				snprintf(errbuf, errlen,
+				    "project-metadata: value of '%s' is not a "
+				    "string",
+				    it->string);
+				return -1;
+			}
+		}
+		cJSON_Delete(s->project_md);
+		s->project_md = cJSON_Duplicate(md, 1);
+		save(e);
+		return 0;
+	}
 	if (strcmp(kind, "stockout") == 0) {
 		/* Without a zone, the default zone (serve --zone), as the
 		 * other events read a short node name. */
@@ -2509,6 +2619,7 @@ tpu_init(struct emu *e)
 	s->ops = take(root, "operations", 0);
 	s->qrs = take(root, "queuedResources", 0);
 	s->stockouts = take(root, "stockouts", 1);
+	s->project_md = take(root, "projectMetadata", 0);
 	cJSON_Delete(root);
 	/* Bring back the workers of every node that was running. */
 	cJSON_ArrayForEach(n, s->nodes)
@@ -2542,6 +2653,7 @@ tpu_fini(struct emu *e)
 	cJSON_Delete(s->ops);
 	cJSON_Delete(s->qrs);
 	cJSON_Delete(s->stockouts);
+	cJSON_Delete(s->project_md);
 	free(s->path);
 	free(s);
 	e->tpu = NULL;

@@ -931,6 +931,60 @@ fetch_metadata(struct auth *a, struct tok *out, struct tpu_err *err)
 	return rc;
 }
 
+int
+auth_metadata_email(struct auth *a, char **email, struct tpu_err *err)
+{
+	static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
+	struct http_request req;
+	struct http_response resp;
+	char *url;
+	size_t n;
+	int rc;
+
+	*email = NULL;
+	if ((rc = resolve(a, err)) != 0)
+		return rc;
+	if (a->kind != CRED_METADATA)
+		return tpu_error(err, TPU_E_PRECONDITION,
+		    "the credentials are not the metadata server's");
+	url = xasprintf("http://%s/computeMetadata/v1/instance/"
+	                "service-accounts/default/email",
+	    a->metadata_host);
+	memset(&req, 0, sizeof req);
+	req.method = "GET";
+	req.url = url;
+	req.headers = hdrs;
+	/* a read: also under --dry-run, as the token itself is */
+	req.flags = HTTP_F_NOAUTH | HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN |
+	            HTTP_F_ALLOW_HTTP | HTTP_F_NO_CONNECT_RETRY;
+	req.connect_timeout_s = 2;
+	req.max_attempts = 3;
+	req.deadline_ms = 20000;
+	req.max_response = 1024;
+	http_response_init(&resp);
+	rc = http_request(a->http, &req, &resp, err);
+	if (rc != 0)
+		tpu_error_prefix(err, "metadata server %s", a->metadata_host);
+	else {
+		n = resp.body.len;
+		while (n > 0 && (resp.body.data[n - 1] == '\n' ||
+		                    resp.body.data[n - 1] == '\r'))
+			n--;
+		if (n == 0 || memchr(resp.body.data, '@', n) == NULL ||
+		    strcspn(resp.body.data, " \t\r\n") < n)
+			rc = tpu_error(err, TPU_E_API,
+			    "metadata server %s: the default service "
+			    "account's email is '%.*s', no email address",
+			    a->metadata_host, (int)(n > 200 ? 200 : n),
+			    resp.body.data != NULL ? resp.body.data : "");
+		else
+			*email = xstrndup(resp.body.data, n);
+	}
+	http_response_release(&resp);
+	free(url);
+	return rc;
+}
+
 /* --- cache ------------------------------------------------------------ */
 
 static char *

@@ -72,6 +72,16 @@ int auth_http_token(void *arg, int force, char **token, struct tpu_err *);
  */
 int auth_describe(struct auth *, cJSON **out, struct tpu_err *);
 
+/*
+ * The email of the metadata server's default service account (GET
+ * instance/service-accounts/default/email with Metadata-Flavor: Google,
+ * on GCE_METADATA_HOST), for credentials from the metadata server, which
+ * name no account themselves.  *email is the caller's.  TPU_E_PRECONDITION
+ * when the credentials are not the metadata server's; TPU_E_AUTH when it
+ * does not answer; TPU_E_API for a reply that is no email.
+ */
+int auth_metadata_email(struct auth *, char **email, struct tpu_err *);
+
 /* Remove every cached token; *removed counts the files. */
 int auth_revoke(struct auth *, int *removed, struct tpu_err *);
 

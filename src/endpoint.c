@@ -32,6 +32,9 @@ static const struct {
 	[ENDPOINT_OSLOGIN] = { "api_endpoint_overrides/oslogin",
 	    "CLOUDSDK_API_ENDPOINT_OVERRIDES_OSLOGIN",
 	    "https://oslogin.googleapis.com/", 1 },
+	[ENDPOINT_COMPUTE] = { "api_endpoint_overrides/compute",
+	    "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE",
+	    "https://compute.googleapis.com/compute/v1/", 1 },
 };
 
 /* The host of url (lowercase, no brackets), or NULL. Caller frees. */

@@ -13,6 +13,9 @@
  *                                                         api_endpoint_overrides/iamcredentials
  *   oslogin          https://oslogin.googleapis.com/
  *                                                         api_endpoint_overrides/oslogin
+ *   compute          https://compute.googleapis.com/compute/v1/
+ *                                                         api_endpoint_overrides/compute
+ *     (gcloud's override value holds the API's path, compute/v1/, too)
  *
  * The config module fills the tpu key from CLOUDSDK_API_ENDPOINT_OVERRIDES_TPU
  * and the storage key from STORAGE_EMULATOR_HOST; when it has no value the
@@ -32,6 +35,7 @@ enum endpoint_service {
 	ENDPOINT_OAUTH2_TOKEN,
 	ENDPOINT_IAMCREDENTIALS,
 	ENDPOINT_OSLOGIN,
+	ENDPOINT_COMPUTE,
 };
 
 /*

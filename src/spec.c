@@ -1248,18 +1248,19 @@ spec_diff(const struct spec *s, const cJSON *node, const char *node_id,
 int
 spec_diff_qr(const struct spec *s, const cJSON *qr, cJSON *changes)
 {
-	const cJSON *specs = json_path(qr, "tpu.nodeSpec.0");
+	const cJSON *specs = json_path(qr, "tpu.nodeSpec.0"), *v;
 	char want[16], have[16];
 	long long count = 0;
 	int n = 0, tier;
 	const char *tiers[] = { "spot", "guaranteed" };
 	size_t i;
 
-	/* The node count: one node id, or multisliceParams.nodeCount. */
-	if (json_path(specs, "multisliceParams.nodeCount") != NULL)
-		json_as_int64(
-		    json_path(specs, "multisliceParams.nodeCount"), &count);
-	else
+	/* The node count: one node id, or multisliceParams.nodeCount (v2),
+	 * or multiNodeParams.nodeCount (v2alpha1's name of the same; a
+	 * multislice created there reads so) */
+	if ((v = json_path(specs, "multisliceParams.nodeCount")) == NULL)
+		v = json_path(specs, "multiNodeParams.nodeCount");
+	if (v == NULL || json_as_int64(v, &count) != 0)
 		count = 0;
 	if (count != s->node_count) {
 		snprintf(have, sizeof have, "%lld", count);

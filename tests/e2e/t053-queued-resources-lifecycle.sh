@@ -108,6 +108,22 @@ assert q["tpu"]["nodeSpec"][0]["node"]["schedulingConfig"] == \
 assert "spot" not in q and "guaranteed" not in q
 PY
 
+# --reservation alone (gcloud's way): reserved capacity, the same body
+expect_rc 0 "$TPUCTL" --dry-run queued-resources create rt --node-id rt1 \
+    --accelerator-type v4-8 --reservation res1
+jq -c 'select(.method == "POST") | [(.url | split("?")[0] | split("/")[-6]),
+    .body.reservationName, .body.tpu.nodeSpec[0].node.schedulingConfig,
+    .body.spot, .body.guaranteed]' "$T/out" >"$T/dry"
+[ "$(cat "$T/dry")" = '["v2","projects/tpuctl-emu/locations/us-central2-b/reservations/res1",{"reserved":true},null,null]' ] ||
+    fail "--reservation alone: $(cat "$T/dry") ($(cat "$T/out"))"
+expect_rc 0 "$TPUCTL" queued-resources create rt --node-id rt1 \
+    --accelerator-type v4-8 --reservation res1 --async
+expect_rc 0 "$TPUCTL" queued-resources describe rt --format json
+jq -c '[.reservationName, .tpu.nodeSpec[0].node.schedulingConfig, .spot,
+    .guaranteed]' "$T/out" >"$T/got"
+[ "$(cat "$T/got")" = '["projects/tpuctl-emu/locations/us-central2-b/reservations/res1",{"reserved":true},null,null]' ] ||
+    fail "--reservation alone, stored: $(cat "$T/got")"
+
 # FAILED (its validity ends in a stockout): exit 7 with the reason; the
 # failed queued resource stays for reset, which queues it again.
 "$EMULATOR" event --state-dir "$EMU_DIR" --zone $Z stockout >/dev/null ||
@@ -125,7 +141,7 @@ expect_rc 4 "$TPUCTL" queued-resources reset qf
 assert_grep 'only FAILED or SUSPENDED' "$T/err"
 expect_rc 4 "$TPUCTL" queued-resources reset nope
 
-expect_rc 0 "$TPUCTL" queued-resources delete qf rs --force
+expect_rc 0 "$TPUCTL" queued-resources delete qf rs rt --force
 expect_rc 0 "$TPUCTL" queued-resources list --zone - --format json
 [ "$(tr -d ' \n' <"$T/out")" = "[]" ] || fail "left: $(cat "$T/out")"
 expect_rc 0 "$TPUCTL" list --zone - --format json

@@ -43,7 +43,12 @@ A="--accelerator-type v4-8"
 	bad_msg 'exclude each other' create q $A --node-id n --spot --guaranteed
 	bad create q $A --node-id n --spot --reserved
 	bad create q $A --node-id n --guaranteed --reserved
-	bad_msg 'goes with --reserved' create q $A --node-id n --reservation r
+	for t in --spot --guaranteed --best-effort '--provisioning-model spot' \
+	    '--provisioning-model flex-start'; do
+		# shellcheck disable=SC2086
+		bad_msg 'is reserved capacity: it excludes' create q $A \
+		    --node-id n --reservation r $t
+	done
 	for r in 'bad name' R1 projects/x/locations/us-central2-b/reservations/r \
 	    projects/tpuctl-emu/locations/zz/reservations/r \
 	    projects/tpuctl-emu/locations/us-central2-b/reservations/r/x; do

@@ -66,6 +66,21 @@ jq -r '.tpu.nodeSpec[0] | .multiNodeParams // .multisliceParams |
     fail "stored workloadType: $(cat "$T/out")"
 expect_rc 0 "$TPUCTL" queued-resources list
 assert_grep '^q4 .* 2 ' "$T/out"
+# gcloud's spelling: the API's enum name (what gcloud compares against)
+for wt in AVAILABILITY_OPTIMIZED THROUGHPUT_OPTIMIZED; do
+	expect_rc 0 "$TPUCTL" --dry-run queued-resources create q6 \
+	    --accelerator-type v4-8 --node-count 2 --workload-type "$wt"
+	jq -r 'select(.method == "POST") |
+	    .body.tpu.nodeSpec[0].multiNodeParams.workloadType' "$T/out" >"$T/dry"
+	[ "$(cat "$T/dry")" = "$wt" ] ||
+	    fail "--workload-type $wt body: $(cat "$T/out")"
+done
+expect_rc 0 "$TPUCTL" queued-resources create q6 \
+    --accelerator-type v4-8 --node-count 2 --workload-type AVAILABILITY_OPTIMIZED
+expect_rc 0 "$TPUCTL" queued-resources describe q6 --format json
+jq -e '.tpu.nodeSpec[0] | (.multiNodeParams // .multisliceParams) |
+    .workloadType == "AVAILABILITY_OPTIMIZED"' \
+    "$T/out" >/dev/null || fail "stored q6 workloadType: $(cat "$T/out")"
 
 # create --reservation: a node's SchedulingConfig.reservationName
 expect_rc 0 "$TPUCTL" --dry-run create c1 --accelerator-type v4-8 \
@@ -108,10 +123,10 @@ for bad in 0 -5m 1x soon; do
 	assert_grep "'$bad'.*--max-run-duration|--max-run-duration '$bad'" "$T/err"
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "'$bad': $(cat "$T/err")"
 done
-for bad in fast THROUGHPUT-OPTIMIZED ''; do
+for bad in fast THROUGHPUT-OPTIMIZED availability_optimized ''; do
 	expect_rc 2 "$TPUCTL" queued-resources create q3 \
 	    --accelerator-type v4-8 --node-count 2 --workload-type "$bad"
-	assert_grep "invalid --workload-type '$bad': one of throughput-optimized, availability-optimized" "$T/err"
+	assert_grep "invalid --workload-type '$bad': one of throughput-optimized, availability-optimized \(or THROUGHPUT_OPTIMIZED, AVAILABILITY_OPTIMIZED\)$" "$T/err"
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "'$bad': $(cat "$T/err")"
 done
 expect_rc 2 "$TPUCTL" queued-resources create q3 --accelerator-type v4-8 \

@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "buf.h"
+#include "compute.h"
 #include "canned_server.h"
 #include "fsutil.h"
 #include "http.h"
@@ -132,6 +133,81 @@ START_TEST(import_request)
 }
 END_TEST
 
+/* Project metadata (Compute projects.get): where enable-oslogin is read
+ * for a node that does not set it. */
+START_TEST(project_metadata)
+{
+	static const char proj[] =
+	    "{\"kind\":\"compute#project\",\"name\":\"p\","
+	    "\"commonInstanceMetadata\":{\"kind\":\"compute#metadata\","
+	    "\"fingerprint\":\"x\",\"items\":[{\"key\":\"ssh-keys\","
+	    "\"value\":\"u:k\"},{\"key\":\"enable-oslogin\",\"value\":"
+	    "\"TRUE\"},{\"key\":\"enable-oslogin\",\"value\":\"FALSE\"}]}}";
+	static const char bad1[] = "{\"commonInstanceMetadata\":"
+	                           "{\"items\":{}}}";
+	static const char bad2[] = "{\"commonInstanceMetadata\":"
+	                           "{\"items\":[{\"value\":\"v\"}]}}";
+	static char rep[4096];
+	const char *reps[] = { rep };
+	struct http_opts o;
+	struct http *h;
+	struct tpu_err err;
+	struct buf log;
+	char base[64], *v = NULL;
+
+	tpu_err_init(&err);
+	ck_assert_int_eq(compute_metadata_value(
+	                     proj, strlen(proj), "enable-oslogin", &v, &err),
+	    0);
+	ck_assert_str_eq(v, "TRUE"); /* the first item of the key */
+	free(v);
+	ck_assert_int_eq(compute_metadata_value(proj, strlen(proj),
+	                     "block-project-ssh-keys", &v, &err),
+	    0);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(
+	    compute_metadata_value("{\"name\":\"p\"}", 12, "k", &v, &err), 0);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(
+	    compute_metadata_value(bad1, strlen(bad1), "k", &v, &err),
+	    TPU_E_API);
+	ck_assert_str_eq(err.msg, "Compute projects.get reply is no Project "
+	                          "(commonInstanceMetadata.items)");
+	ck_assert_int_eq(
+	    compute_metadata_value(bad2, strlen(bad2), "k", &v, &err),
+	    TPU_E_API);
+	ck_assert_str_eq(err.msg, "Compute projects.get reply: a metadata "
+	                          "item without a key");
+	ck_assert_int_eq(
+	    compute_metadata_value("[1]", 3, "k", &v, &err), TPU_E_API);
+
+	/* the request: GET base + projects/P */
+	snprintf(rep, sizeof rep,
+	    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+	    strlen(proj), proj);
+	serve(reps, 1);
+	snprintf(
+	    base, sizeof base, "http://127.0.0.1:%d/compute/v1/", server_port);
+	memset(&o, 0, sizeof o);
+	ck_assert_ptr_nonnull(h = http_new(&o, &err));
+	ck_assert_msg(compute_project_metadata(
+	                  h, base, "p", "enable-oslogin", &v, &err) == 0,
+	    "%s", err.msg);
+	ck_assert_str_eq(v, "TRUE");
+	free(v);
+	stop_server();
+	buf_init(&log, BUF_NOCAP);
+	ck_assert_int_eq(fsutil_read_file(logpath, 0, &log, NULL, &err), 0);
+	buf_puts(&log, "");
+	ck_assert_ptr_nonnull(
+	    strstr(log.data, "GET /compute/v1/projects/p HTTP/1.1\r\n"));
+	buf_release(&log);
+	canned_cleanup();
+	http_free(h);
+}
+END_TEST
+
 static Suite *
 oslogin_suite(void)
 {
@@ -142,6 +218,7 @@ oslogin_suite(void)
 	tcase_add_test(tc, enabled_rule);
 	tcase_add_test(tc, username_of_profiles);
 	tcase_add_test(tc, import_request);
+	tcase_add_test(tc, project_metadata);
 	suite_add_tcase(s, tc);
 	return s;
 }

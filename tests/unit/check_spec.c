@@ -468,6 +468,20 @@ START_TEST(diff_scheduling_and_qr)
 	qr = cJSON_Parse("{\"spot\": {}, \"tpu\": {\"nodeSpec\": [{"
 	                 "\"multisliceParams\": {\"nodeCount\": 2}}]}}");
 	ck_assert_int_eq(spec_diff_qr(&s, qr, changes), 0);
+	/* v2alpha1's name of the same: a multislice created there */
+	cJSON_ReplaceItemInObject(qr, "tpu",
+	    cJSON_Parse("{\"nodeSpec\": [{\"multiNodeParams\": "
+	                "{\"nodeCount\": 2, \"workloadType\": "
+	                "\"AVAILABILITY_OPTIMIZED\"}}]}"));
+	ck_assert_int_eq(spec_diff_qr(&s, qr, changes), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(changes), 0);
+	cJSON_ReplaceItemInObject(qr, "tpu",
+	    cJSON_Parse("{\"nodeSpec\": [{\"multiNodeParams\": "
+	                "{\"nodeCount\": 3}}]}"));
+	ck_assert_int_eq(spec_diff_qr(&s, qr, changes), 1);
+	ck_assert_str_eq(field_op(changes, "node-count"), "~");
+	cJSON_Delete(changes);
+	changes = cJSON_CreateArray();
 	cJSON_DeleteItemFromObject(qr, "spot");
 	cJSON_ReplaceItemInObject(
 	    qr, "tpu", cJSON_Parse("{\"nodeSpec\": [{\"nodeId\": \"q1\"}]}"));
