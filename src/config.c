@@ -38,6 +38,10 @@ extern char **environ;
 
 /* Sorted by key. */
 static const struct config_key keys[] = {
+	{ "api_endpoint_overrides/compute",
+	    "https://compute.googleapis.com/compute/v1/",
+	    "Compute Engine API endpoint (the project's enable-oslogin)",
+	    CONFIG_K_ENDPOINT, 0, 0, NULL },
 	{ "api_endpoint_overrides/iamcredentials",
 	    "https://iamcredentials.googleapis.com/",
 	    "IAM credentials API endpoint (service-account impersonation)",

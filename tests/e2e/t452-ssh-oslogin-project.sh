@@ -81,3 +81,15 @@ grep -qF "$(cut -d' ' -f2 "$KEY.pub")" "$T/out" || fail "key not in ssh-keys: $(
 emu_inject --count 1 --path /compute/ return-400
 expect_rc 2 "$TPUCTL" ssh o3 --ssh-key-file "$KEY" -- true
 assert_grep "project $PROJECT's metadata \(Compute projects.get, for enable-oslogin\)" "$T/err"
+
+# the api_endpoint_overrides/compute setting names the endpoint as the
+# variable does (unset, the default endpoint is unreachable here: the read
+# would fail the command)
+CUR=$CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE
+unset CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE
+expect_rc 0 "$TPUCTL" config set api_endpoint_overrides/compute "$CUR"
+n0=$(ncompute)
+expect_rc 0 "$TPUCTL" ssh o3 --ssh-key-file "$KEY" -- id -un
+assert_grep "^\[w0\] $(id -un)\$" "$T/out"
+[ "$(ncompute)" -eq $((n0 + 1)) ] ||
+    fail "the setting's endpoint was not asked: $n0 -> $(ncompute)"

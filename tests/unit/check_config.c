@@ -199,6 +199,7 @@ START_TEST(validate_rules)
 	    config_validate("core/zone", "x", &err), TPU_E_INVALID);
 	ck_assert_str_eq(err.msg,
 	    "unknown key 'core/zone'; valid keys: "
+	    "api_endpoint_overrides/compute "
 	    "api_endpoint_overrides/iamcredentials "
 	    "api_endpoint_overrides/oauth2 "
 	    "api_endpoint_overrides/oslogin "
@@ -447,14 +448,14 @@ START_TEST(env_layer)
 	/* Keys outside the table, in a known section, are read too. */
 	setenv("CLOUDSDK_SSH_NEW_THING", "c", 1);
 	setenv("TPUCTL_SSH_NEW_THING", "t", 1);
-	setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", "http://x/", 1);
+	setenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_PUBSUB", "http://x/", 1);
 	setenv("TPUCTL_EMULATOR_URL", "http://y/", 1);
 	c = load(0);
 	ck_assert_str_eq(config_get(c, "ssh/new_thing"), "t");
 	ck_assert_str_eq(
 	    config_source(c, "ssh/new_thing"), "env TPUCTL_SSH_NEW_THING");
 	ck_assert_str_eq(
-	    config_get(c, "api_endpoint_overrides/compute"), "http://x/");
+	    config_get(c, "api_endpoint_overrides/pubsub"), "http://x/");
 	ck_assert_ptr_null(config_get(c, "emulator/url"));
 	config_free(c);
 
