@@ -249,6 +249,9 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 		xs.dst = dst;
 		xs.popts = &jc->sc.popts;
 		xs.abort = &run_abort;
+		/* on the sessions of the round above, kept for the launch:
+		   one connection per worker */
+		xs.cache = jc->cache;
 		xr = xcalloc(k, sizeof *xr);
 		tpu_err_init(&e);
 		sshxfer_run(&xs, need, k, xr, &e);
