@@ -249,6 +249,9 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 		xs.dst = dst;
 		xs.popts = &jc->sc.popts;
 		xs.abort = &run_abort;
+		/* on the sessions of the round above, kept for the launch:
+		   one connection per worker */
+		xs.cache = jc->cache;
 		xr = xcalloc(k, sizeof *xr);
 		tpu_err_init(&e);
 		sshxfer_run(&xs, need, k, xr, &e);
@@ -286,16 +289,73 @@ out:
 	return rc;
 }
 
-/* After a refresh: the relaunched workers may be new ones. */
+/*
+ * Before a second launch: after a refresh (the relaunched workers may
+ * be new ones), or where the cached archive was bad (removed there).
+ * Either way what the markers say of those workers is not trusted.
+ */
 static void
 prelaunch_send(struct jobcmd *jc, const unsigned char *mask, void *arg)
 {
 	struct tpu_err e;
 	unsigned char *fail = xcalloc(jc->sc.ntargets, 1);
+	size_t i;
 
+	for (i = 0; i < jc->sc.ntargets; i++)
+		if (mask[i])
+			sent_forget(jc, i);
 	tpu_err_init(&e);
 	send_workdir(jc, arg, fail, mask, &e);
 	free(fail);
+}
+
+/*
+ * A detached launch that found its worker's cached workdir archive bad
+ * (JOBS_EXIT_REFETCH: removed, nothing started): send the archive again
+ * (SFTP) or let the launch pull it again (--stage), and launch there
+ * once more; res[i] becomes that answer.  jobcmd_follow does the same
+ * for an attached run.
+ */
+static void
+detach_refetch(struct jobcmd *jc, char **cmds, struct sshpool_result *res,
+    const char *tar, int staged)
+{
+	size_t n = jc->sc.ntargets, i, k = 0;
+	unsigned char *mask = xcalloc(n, 1);
+	char **again = xcalloc(n, sizeof *again);
+	struct sshpool_result *res2 = xcalloc(n, sizeof *res2);
+	struct tpu_err e;
+
+	for (i = 0; i < n; i++) {
+		if (cmds[i] == NULL ||
+		    res[i].status != SSHPOOL_S_REMOTE_NONZERO ||
+		    res[i].exit_status != JOBS_EXIT_REFETCH)
+			continue;
+		log_info("%s worker %d: the cached workdir archive failed "
+		         "its checksum; fetching it again",
+		    jc->who[i].node, jc->who[i].worker);
+		mask[i] = 1;
+		again[i] = xstrdup(cmds[i]);
+		k++;
+	}
+	if (k > 0) {
+		if (tar != NULL && !staged)
+			prelaunch_send(jc, mask, (void *)tar);
+		tpu_err_init(&e);
+		if (!run_abort)
+			jobcmd_round(jc, again, 0, 0, res2, &e);
+		for (i = 0; i < n; i++) {
+			if (again[i] != NULL && !run_abort) {
+				sshpool_result_release(&res[i]);
+				res[i] = res2[i];
+			} else
+				sshpool_result_release(&res2[i]);
+			free(again[i]);
+		}
+	}
+	free(again);
+	free(res2);
+	free(mask);
 }
 
 /* The archive staged once under u (jobstage.h); the workers pull it. */
@@ -724,6 +784,8 @@ again:
 
 		tpu_err_init(&e);
 		jobcmd_round(&jc, cmds, 0, 0, res, &e);
+		if (!run_abort)
+			detach_refetch(&jc, cmds, res, tar, have_su);
 		for (i = 0; i < n; i++) {
 			char who[128], why[640];
 

@@ -685,6 +685,11 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	/* the end is known (recorded): only the rest of the logs is read,
 	   once; the state stays whatever the worker answers or not */
 	unsigned char *known = xcalloc(n > 0 ? n : 1, 1);
+	/* this round launches the job there (first or relaunch) */
+	unsigned char *launching = xcalloc(n > 0 ? n : 1, 1);
+	/* the workdir archive was fetched again for it (once) */
+	unsigned char *refetched = xcalloc(n > 0 ? n : 1, 1);
+	unsigned char *refetch = xcalloc(n > 0 ? n : 1, 1);
 	char **cmds = xcalloc(n > 0 ? n : 1, sizeof *cmds);
 	int64_t deadline =
 	    timeout_s > 0 ? tpu_now_ms() + timeout_s * 1000LL : 0;
@@ -695,7 +700,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	for (i = 0; first == NULL && i < n; i++)
 		known[i] = jobs_state_known(jobcmd_state(jc, i));
 	for (attempt = 0; attempt <= JOBCMD_REFOLLOW_MAX; attempt++) {
-		size_t nact = 0, nask = 0;
+		size_t nact = 0, nask = 0, nrefetch = 0;
 		int left = 0, prc, checking = 0;
 		struct tpu_err e;
 
@@ -711,6 +716,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		for (i = 0; i < n; i++) {
 			cmds[i] = NULL;
 			refollow[i] = 0;
+			launching[i] = 0;
 			if (known[i]) {
 				if (attempt == 0) {
 					cmds[i] = jobs_follow_cmd(jc->spec.name,
@@ -721,11 +727,13 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			}
 			if (jobs_state_final(jobcmd_state(jc, i)) && !rest[i])
 				continue;
-			if (attempt == 0 && first != NULL)
+			if (attempt == 0 && first != NULL) {
 				cmds[i] = xstrdup(first[i]);
-			else if (relaunch != NULL && relaunch[i] != NULL) {
+				launching[i] = 1;
+			} else if (relaunch != NULL && relaunch[i] != NULL) {
 				cmds[i] = relaunch[i]; /* once */
 				relaunch[i] = NULL;
+				launching[i] = 1;
 			} else {
 				cmds[i] = jobs_follow_cmd(jc->spec.name,
 				    jc->off[0][i], jc->off[1][i], wait);
@@ -746,6 +754,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		tpu_err_init(&e);
 		prc = jobcmd_round(jc, cmds, left, fail_fast, res, &e);
 		memset(ask, 0, n);
+		memset(refetch, 0, n);
 		for (i = 0; i < n; i++) {
 			struct jobs_state *st = jobcmd_state(jc, i);
 
@@ -774,7 +783,17 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				break;
 			case SSHPOOL_S_REMOTE_NONZERO:
 				rest[i] = 0;
-				if (res[i].exit_status >= 96 &&
+				if (res[i].exit_status == JOBS_EXIT_REFETCH &&
+				    launching[i] && !refetched[i] &&
+				    first != NULL && first[i] != NULL) {
+					/* its cached workdir archive was bad
+					   (removed, nothing started): fetch
+					   it again, launch again */
+					refetch[i] = refetched[i] = 1;
+					nrefetch++;
+					break;
+				}
+				if (res[i].exit_status >= 95 &&
 				    res[i].exit_status <= 98) {
 					/* no such job, or it could not start;
 					   gone from where it ran: the worker
@@ -881,6 +900,23 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		}
 		for (i = 0; i < n; i++)
 			free(cmds[i]);
+		if (nrefetch > 0) {
+			if (relaunch == NULL)
+				relaunch = xcalloc(n, sizeof *relaunch);
+			for (i = 0; i < n; i++) {
+				if (!refetch[i])
+					continue;
+				log_info("%s worker %d: the cached workdir "
+				         "archive failed its checksum; "
+				         "fetching it again",
+				    jc->who[i].node, jc->who[i].worker);
+				free(relaunch[i]);
+				relaunch[i] = xstrdup(first[i]);
+			}
+			if (jc->prelaunch != NULL)
+				jc->prelaunch(jc, refetch, jc->prelaunch_arg);
+			attempt--; /* not a dropped stream's resumption */
+		}
 		if (nask > 0)
 			jobcmd_status(jc, ask);
 		for (i = 0; i < n; i++)
@@ -906,7 +942,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				break;
 			}
 		}
-		if (!wait)
+		if (!wait && nrefetch == 0)
 			break;
 	}
 	for (i = 0; rc == 0 && wait && i < n; i++)
@@ -925,6 +961,9 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	for (i = 0; relaunch != NULL && i < n; i++)
 		free(relaunch[i]);
 	free(relaunch);
+	free(launching);
+	free(refetched);
+	free(refetch);
 	free(res);
 	free(ask);
 	free(rest);

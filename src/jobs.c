@@ -346,6 +346,34 @@ static const char launch_sh[] =
     "b=$HOME/.tpuctl\n"
     "d=$b/jobs/$n\n"
     "r=0\n"
+    /* ck FILE SIZE: x, the sha256 of FILE.  Of an archive of 8 MiB or
+       more by python3's hashlib (OpenSSL's SHA-256: 0.03 s of CPU for
+       64 MiB where coreutils' sha256sum takes 0.2 s, its start
+       0.025 s); of a smaller one, or when python3 fails, by sha256sum.
+       Files, no pipes: a pipe through a hashing tee cost more CPU than
+       reading the file again (tests/bench/bench_run.sh) */
+    "ck() {\n"
+    "  x=\n"
+    "  if [ \"${2:-0}\" -ge 8388608 ] 2>/dev/null; then\n"
+    "    x=$(python3 -S -I -c \"import hashlib,sys;h=hashlib.sha256();"
+    "[h.update(b) for b in iter(lambda f=open(sys.argv[1],'rb'):"
+    "f.read(1<<20),b'')];print(h.hexdigest())\" \"$1\" "
+    "2>/dev/null) || x=\n"
+    "  fi\n"
+    "  [ -n \"$x\" ] || x=$(sha256sum <\"$1\")\n"
+    "  x=${x%% *}\n"
+    "}\n"
+    /* a cached archive is checked before it is used again (a new job
+       only): a bad one is removed, and the client ($9 = 1) told with
+       exit 95 (and nothing else), to send it again or have it pulled
+       again; a boot script pulls it again itself */
+    "if [ -n \"$h\" ] && [ ! -d \"$d\" ] && [ -f \"$b/wd/$h.tar\" ]; then\n"
+    "  ck \"$b/wd/$h.tar\" \"$(wc -c <\"$b/wd/$h.tar\")\"\n"
+    "  if [ \"$x\" != \"$h\" ]; then\n"
+    "    rm -f \"$b/wd/$h.tar\"\n"
+    "    [ \"$9\" != 1 ] || exit 95\n"
+    "  fi\n"
+    "fi\n"
     /* the job's directory and, with a workdir, its wd in one mkdir(1)
        (one process less on every worker); a wd made in the directory of
        an older job of that name stays empty there */
@@ -384,21 +412,8 @@ static const char launch_sh[] =
     "bucket\" >&2; }\n"
     "  fi\n"
     "  if [ ! -f \"$a\" ] && [ -f \"$a.part\" ]; then\n"
-    /* the sha256 of an archive of 8 MiB or more by python3's hashlib
-       (OpenSSL's SHA-256: 0.03 s of CPU for 64 MiB where coreutils'
-       sha256sum takes 0.2 s, its start 0.025 s); of a smaller one, or
-       when python3 fails, by sha256sum.  Files, no pipes: a pipe
-       through a hashing tee cost more CPU than reading the file again
-       (tests/bench/bench_run.sh) */
-    "    x=\n"
-    "    if [ \"${z:-0}\" -ge 8388608 ] 2>/dev/null; then\n"
-    "      x=$(python3 -S -I -c \"import hashlib,sys;h=hashlib.sha256();"
-    "[h.update(b) for b in iter(lambda f=open(sys.argv[1],'rb'):"
-    "f.read(1<<20),b'')];print(h.hexdigest())\" \"$a.part\" "
-    "2>/dev/null) || x=\n"
-    "    fi\n"
-    "    [ -n \"$x\" ] || x=$(sha256sum <\"$a.part\")\n"
-    "    if [ \"${x%% *}\" = \"$h\" ]; then\n"
+    "    ck \"$a.part\" \"$z\"\n"
+    "    if [ \"$x\" = \"$h\" ]; then\n"
     "      mv \"$a.part\" \"$a\"\n"
     "    else\n"
     "      rm -f \"$a.part\"\n"
@@ -505,7 +520,7 @@ jobs_launch_cmd(
     const struct jobs_spec *s, char *const *env, size_t nenv, int flags)
 {
 	char *envs = jobs_env_script(env, nenv), *url = NULL, *script, *cmd;
-	const char *args[8];
+	const char *args[9];
 	int follow = (flags & JOBS_LAUNCH_FOLLOW) != 0;
 
 	if (s->stage_url != NULL)
@@ -519,7 +534,8 @@ jobs_launch_cmd(
 	args[5] = follow ? "1" : "0";
 	args[6] = job_sh;
 	args[7] = (flags & JOBS_LAUNCH_RESUME) ? "1" : "0";
-	cmd = remote(script, args, 8);
+	args[8] = "1";
+	cmd = remote(script, args, 9);
 	free(script);
 	free(envs);
 	free(url);

@@ -190,11 +190,15 @@ void jobs_state_merge(struct jobs_state *st, const struct jobs_state *answer);
  * JSON API media URL, with curl when the worker lacks it, with a token of
  * its metadata server ($GCE_METADATA_HOST, else metadata.google.internal);
  * checked with sha256sum; exit 98 when the archive is missing or bad),
- * start the job detached.  With JOBS_LAUNCH_FOLLOW, then go on as
- * jobs_follow_cmd from offset 0.  With JOBS_LAUNCH_RESUME, a job of that
- * name already started on the worker (a launch whose answer was lost) is
- * followed from offset 0 instead of refused.
+ * start the job detached.  An archive already on the worker is checked
+ * the same way before a new job uses it: a bad one is removed and the
+ * launch exits JOBS_EXIT_REFETCH having done nothing else (the client
+ * sends the archive again, or the relaunch pulls it again).  With
+ * JOBS_LAUNCH_FOLLOW, then go on as jobs_follow_cmd from offset 0.  With
+ * JOBS_LAUNCH_RESUME, a job of that name already started on the worker (a
+ * launch whose answer was lost) is followed from offset 0 instead of refused.
  */
+#define JOBS_EXIT_REFETCH 95
 enum jobs_launch_flags {
 	JOBS_LAUNCH_FOLLOW = (1 << 0),
 	JOBS_LAUNCH_RESUME = (1 << 1),

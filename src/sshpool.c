@@ -503,24 +503,29 @@ cache_find(const struct sshpool_cache *c, const struct sshpool_target *t,
 	return i;
 }
 
-/* Take the session opened for exactly this target, if one is held. */
+/* Take the session opened for exactly target t, if one is held: 1
+ * with *s, *fd, and *auth_attempts and fp (when not NULL) as when it
+ * was opened. */
 static int
-cache_take(struct sshpool_cache *c, struct worker *w)
+cache_take_session(struct sshpool_cache *c, const struct sshpool_target *t,
+    LIBSSH2_SESSION **s, int *fd, int *auth_attempts, char *fp, size_t fpsz)
 {
-	char *keys = cache_keys(w->t);
+	char *keys = cache_keys(t);
 	size_t i;
 
 	pthread_mutex_lock(&c->mu);
-	i = cache_find(c, w->t, keys);
+	i = cache_find(c, t, keys);
 	free(keys);
 	if (i == c->n) {
 		pthread_mutex_unlock(&c->mu);
 		return 0;
 	}
-	w->s = c->e[i].s;
-	w->fd = c->e[i].fd;
-	w->r->auth_attempts = c->e[i].auth_attempts;
-	memcpy(w->r->hostkey_fp, c->e[i].hostkey_fp, sizeof w->r->hostkey_fp);
+	*s = c->e[i].s;
+	*fd = c->e[i].fd;
+	if (auth_attempts != NULL)
+		*auth_attempts = c->e[i].auth_attempts;
+	if (fp != NULL)
+		snprintf(fp, fpsz, "%s", c->e[i].hostkey_fp);
 	free(c->e[i].host);
 	free(c->e[i].user);
 	free(c->e[i].keys);
@@ -529,24 +534,24 @@ cache_take(struct sshpool_cache *c, struct worker *w)
 	return 1;
 }
 
-/* Keep w's session (its channel is closed): 1 when kept. */
 static int
-cache_put(struct sshpool_cache *c, struct worker *w)
+cache_take(struct sshpool_cache *c, struct worker *w)
+{
+	return cache_take_session(c, w->t, &w->s, &w->fd, &w->r->auth_attempts,
+	    w->r->hostkey_fp, sizeof w->r->hostkey_fp);
+}
+
+/* Keep session s (no channel open) opened for target t: 1 when kept
+ * (then the cache's), 0 when the cache holds one for t already. */
+static int
+cache_put_session(struct sshpool_cache *c, const struct sshpool_target *t,
+    LIBSSH2_SESSION *s, int fd, int auth_attempts, const char *fp)
 {
 	struct cache_ent *e;
-	char *keys;
-	int i, rc = LIBSSH2_ERROR_EAGAIN;
+	char *keys = cache_keys(t);
 
-	if (w->ch != NULL) {
-		for (i = 0; i < 8 && rc == LIBSSH2_ERROR_EAGAIN; i++)
-			rc = libssh2_channel_free(w->ch);
-		if (rc != 0)
-			return 0; /* teardown frees it */
-		w->ch = NULL;
-	}
-	keys = cache_keys(w->t);
 	pthread_mutex_lock(&c->mu);
-	if (cache_find(c, w->t, keys) != c->n) {
+	if (cache_find(c, t, keys) != c->n) {
 		/* another run's session for it came back first */
 		pthread_mutex_unlock(&c->mu);
 		free(keys);
@@ -557,17 +562,36 @@ cache_put(struct sshpool_cache *c, struct worker *w)
 		c->e = xreallocarray(c->e, c->cap, sizeof *c->e);
 	}
 	e = &c->e[c->n++];
-	e->host = xstrdup(w->t->host);
-	e->user = xstrdup(w->t->user);
+	e->host = xstrdup(t->host);
+	e->user = xstrdup(t->user);
 	e->keys = keys;
-	e->port = w->t->port;
-	e->s = w->s;
-	e->fd = w->fd;
-	/* the worker goes with its run: nothing to stamp while held */
+	e->port = t->port;
+	e->s = s;
+	e->fd = fd;
+	/* its user goes with its run: nothing to stamp while held */
 	*libssh2_session_abstract(e->s) = NULL;
-	e->auth_attempts = w->r->auth_attempts;
-	memcpy(e->hostkey_fp, w->r->hostkey_fp, sizeof e->hostkey_fp);
+	e->auth_attempts = auth_attempts;
+	snprintf(e->hostkey_fp, sizeof e->hostkey_fp, "%s", fp);
 	pthread_mutex_unlock(&c->mu);
+	return 1;
+}
+
+/* Keep w's session (its channel is closed): 1 when kept. */
+static int
+cache_put(struct sshpool_cache *c, struct worker *w)
+{
+	int i, rc = LIBSSH2_ERROR_EAGAIN;
+
+	if (w->ch != NULL) {
+		for (i = 0; i < 8 && rc == LIBSSH2_ERROR_EAGAIN; i++)
+			rc = libssh2_channel_free(w->ch);
+		if (rc != 0)
+			return 0; /* teardown frees it */
+		w->ch = NULL;
+	}
+	if (!cache_put_session(
+	        c, w->t, w->s, w->fd, w->r->auth_attempts, w->r->hostkey_fp))
+		return 0;
 	w->s = NULL;
 	w->fd = -1;
 	return 1;
@@ -1642,6 +1666,9 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		conn->fd = p.w[0].fd;
 		conn->target = &targets[0];
 		conn->sftp = NULL;
+		conn->auth_attempts = results[0].auth_attempts;
+		memcpy(conn->hostkey_fp, results[0].hostkey_fp,
+		    sizeof conn->hostkey_fp);
 		libssh2_session_callback_set(
 		    p.w[0].s, LIBSSH2_CALLBACK_RECV, (void *)recv_plain);
 		p.w[0].s = NULL;
@@ -1684,7 +1711,54 @@ sshpool_connect(const struct sshpool_target *t, const struct sshpool_opts *o,
 	return rc;
 }
 
-static void sftp_shutdown(struct sshpool_conn *);
+static int sftp_shutdown(struct sshpool_conn *);
+
+int
+sshpool_conn_take(struct sshpool_cache *c, const struct sshpool_target *t,
+    struct sshpool_conn *conn)
+{
+	LIBSSH2_SESSION *s;
+	int fd;
+
+	int auth_attempts;
+	char fp[64];
+
+	if (c == NULL ||
+	    !cache_take_session(c, t, &s, &fd, &auth_attempts, fp, sizeof fp))
+		return 0;
+	memset(conn, 0, sizeof *conn);
+	conn->auth_attempts = auth_attempts;
+	memcpy(conn->hostkey_fp, fp, sizeof conn->hostkey_fp);
+	conn->session = s;
+	conn->fd = fd;
+	conn->target = t;
+	libssh2_session_callback_set(
+	    s, LIBSSH2_CALLBACK_RECV, (void *)recv_plain);
+	return 1;
+}
+
+void
+sshpool_conn_keep(struct sshpool_cache *c, struct sshpool_conn *conn)
+{
+	LIBSSH2_SESSION *s = conn->session;
+
+	if (c == NULL || s == NULL || sftp_shutdown(conn) != 0) {
+		sshpool_conn_close(conn);
+		return;
+	}
+	/* a run that takes it stamps its worker's reads again */
+	libssh2_session_callback_set(
+	    s, LIBSSH2_CALLBACK_RECV, (void *)recv_stamp);
+	if (!cache_put_session(c, conn->target, s, conn->fd,
+	        conn->auth_attempts, conn->hostkey_fp)) {
+		libssh2_session_callback_set(
+		    s, LIBSSH2_CALLBACK_RECV, (void *)recv_plain);
+		sshpool_conn_close(conn);
+		return;
+	}
+	memset(conn, 0, sizeof *conn);
+	conn->fd = -1;
+}
 
 void
 sshpool_conn_close(struct sshpool_conn *conn)
@@ -2164,20 +2238,23 @@ sshpool_sftp_open(struct sshpool_conn *c, struct tpu_err *err)
 	return 0;
 }
 
-/* End the SFTP subsystem of c, if it was started (5 s at most). */
-static void
+/* End the SFTP subsystem of c, if it was started (5 s at most): 0, or
+ * -1 when it did not end cleanly (the session is not to be reused). */
+static int
 sftp_shutdown(struct sshpool_conn *c)
 {
 	int64_t deadline = tpu_now_ms() + 5000;
+	int rc;
 
 	if (c->sftp == NULL)
-		return;
+		return 0;
 	/* not sftp_wait: an abort must not leave the subsystem half-closed
 	 * (libssh2 frees it only when the shutdown completes) */
-	while (libssh2_sftp_shutdown(c->sftp) == LIBSSH2_ERROR_EAGAIN)
+	while ((rc = libssh2_sftp_shutdown(c->sftp)) == LIBSSH2_ERROR_EAGAIN)
 		if (wait_session(c->session, c->fd, deadline) != 0)
 			break;
 	c->sftp = NULL;
+	return rc == 0 ? 0 : -1;
 }
 
 /* Close one file handle (the subsystem stays for the next file). */

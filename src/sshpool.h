@@ -231,6 +231,9 @@ struct sshpool_conn {
 	 * every chunk sshpool_sftp_put/get moved (scp's progress line). */
 	void (*on_bytes)(void *arg, int64_t n);
 	void *bytes_arg;
+	/* what the session's connect found (kept with it in a cache) */
+	int auth_attempts;
+	char hostkey_fp[64];
 };
 
 /*
@@ -243,6 +246,24 @@ struct sshpool_conn {
 int sshpool_connect(const struct sshpool_target *, const struct sshpool_opts *,
     struct sshpool_conn *conn, struct sshpool_result *r, struct tpu_err *);
 void sshpool_conn_close(struct sshpool_conn *);
+/*
+ * With a session cache (sshpool_cache_new): take the session it holds
+ * for exactly target t (as sshpool_run would: host, port, user and the
+ * pinned host keys) as conn, authenticated already, instead of
+ * connecting: 1 when taken, 0 (conn untouched) when none is held.  It
+ * may have died meanwhile: a first call failing is the caller's sign to
+ * close it and sshpool_connect.  c may be NULL (0).
+ */
+int sshpool_conn_take(struct sshpool_cache *c, const struct sshpool_target *t,
+    struct sshpool_conn *conn);
+/*
+ * End conn's SFTP subsystem and give its session to cache c for the
+ * next run or take (what it matches on is copied);
+ * closed instead when c is NULL, when the subsystem did not end cleanly
+ * or when c holds a session for that target already.  conn is closed
+ * either way.
+ */
+void sshpool_conn_keep(struct sshpool_cache *c, struct sshpool_conn *conn);
 /*
  * Wait (at most 200 ms, and not past deadline) until the connection's
  * socket is ready in the directions libssh2 is blocked on; -1 when the

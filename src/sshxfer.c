@@ -14,6 +14,7 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
+#include "log.h"
 #include "retry.h"
 #include "sshxfer.h"
 #include "util.h"
@@ -906,10 +907,33 @@ one_worker(struct pool *p, size_t idx)
 		    "%s", retry_interrupt_name(*p->sp->abort));
 		return;
 	}
-	r->rc =
-	    sshpool_connect(&p->targets[idx], p->sp->popts, &c, &pr, &r->err);
-	r->conn = pr.status;
-	sshpool_result_release(&pr);
+	if (sshpool_conn_take(p->sp->cache, &p->targets[idx], &c)) {
+		struct tpu_err e;
+
+		/* the caller's session: a dead one is dropped, connected
+		   again */
+		tpu_err_init(&e);
+		c.abort = p->sp->abort;
+		if (sshpool_sftp_open(&c, &e) == 0) {
+			r->rc = 0;
+			pr.status = SSHPOOL_S_OK;
+			log_debug("worker %d: transfer on its open session",
+			    p->targets[idx].worker);
+		} else {
+			log_debug("worker %d: its open session failed (%s); "
+			          "connecting again",
+			    p->targets[idx].worker, e.msg);
+			sshpool_conn_close(&c);
+			r->rc = -1;
+		}
+	} else
+		r->rc = -1;
+	if (r->rc != 0) {
+		r->rc = sshpool_connect(
+		    &p->targets[idx], p->sp->popts, &c, &pr, &r->err);
+		r->conn = pr.status;
+		sshpool_result_release(&pr);
+	}
 	if (r->rc == 0) {
 		r->conn = SSHPOOL_S_OK;
 		c.abort = p->sp->abort; /* checked inside every file too */
@@ -920,7 +944,10 @@ one_worker(struct pool *p, size_t idx)
 		r->rc = p->sp->upload
 		            ? do_upload(p->sp, &c, p->local, r)
 		            : do_download(p->sp, &c, &p->targets[idx], r);
-		sshpool_conn_close(&c);
+		if (r->rc == 0 && p->sp->cache != NULL)
+			sshpool_conn_keep(p->sp->cache, &c);
+		else
+			sshpool_conn_close(&c);
 	}
 	/* a file's own error (a local open or read, a remote write) names
 	   the worker it happened on, as the connection errors do */

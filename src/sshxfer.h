@@ -149,6 +149,12 @@ struct sshxfer_spec {
 	 * the workers' threads, at once: the callee locks). */
 	void (*on_bytes)(void *arg, int64_t n);
 	void *arg;
+	/* NULL, or the caller's session cache (sshpool_cache_new): a
+	 * worker's session held there is used instead of a new connection
+	 * (one found dead: connected again), and every worker's session
+	 * goes back there after a transfer that succeeded, for the
+	 * caller's next sshpool_run. */
+	struct sshpool_cache *cache;
 };
 
 /*

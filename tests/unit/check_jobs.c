@@ -604,7 +604,9 @@ START_TEST(test_boot_script)
 	free(script);
 	jobs_spec_release(&s);
 	/* the staged archive cannot be fetched: refused (98), recorded as
-	   the job's state with the reason in its stderr */
+	   the job's state with the reason in its stderr; a kept copy that
+	   fails its checksum is removed and pulled again (not exit 95: no
+	   client to tell) */
 	spec_fill(&s, 1, 2);
 	free(s.name);
 	s.name = xstrdup("j98");
@@ -612,7 +614,13 @@ START_TEST(test_boot_script)
 	s.stage_url = xstrdup("http://127.0.0.1:9/none.tar");
 	s.user = xstrdup(getpwuid(geteuid())->pw_name);
 	script = jobs_boot_script(&s);
+	ck_assert_int_eq(sh("mkdir -p \"$HOME/.tpuctl/wd\" && echo junk "
+	                    ">\"$HOME/.tpuctl/wd/00ab.tar\"",
+	                     NULL, NULL),
+	    0);
 	boot(script, 0, 98);
+	ck_assert_int_eq(
+	    sh("[ ! -e \"$HOME/.tpuctl/wd/00ab.tar\" ]", NULL, NULL), 0);
 	wait_final("j98", &st);
 	ck_assert_int_eq(st.kind, JOBS_EXITED);
 	ck_assert_int_eq(st.code, 98);
@@ -622,6 +630,8 @@ START_TEST(test_boot_script)
 	ck_assert_int_eq(sh(cmd, &o, &e), 1);
 	ck_assert_ptr_nonnull(
 	    strstr(e.data, "workdir archive 00ab is not on this worker\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(e.data, "cannot download the workdir from the bucket"));
 	free(cmd);
 	free(script);
 	jobs_spec_release(&s);
@@ -1258,14 +1268,15 @@ START_TEST(test_scripts_staged)
 	staged_ok(&s, "j1", 1, 1);
 	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
 	ck_assert_int_eq(stat(p, &st), 0);
-	/* kept: a second job of it pulls and checks nothing */
-	staged_ok(&s, "j2", 1, 1);
+	/* kept: a second job of it pulls nothing; it checks the kept copy
+	   (by python3: 8 MiB or more) */
+	staged_ok(&s, "j2", 1, 2);
 	/* python3 failing: sha256sum checks it */
 	ck_assert_int_eq(unlink(p), 0);
 	free(p);
 	p = xasprintf("%s/pyfail", home);
 	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
-	staged_ok(&s, "j3", 2, 2);
+	staged_ok(&s, "j3", 2, 3);
 	ck_assert_int_eq(unlink(p), 0);
 	/* other bytes of the same size: refused, nothing kept or started */
 	free(p);
@@ -1282,7 +1293,7 @@ START_TEST(test_scripts_staged)
 	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
 	ck_assert_int_eq(launch_as(&s, "j4", &o, &e), 98);
 	ck_assert_ptr_nonnull(strstr(e.data, "checksum mismatch"));
-	ck_assert_int_eq(count_lines(plog), 3);
+	ck_assert_int_eq(count_lines(plog), 4);
 	free(p);
 	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
 	ck_assert_int_ne(stat(p, &st), 0);
@@ -1293,6 +1304,26 @@ START_TEST(test_scripts_staged)
 	p = xasprintf("%s/.tpuctl/jobs/j4/pgid", home);
 	ck_assert_int_ne(stat(p, &st), 0);
 	free(p);
+	/* a kept copy with other bytes: removed, exit JOBS_EXIT_REFETCH and
+	   nothing else (no word, no job directory); launched again, the
+	   job pulls it again */
+	p = xasprintf("%s/bad", home);
+	ck_assert_int_eq(unlink(p), 0);
+	free(p);
+	p = xasprintf("cp \"$HOME/pub.bad\" \"$HOME/.tpuctl/wd/%s.tar\"", hash);
+	ck_assert_int_eq(sh(p, NULL, NULL), 0);
+	free(p);
+	ck_assert_int_eq(launch_as(&s, "j5", &o, &e), JOBS_EXIT_REFETCH);
+	ck_assert_uint_eq(o.len, 0);
+	ck_assert_uint_eq(e.len, 0);
+	ck_assert_int_eq(count_lines(plog), 5);
+	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
+	ck_assert_int_ne(stat(p, &st), 0);
+	free(p);
+	p = xasprintf("%s/.tpuctl/jobs/j5", home);
+	ck_assert_int_ne(stat(p, &st), 0);
+	free(p);
+	staged_ok(&s, "j5", 4, 6);
 	jobs_spec_release(&s);
 	buf_release(&o);
 	buf_release(&e);

@@ -1614,6 +1614,76 @@ START_TEST(test_session_cache)
 }
 END_TEST
 
+/* A cached session lent as a conn (sshpool_conn_take, for SFTP) and
+ * given back (sshpool_conn_keep): the next run's command runs on it, its
+ * host key fingerprint kept; no cache: nothing to take, keep closes. */
+START_TEST(test_conn_take_keep)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[1];
+	struct sshpool_conn conn;
+	struct sshpool_cache *cache;
+	struct tpu_err err;
+	char *cmd, *src = xasprintf("%s/tk-src", base);
+	char *dst = xasprintf("%s/tk-dst", srv[0].home);
+	FILE *f;
+	long p0;
+	int fds = count_fds();
+
+	ck_assert_ptr_nonnull(f = fopen(src, "w"));
+	fputs("lent\n", f);
+	fclose(f);
+	ck_assert_int_eq(sshpool_conn_take(NULL, &tg[0], &conn), 0);
+	opts_init(&o, "echo $PPID");
+	o.cache = sshpool_cache_new();
+	ck_assert_int_eq(sshpool_conn_take(o.cache, &tg[0], &conn), 0);
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	results_release(r, 1);
+	p0 = seen_ppid(0);
+	seen_release();
+	ck_assert_int_eq(sshpool_conn_take(o.cache, &tg[0], &conn), 1);
+	ck_assert_uint_eq(sshpool_cache_count(o.cache), 0);
+	ck_assert(tpu_startswith(conn.hostkey_fp, "SHA256:"));
+	tpu_err_init(&err);
+	ck_assert_msg(
+	    sshpool_sftp_put(&conn, src, dst, &err) == 0, "%s", err.msg);
+	sshpool_conn_keep(o.cache, &conn);
+	ck_assert_ptr_null(conn.session);
+	ck_assert_uint_eq(sshpool_cache_count(o.cache), 1);
+	/* the same session again, its reads stamped (a quiet command
+	   outlives the keepalive bound: not lost) */
+	cache = o.cache;
+	cmd = xasprintf("echo $PPID; sleep 5; cat '%s'", dst);
+	opts_init(&o, cmd);
+	o.cache = cache;
+	o.alive_interval_ms = 1000;
+	o.alive_count_max = 1;
+	seen_init();
+	ck_assert_msg(sshpool_run(tg, 1, &o, r, &err) == 0, "%s", r[0].msg);
+	ck_assert(tpu_startswith(r[0].hostkey_fp, "SHA256:"));
+	results_release(r, 1);
+	ck_assert_int_eq(seen_ppid(0), p0);
+	ck_assert_ptr_nonnull(strstr(seen.out[0][0].data, "\n[w0] lent\n"));
+	seen_release();
+	/* kept where the cache holds one already: closed */
+	ck_assert_int_eq(sshpool_conn_take(o.cache, &tg[0], &conn), 1);
+	seen_init();
+	opts_init(&o, "true");
+	o.cache = cache;
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	results_release(r, 1);
+	seen_release();
+	sshpool_conn_keep(o.cache, &conn);
+	ck_assert_uint_eq(sshpool_cache_count(o.cache), 1);
+	sshpool_cache_free(o.cache);
+	ck_assert_int_eq(count_fds(), fds);
+	free(cmd);
+	free(src);
+	free(dst);
+}
+END_TEST
+
 static Suite *
 sshpool_suite(void)
 {
@@ -1623,6 +1693,7 @@ sshpool_suite(void)
 	tcase_add_unchecked_fixture(tc, fleet_setup, fleet_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_validation);
+	tcase_add_test(tc, test_conn_take_keep);
 	tcase_add_test(tc, test_d1_fanout_ok);
 	tcase_add_test(tc, test_target_command_env);
 	tcase_add_test(tc, test_watch_kills_group);
