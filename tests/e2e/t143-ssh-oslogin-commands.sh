@@ -1,11 +1,11 @@
 #!/bin/sh
 # Issue 17: a node whose metadata has enable-oslogin=TRUE (any case) takes
 # SSH keys only from the OS Login API: the SSH commands (ssh, also
-# --dry-run, scp, run, a queued resource's node) are no longer refused:
-# they import the key there (t144 checks the user) and never patch the
-# node's metadata; enable-oslogin=FALSE still goes through ssh-keys.
-# (forward and install take the same path, sshcmd_prepare; not run here:
-# forward keeps running, install needs a package index.)
+# --dry-run, scp, run, forward, a queued resource's node) are no longer
+# refused: they import the key there (t144 checks the user) and never
+# patch the node's metadata; enable-oslogin=FALSE still goes through
+# ssh-keys.  (install takes the same path, sshcmd_prepare; not run here:
+# it needs a package index.)
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 emu_start --set tpu.create_ms=50 --set tpu.qr_accept_ms=20 \
@@ -42,6 +42,34 @@ expect_rc 0 "$TPUCTL" ssh o2 --worker=all --ssh-key-file "$KEY" -- true
 expect_rc 0 "$TPUCTL" scp --ssh-key-file "$KEY" "$T/f" o1:/tmp/f
 expect_rc 0 "$TPUCTL" run o1 --ssh-key-file "$KEY" -- true
 expect_rc 0 "$TPUCTL" ssh q1 --ssh-key-file "$KEY" -- true
+# forward to an OS Login node: the tunnel carries a request through
+RPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+LPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir "$T/www" && echo "oslogin forward $$" >"$T/www/index.txt"
+(cd "$T/www" && exec python3 -m http.server --bind 127.0.0.1 "$RPORT") \
+    >"$T/http.log" 2>&1 &
+HTTP_PID=$!
+"$TPUCTL" forward --ssh-key-file "$KEY" o1 "$LPORT:localhost:$RPORT" \
+    >"$T/fwd.out" 2>"$T/fwd.err" &
+FWD_PID=$!
+n=0
+until grep -q 'forwarding 127.0.0.1' "$T/fwd.err"; do
+	n=$((n + 1))
+	[ $n -lt 150 ] || fail "forward did not start: $(cat "$T/fwd.err")"
+	kill -0 $FWD_PID 2>/dev/null || fail "forward exited: $(cat "$T/fwd.err")"
+	sleep 0.2
+done
+n=0
+until body=$(curl -sS --noproxy '*' "http://127.0.0.1:$LPORT/index.txt" 2>/dev/null); do
+	n=$((n + 1))
+	[ $n -lt 50 ] || fail "curl through the forward failed: $(cat "$T/fwd.err")"
+	sleep 0.2
+done
+[ "$body" = "oslogin forward $$" ] || fail "forward carried '$body'"
+kill -INT $FWD_PID
+wait $FWD_PID || true
+kill $HTTP_PID
+wait $HTTP_PID 2>/dev/null || true
 after=$(emu_requests | jq -s '[.[] | select(.method == "PATCH")] | length')
 [ "$after" = "$before" ] || fail "OS Login nodes got $((after - before)) PATCHes"
 expect_rc 0 "$TPUCTL" describe o1 --format json
