@@ -879,18 +879,23 @@ fetch_json(struct auth *a, const cJSON *c, struct tok *out, struct tpu_err *err)
 	return tpu_error(err, TPU_E_AUTH, "unsupported credentials type");
 }
 
+/*
+ * GET the default service account's WHAT (token, email) from the metadata
+ * server into resp (initialised here; the caller releases it).  A read:
+ * also under --dry-run.
+ */
 static int
-fetch_metadata(struct auth *a, struct tok *out, struct tpu_err *err)
+metadata_get(struct auth *a, const char *what, size_t max,
+    struct http_response *resp, struct tpu_err *err)
 {
 	static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
 	struct http_request req;
-	struct http_response resp;
 	char *url;
 	int rc;
 
 	url = xasprintf("http://%s/computeMetadata/v1/instance/"
-	                "service-accounts/default/token",
-	    a->metadata_host);
+	                "service-accounts/default/%s",
+	    a->metadata_host, what);
 	memset(&req, 0, sizeof req);
 	req.method = "GET";
 	req.url = url;
@@ -900,9 +905,20 @@ fetch_metadata(struct auth *a, struct tok *out, struct tpu_err *err)
 	req.connect_timeout_s = 2;
 	req.max_attempts = 3;
 	req.deadline_ms = 20000;
-	req.max_response = TOKEN_REPLY_MAX;
-	http_response_init(&resp);
-	rc = http_request(a->http, &req, &resp, err);
+	req.max_response = max;
+	http_response_init(resp);
+	rc = http_request(a->http, &req, resp, err);
+	free(url);
+	return rc;
+}
+
+static int
+fetch_metadata(struct auth *a, struct tok *out, struct tpu_err *err)
+{
+	struct http_response resp;
+	int rc;
+
+	rc = metadata_get(a, "token", TOKEN_REPLY_MAX, &resp, err);
 	if (rc != 0 && resp.status == 0) {
 		char *m = xstrdup(err->msg);
 		struct buf tried;
@@ -927,17 +943,13 @@ fetch_metadata(struct auth *a, struct tok *out, struct tpu_err *err)
 		rc = auth_parse_token_response(resp.body.data, resp.body.len,
 		    time(NULL), &out->token, &out->expiry, err);
 	http_response_release(&resp);
-	free(url);
 	return rc;
 }
 
 int
 auth_metadata_email(struct auth *a, char **email, struct tpu_err *err)
 {
-	static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
-	struct http_request req;
 	struct http_response resp;
-	char *url;
 	size_t n;
 	int rc;
 
@@ -947,22 +959,7 @@ auth_metadata_email(struct auth *a, char **email, struct tpu_err *err)
 	if (a->kind != CRED_METADATA)
 		return tpu_error(err, TPU_E_PRECONDITION,
 		    "the credentials are not the metadata server's");
-	url = xasprintf("http://%s/computeMetadata/v1/instance/"
-	                "service-accounts/default/email",
-	    a->metadata_host);
-	memset(&req, 0, sizeof req);
-	req.method = "GET";
-	req.url = url;
-	req.headers = hdrs;
-	/* a read: also under --dry-run, as the token itself is */
-	req.flags = HTTP_F_NOAUTH | HTTP_F_IDEMPOTENT | HTTP_F_NODRYRUN |
-	            HTTP_F_ALLOW_HTTP | HTTP_F_NO_CONNECT_RETRY;
-	req.connect_timeout_s = 2;
-	req.max_attempts = 3;
-	req.deadline_ms = 20000;
-	req.max_response = 1024;
-	http_response_init(&resp);
-	rc = http_request(a->http, &req, &resp, err);
+	rc = metadata_get(a, "email", 1024, &resp, err);
 	if (rc != 0)
 		tpu_error_prefix(err, "metadata server %s", a->metadata_host);
 	else {
@@ -981,7 +978,6 @@ auth_metadata_email(struct auth *a, char **email, struct tpu_err *err)
 			*email = xstrndup(resp.body.data, n);
 	}
 	http_response_release(&resp);
-	free(url);
 	return rc;
 }
 
