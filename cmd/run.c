@@ -156,6 +156,35 @@ sent_forget(struct jobcmd *jc, size_t i)
 	free(p);
 }
 
+/*
+ * Ask again[] (n of them; NULL: not asked) in one round and put each
+ * answer in res in place of the first one; again's strings are freed.
+ * An interrupt (run_abort) before or during the round keeps the first
+ * answers.
+ */
+static int
+round_again(struct jobcmd *jc, char **again, size_t n, int timeout_s,
+    struct sshpool_result *res, struct tpu_err *e)
+{
+	struct sshpool_result *res2 = xcalloc(n, sizeof *res2);
+	size_t i;
+	int rc = 0;
+
+	if (!run_abort)
+		rc = jobcmd_round(jc, again, timeout_s, 0, res2, e);
+	for (i = 0; i < n; i++) {
+		if (again[i] != NULL && !run_abort) {
+			sshpool_result_release(&res[i]);
+			res[i] = res2[i];
+		} else
+			sshpool_result_release(&res2[i]);
+		free(again[i]);
+		again[i] = NULL;
+	}
+	free(res2);
+	return rc;
+}
+
 static int
 send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
     const unsigned char *mask, struct tpu_err *err)
@@ -195,23 +224,13 @@ send_workdir(struct jobcmd *jc, const char *tar, unsigned char *fail,
 		tpu_err_init(&e);
 		if (nbad > 0 && sshcmd_refresh(jc->ctx, &jc->sc, &e) == 1) {
 			char **again = xcalloc(n, sizeof *again);
-			struct sshpool_result *res2 = xcalloc(n, sizeof *res2);
 
 			for (i = 0; i < n; i++)
 				if (cmds[i] != NULL &&
 				    sshpool_status_unreachable(res[i].status))
 					again[i] = xstrdup(cmds[i]);
-			rc = jobcmd_round(jc, again, 60, 0, res2, &e);
-			for (i = 0; i < n; i++) {
-				if (again[i] != NULL) {
-					sshpool_result_release(&res[i]);
-					res[i] = res2[i];
-				} else
-					sshpool_result_release(&res2[i]);
-				free(again[i]);
-			}
+			rc = round_again(jc, again, n, 60, res, &e);
 			free(again);
-			free(res2);
 		}
 	}
 	jc->capture = 0;
@@ -323,7 +342,6 @@ detach_refetch(struct jobcmd *jc, char **cmds, struct sshpool_result *res,
 	size_t n = jc->sc.ntargets, i, k = 0;
 	unsigned char *mask = xcalloc(n, 1);
 	char **again = xcalloc(n, sizeof *again);
-	struct sshpool_result *res2 = xcalloc(n, sizeof *res2);
 	struct tpu_err e;
 
 	for (i = 0; i < n; i++) {
@@ -342,19 +360,9 @@ detach_refetch(struct jobcmd *jc, char **cmds, struct sshpool_result *res,
 		if (tar != NULL && !staged)
 			prelaunch_send(jc, mask, (void *)tar);
 		tpu_err_init(&e);
-		if (!run_abort)
-			jobcmd_round(jc, again, 0, 0, res2, &e);
-		for (i = 0; i < n; i++) {
-			if (again[i] != NULL && !run_abort) {
-				sshpool_result_release(&res[i]);
-				res[i] = res2[i];
-			} else
-				sshpool_result_release(&res2[i]);
-			free(again[i]);
-		}
+		round_again(jc, again, n, 0, res, &e);
 	}
 	free(again);
-	free(res2);
 	free(mask);
 }
 
