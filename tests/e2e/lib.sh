@@ -254,3 +254,20 @@ offline_wheel_index() {
 	TPUCTL_CONFIG_DIR="$T/cfg"
 	export TPUCTL_CONFIG_DIR
 }
+
+# A loopback TCP port free at the time of asking.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Wait (30 s at most) until a background `tpuctl forward` (pid $1, its
+# stderr in $2) says it is forwarding; fail if it exits first.
+forward_wait() {
+	_n=0
+	until grep -q 'forwarding 127.0.0.1' "$2"; do
+		_n=$((_n + 1))
+		[ $_n -lt 150 ] || fail "forward did not start: $(cat "$2")"
+		kill -0 "$1" 2>/dev/null || fail "forward exited: $(cat "$2")"
+		sleep 0.2
+	done
+}

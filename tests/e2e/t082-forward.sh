@@ -11,9 +11,6 @@ expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
 KEY="$T/id_ed25519"
 ssh-keygen -q -t ed25519 -N '' -f "$KEY" >/dev/null
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 RPORT=$(free_port)
 LPORT=$(free_port)
 mkdir "$T/www"
@@ -25,13 +22,7 @@ HTTP_PID=$!
 "$TPUCTL" forward --worker 2 --ssh-key-file "$KEY" pod \
     "$LPORT:localhost:$RPORT" >"$T/fwd.out" 2>"$T/fwd.err" &
 FWD_PID=$!
-n=0
-until grep -q 'forwarding 127.0.0.1' "$T/fwd.err"; do
-	n=$((n + 1))
-	[ $n -lt 150 ] || fail "forward did not start: $(cat "$T/fwd.err")"
-	kill -0 $FWD_PID 2>/dev/null || fail "forward exited: $(cat "$T/fwd.err")"
-	sleep 0.2
-done
+forward_wait $FWD_PID "$T/fwd.err"
 assert_grep 'on worker 2' "$T/fwd.err"
 body=$(curl -sS --noproxy '*' "http://127.0.0.1:$LPORT/index.txt") ||
     fail "curl through the forward failed"

@@ -43,8 +43,8 @@ expect_rc 0 "$TPUCTL" scp --ssh-key-file "$KEY" "$T/f" o1:/tmp/f
 expect_rc 0 "$TPUCTL" run o1 --ssh-key-file "$KEY" -- true
 expect_rc 0 "$TPUCTL" ssh q1 --ssh-key-file "$KEY" -- true
 # forward to an OS Login node: the tunnel carries a request through
-RPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-LPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+RPORT=$(free_port)
+LPORT=$(free_port)
 mkdir "$T/www" && echo "oslogin forward $$" >"$T/www/index.txt"
 (cd "$T/www" && exec python3 -m http.server --bind 127.0.0.1 "$RPORT") \
     >"$T/http.log" 2>&1 &
@@ -52,13 +52,7 @@ HTTP_PID=$!
 "$TPUCTL" forward --ssh-key-file "$KEY" o1 "$LPORT:localhost:$RPORT" \
     >"$T/fwd.out" 2>"$T/fwd.err" &
 FWD_PID=$!
-n=0
-until grep -q 'forwarding 127.0.0.1' "$T/fwd.err"; do
-	n=$((n + 1))
-	[ $n -lt 150 ] || fail "forward did not start: $(cat "$T/fwd.err")"
-	kill -0 $FWD_PID 2>/dev/null || fail "forward exited: $(cat "$T/fwd.err")"
-	sleep 0.2
-done
+forward_wait $FWD_PID "$T/fwd.err"
 n=0
 until body=$(curl -sS --noproxy '*' "http://127.0.0.1:$LPORT/index.txt" 2>/dev/null); do
 	n=$((n + 1))

@@ -13,9 +13,6 @@
 emu_start
 
 expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 RPORT=$(free_port)
 LPORT=$(free_port)
 
