@@ -1,7 +1,8 @@
 #!/bin/sh
 # Helpers of the job-state tests (t359, t372, t430, t433): a node to run
-# jobs on, emulator worker events, a submitted job's start.  Sourced
-# after lib.sh and lib_fleet.sh.
+# jobs on, emulator worker events, a submitted job's start; and of the
+# restart tests (t306, t354, t355, t471): a preemption once an attempt
+# started.  Sourced after lib.sh (and lib_fleet.sh for job_node).
 
 # job_node ID: fleet_api_setup, then a READY v4-16 node ID (at most
 # 90 s); $JOB_NODE its full name (projects/P/locations/Z/nodes/ID).
@@ -31,4 +32,17 @@ job_wait_started() {
 		[ $n -lt 150 ] || fail "$1 never started"
 		sleep 0.2
 	done
+}
+
+# job_preempt_when OUT R NODE [ZONE [N]]: once OUT holds N (default 1)
+# lines "start rR" (at most 120 s), preempt NODE (in ZONE when given).
+job_preempt_when() {
+	n=0
+	until [ "$(grep -c "start r$2\$" "$1" 2>/dev/null)" -ge "${5:-1}" ]; do
+		n=$((n + 1))
+		[ $n -lt 600 ] || fail "attempt $2 never started: $(cat "$1") $(cat "${1%.out}.err")"
+		sleep 0.2
+	done
+	"$EMULATOR" event --state-dir "$EMU_DIR" ${4:+--zone "$4"} preempt \
+	    --node "$3" || fail "preempt (attempt $2) failed"
 }

@@ -8,6 +8,8 @@
 # restarted, unless --restart-on-failure; bad input is exit 2.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
@@ -27,26 +29,14 @@ expect_rc 2 "$TPUCTL" run t306 --max-restarts 1 --restart-backoff -3 -- true
 expect_rc 2 "$TPUCTL" run t306 --max-restarts 1 --detach -- true
 [ "$(emu_requests | wc -l)" -eq "$before" ] || fail "bad input made requests"
 
-# preempt_when OUT R: once the job printed "start rR", preempt the node.
-preempt_when() {
-	n=0
-	until grep -q "start r$2\$" "$1" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "attempt $2 never started: $(cat "$1") $(cat "${1%.out}.err")"
-		sleep 0.2
-	done
-	"$EMULATOR" event --state-dir "$EMU_DIR" preempt --node t306 ||
-	    fail "preempt (attempt $2) failed"
-}
-
 job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 2 ] || sleep 60; echo "done r$TPUCTL_RESTART_COUNT $(cat f)"'
 mkdir "$T/wd"
 echo payload >"$T/wd/f"
 "$TPUCTL" run t306 --name pj --max-restarts 2 --restart-backoff 1s \
     --workdir "$T/wd" --command "$job" >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-preempt_when "$T/r.out" 0
-preempt_when "$T/r.out" 1
+job_preempt_when "$T/r.out" 0 t306
+job_preempt_when "$T/r.out" 1 t306
 rc=0
 wait "$rpid" || rc=$?
 [ "$rc" -eq 0 ] || fail "run after 2 preemptions: exit $rc: $(cat "$T/r.err")"
@@ -78,7 +68,7 @@ assert_grep '^done r2 payload$' "$st/s0-w0.out"
 "$TPUCTL" run t306 --name bj --max-restarts 0 --command "$job" \
     >"$T/b.out" 2>"$T/b.err" &
 rpid=$!
-preempt_when "$T/b.out" 0
+job_preempt_when "$T/b.out" 0 t306
 rc=0
 wait "$rpid" || rc=$?
 [ "$rc" -eq 8 ] || fail "budget exhausted: exit $rc: $(cat "$T/b.err")"

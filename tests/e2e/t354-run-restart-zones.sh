@@ -8,6 +8,8 @@
 # bad zone: exit 2, nothing sent.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
@@ -23,27 +25,15 @@ expect_rc 2 "$TPUCTL" run z354 --zone $A --max-restarts 1 --zones $A,mars-1x -- 
 assert_grep 'mars-1x' "$T/err"
 [ "$(emu_requests | wc -l)" -eq "$before" ] || fail "bad input made requests"
 
-# preempt_when OUT R ZONE: once attempt R started, preempt the node.
-preempt_when() {
-	n=0
-	until grep -q "start r$2\$" "$1" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "attempt $2 never started: $(cat "$1") $(cat "${1%.out}.err")"
-		sleep 0.2
-	done
-	"$EMULATOR" event --state-dir "$EMU_DIR" --zone "$3" preempt --node z354 ||
-	    fail "preempt (attempt $2) failed"
-}
-
 job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 2 ] || sleep 60; echo "done r$TPUCTL_RESTART_COUNT"'
 "$EMULATOR" event --state-dir "$EMU_DIR" --zone $A stockout >/dev/null ||
     fail "stockout event"
 "$TPUCTL" run z354 --zone $A --name zj --max-restarts 2 --zones $A,$C \
     --command "$job" >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-preempt_when "$T/r.out" 0 $A
+job_preempt_when "$T/r.out" 0 z354 $A
 # attempt 1 runs in C; preempted there, recreated in C (its zone first)
-preempt_when "$T/r.out" 1 $C
+job_preempt_when "$T/r.out" 1 z354 $C
 rc=0
 wait "$rpid" || rc=$?
 [ "$rc" -eq 0 ] || fail "run with --zones: exit $rc: $(cat "$T/r.err")"
@@ -72,7 +62,7 @@ assert_grep "$C" "$T/out"
 "$TPUCTL" run z354 --zone $C --name xj --max-restarts 1 --zones $A,$C \
     --command "$job" >"$T/x.out" 2>"$T/x.err" &
 rpid=$!
-preempt_when "$T/x.out" 0 $C
+job_preempt_when "$T/x.out" 0 z354 $C
 rc=0
 wait "$rpid" || rc=$?
 [ "$rc" -eq 7 ] || fail "no capacity anywhere: exit $rc: $(cat "$T/x.err")"

@@ -11,6 +11,8 @@
 # The budget used up: 8 naming the queued resource.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
@@ -20,23 +22,11 @@ expect_rc 0 "$TPUCTL" queued-resources create q355 --node-count 2 \
     --node-prefix ms --accelerator-type v4-8 --version tpu-ubuntu2204-base \
     --spot --labels team=ml
 
-# preempt_when OUT R NODE: once both slices printed "start rR", preempt.
-preempt_when() {
-	n=0
-	until [ "$(grep -c "start r$2\$" "$1" 2>/dev/null)" -ge 2 ]; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "attempt $2 never started: $(cat "$1") $(cat "${1%.out}.err")"
-		sleep 0.2
-	done
-	"$EMULATOR" event --state-dir "$EMU_DIR" preempt --node "$3" ||
-	    fail "preempt (attempt $2) failed"
-}
-
 job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 1 ] || sleep 60; echo "done r$TPUCTL_RESTART_COUNT s$TPUCTL_SLICE/$TPUCTL_SLICES"'
 "$TPUCTL" run q355 --name qj --max-restarts 1 --command "$job" \
     >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-preempt_when "$T/r.out" 0 ms-1
+job_preempt_when "$T/r.out" 0 ms-1 "" 2
 t0=$(date +%s)
 rc=0
 wait "$rpid" || rc=$?
@@ -70,7 +60,7 @@ jq -e 'length == 2 and all(.[]; .state == "READY")' "$T/out" >/dev/null ||
 "$TPUCTL" run q355 --name bj --max-restarts 0 --command "$job" \
     >"$T/b.out" 2>"$T/b.err" &
 rpid=$!
-preempt_when "$T/b.out" 0 ms-0
+job_preempt_when "$T/b.out" 0 ms-0 "" 2
 rc=0
 wait "$rpid" || rc=$?
 [ "$rc" -eq 8 ] || fail "budget exhausted: exit $rc: $(cat "$T/b.err")"

@@ -10,6 +10,8 @@
 # Without --wait max-restarts is refused (exit 2, nothing sent).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
@@ -29,21 +31,9 @@ expect_rc 2 "$TPUCTL" submit "$T/r.yaml"
 assert_grep 'r.yaml: max-restarts: needs --wait \(without a client attached nothing can recreate a preempted slice\)$' "$T/err"
 [ "$(emu_tpu_mutations)" = "[]" ] || fail "sent: $(emu_tpu_mutations)"
 
-# preempt_when OUT R: once the job printed "start rR", preempt its node.
-preempt_when() {
-	n=0
-	until grep -q "start r$2\$" "$1" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "attempt $2 never started: $(cat "$1") $(cat "${1%.out}.err")"
-		sleep 0.2
-	done
-	"$EMULATOR" event --state-dir "$EMU_DIR" preempt --node "$3" ||
-	    fail "preempt (attempt $2) failed"
-}
-
 "$TPUCTL" submit --wait "$T/r.yaml" >"$T/s.out" 2>"$T/s.err" &
 spid=$!
-preempt_when "$T/s.out" 0 sub471
+job_preempt_when "$T/s.out" 0 sub471
 rc=0
 wait "$spid" || rc=$?
 [ "$rc" -eq 0 ] || fail "submit --wait after a preemption: exit $rc: $(cat "$T/s.err")"
@@ -63,7 +53,7 @@ sed -e 's/sub471/sub471b/' -e 's/max-restarts: 1/max-restarts: 0/' \
     "$T/r.yaml" >"$T/b.yaml"
 "$TPUCTL" submit --wait "$T/b.yaml" >"$T/b.out" 2>"$T/b.err" &
 spid=$!
-preempt_when "$T/b.out" 0 sub471b
+job_preempt_when "$T/b.out" 0 sub471b
 rc=0
 wait "$spid" || rc=$?
 [ "$rc" -eq 8 ] || fail "budget used up: exit $rc, want 8: $(cat "$T/b.err")"
