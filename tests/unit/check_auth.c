@@ -538,6 +538,9 @@ auth_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("jwt");
+	/* an RSA 2048 key is generated: seconds on a loaded machine, past
+	   Check's 4 s default (the CI failure of stop 23) */
+	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, jwt_signed_and_verifies);
 	tcase_add_test(tc, jwt_bad_key);
 	suite_add_tcase(s, tc);
