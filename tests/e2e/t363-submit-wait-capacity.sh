@@ -34,12 +34,7 @@ for sig in INT TERM; do
 	sed "s/sub363/sub363$l/; s/, valid-until-duration: 2s//" "$T/v.yaml" >"$T/$sig.yaml"
 	"$TPUCTL" submit --wait "$T/$sig.yaml" >"$T/$sig.out" 2>"$T/$sig.err" &
 	pid=$!
-	n=0
-	until grep -q 'waiting for the capacity' "$T/$sig.err"; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || fail "$sig: not waiting: $(cat "$T/$sig.err")"
-		sleep 0.1
-	done
+	wait_for_grep "$T/$sig.err" 'waiting for the capacity' "" 10
 	if [ $sig = INT ]; then
 		# queued: jobs and logs say so
 		expect_rc 0 "$TPUCTL" jobs --format json

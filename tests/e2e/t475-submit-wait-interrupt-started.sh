@@ -19,13 +19,7 @@ for sig in INT TERM; do
 	[ $sig = INT ] || printf 'delete-after: true\n' >>"$T/$sig.yaml"
 	"$TPUCTL" submit --wait "$T/$sig.yaml" >"$T/$sig.out" 2>"$T/$sig.err" &
 	pid=$!
-	n=0
-	until grep -q 'started$' "$T/$sig.out" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -lt 300 ] || fail "$sig: job never started: $(cat "$T/$sig.err")"
-		kill -0 $pid 2>/dev/null || fail "$sig: submit ended: $(cat "$T/$sig.err")"
-		sleep 0.2
-	done
+	wait_for_grep "$T/$sig.out" 'started$' $pid
 	kill -s $sig $pid
 	rc=0
 	wait $pid || rc=$?
