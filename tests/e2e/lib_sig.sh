@@ -1,8 +1,9 @@
 #!/bin/sh
 # Helpers of the interrupt tests (t088, t414: remote sleeps; t337, t340:
-# a command held on four workers, then signalled): the processes of a
-# run are found by a line VAR=VALUE, $SIG_ENV, in their environment
-# (every worker runs on this host).  Sourced after lib.sh.
+# a command held on four workers, then signalled; t086 uses sig_pod_key):
+# the processes of a run are found by a line VAR=VALUE, $SIG_ENV, in
+# their environment (every worker runs on this host).  Sourced after
+# lib.sh.
 
 # sig_pod_key: the emulator, a v4-32 node "pod" and $KEY, a fresh client
 # key that every worker of it has taken (one ssh with it).
