@@ -31,12 +31,7 @@ for sig in INT TERM; do
 	    --command "$SLEEP" >"$T/out" 2>"$T/err" &
 	pid=$!
 	sig_wait_running "SIG$sig" 4
-	kill -$sig $pid
-	rc=0
-	wait $pid || rc=$?
-	want=130
-	[ $sig = INT ] || want=143
-	[ $rc -eq $want ] || fail "SIG$sig: exit $rc: $(cat "$T/err")"
+	sig_stop $sig $pid "$T/err"
 	sig_none_left "SIG$sig" 3
 done
 

@@ -8,6 +8,8 @@
 # never started (no such job).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_sig.sh
+. "$(dirname "$0")/lib_sig.sh"
 
 emu_start --set tpu.qr_provision_ms=300
 ZONE=us-central2-b
@@ -43,12 +45,7 @@ for sig in INT TERM; do
 		expect_rc 0 "$TPUCTL" logs sub363int
 		assert_grep "job sub363int is queued" "$T/err"
 	fi
-	kill -s $sig $pid
-	rc=0
-	wait $pid || rc=$?
-	want=130
-	[ $sig = INT ] || want=143
-	[ $rc -eq $want ] || fail "$sig: exit $rc, want $want: $(cat "$T/$sig.err")"
+	sig_stop $sig $pid "$T/$sig.err"
 	assert_grep "deleting queued resource 'sub363$l' \(interrupted\)" "$T/$sig.err"
 	assert_no_slice "sub363$l"
 done

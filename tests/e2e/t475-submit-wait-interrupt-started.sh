@@ -8,6 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
+# shellcheck source=tests/e2e/lib_sig.sh
+. "$(dirname "$0")/lib_sig.sh"
 
 emu_start --set fleet.key_delay_ms=200 --set tpu.qr_provision_ms=300
 fleet_api_setup
@@ -20,12 +22,7 @@ for sig in INT TERM; do
 	"$TPUCTL" submit --wait "$T/$sig.yaml" >"$T/$sig.out" 2>"$T/$sig.err" &
 	pid=$!
 	wait_for_grep "$T/$sig.out" 'started$' $pid
-	kill -s $sig $pid
-	rc=0
-	wait $pid || rc=$?
-	want=130
-	[ $sig = INT ] || want=143
-	[ $rc -eq $want ] || fail "$sig: exit $rc, want $want: $(cat "$T/$sig.err")"
+	sig_stop $sig $pid "$T/$sig.err"
 	assert_grep "^job $id: interrupted: cancelling it\$" "$T/$sig.err"
 	if [ $sig = INT ]; then
 		# the queued resource and its node stay; the job is over
