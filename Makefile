@@ -119,12 +119,31 @@ $(B)/tests/check_%: tests/unit/check_%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(CHECK_LIBS) $(LIBS)
 
+# Each check binary under a time limit (UNIT_TIMEOUT seconds, then KILL
+# 10 s later), so a hang is named too; the last two lines name every
+# one that failed and how, and count them (CI shows only the tail).
+UNIT_TIMEOUT ?= 300
 unit: $(UNIT_BIN)
-	@fail=0; for t in $(UNIT_BIN); do \
+	@pass=0; nfail=0; failed=; for t in $(UNIT_BIN); do \
 		echo "== $$t"; \
-		TPUCTL_TEST_SRCDIR=$(CURDIR) $$t || fail=1; \
+		rc=0; \
+		TPUCTL_TEST_SRCDIR=$(CURDIR) \
+		    timeout -k 10 $(UNIT_TIMEOUT) $$t || rc=$$?; \
+		if [ $$rc -eq 0 ]; then pass=$$((pass + 1)); continue; fi; \
+		if [ $$rc -eq 124 ]; then \
+			why="timed out after $(UNIT_TIMEOUT) s"; \
+		elif [ $$rc -gt 128 ]; then \
+			why="killed by signal $$((rc - 128))"; \
+		else \
+			why="exit $$rc"; \
+		fi; \
+		echo "== $$t: $$why"; \
+		nfail=$$((nfail + 1)); \
+		failed="$${failed:+$$failed, }$${t##*/} ($$why)"; \
 	done; \
-	exit $$fail
+	[ -z "$$failed" ] || echo "unit: FAILED: $$failed"; \
+	echo "unit: $$pass passed, $$nfail failed"; \
+	[ $$nfail -eq 0 ]
 
 # E2E_JOBS tests at a time (tests/e2e/run.sh: its default from nproc;
 # side by side only as root, each in a network namespace of its own).

@@ -263,11 +263,46 @@ free_port() {
 # Wait (30 s at most) until a background `tpuctl forward` (pid $1, its
 # stderr in $2) says it is forwarding; fail if it exits first.
 forward_wait() {
-	_n=0
-	until grep -q 'forwarding 127.0.0.1' "$2"; do
-		_n=$((_n + 1))
-		[ $_n -lt 150 ] || fail "forward did not start: $(cat "$2")"
-		kill -0 "$1" 2>/dev/null || fail "forward exited: $(cat "$2")"
-		sleep 0.2
+	wait_for_grep "$2" 'forwarding 127\.0\.0\.1' "$1" 30
+}
+
+# wait_for_grep [-c N] FILE PATTERN [PID [SECONDS]]: until FILE has a
+# line (with -c, N lines) matching the ERE PATTERN, looking every 0.1 s;
+# fail after SECONDS (default 60), or once process PID (unless empty)
+# ended without it.  A failure shows FILE and, for X.out, X.err.
+wait_for_grep() {
+	_wc=1
+	if [ "$1" = -c ]; then
+		_wc=$2
+		shift 2
+	fi
+	_wn=0
+	while :; do
+		# PID first: what it wrote before it ended is read below
+		_wd=0
+		[ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null || _wd=1
+		_wg=$(grep -Ec -- "$2" "$1" 2>/dev/null) || true
+		[ "${_wg:-0}" -lt "$_wc" ] || return 0
+		if [ $_wd = 1 ]; then
+			_ww="process $3 ended"
+			break
+		fi
+		_wn=$((_wn + 1))
+		if [ $_wn -ge $((${4:-60} * 10)) ]; then
+			_ww="not within ${4:-60} s"
+			break
+		fi
+		sleep 0.1
 	done
+	echo "--- $1" >&2
+	cat "$1" >&2 2>/dev/null || true
+	case $1 in
+	*.out)
+		if [ -f "${1%.out}.err" ]; then
+			echo "--- ${1%.out}.err" >&2
+			cat "${1%.out}.err" >&2
+		fi
+		;;
+	esac
+	fail "no $_wc line(s) matching '$2' in $1: $_ww"
 }

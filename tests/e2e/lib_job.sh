@@ -37,12 +37,7 @@ job_wait_started() {
 # job_preempt_when OUT R NODE [ZONE [N]]: once OUT holds N (default 1)
 # lines "start rR" (at most 120 s), preempt NODE (in ZONE when given).
 job_preempt_when() {
-	n=0
-	until [ "$(grep -c "start r$2\$" "$1" 2>/dev/null)" -ge "${5:-1}" ]; do
-		n=$((n + 1))
-		[ $n -lt 600 ] || fail "attempt $2 never started: $(cat "$1") $(cat "${1%.out}.err")"
-		sleep 0.2
-	done
+	wait_for_grep -c "${5:-1}" "$1" "start r$2\$" "" 120
 	"$EMULATOR" event --state-dir "$EMU_DIR" ${4:+--zone "$4"} preempt \
 	    --node "$3" || fail "preempt (attempt $2) failed"
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Helpers of the interrupt tests (t088, t414: remote sleeps; t337, t340:
-# a command held on four workers, then signalled): the processes of a
-# run are found by a line VAR=VALUE, $SIG_ENV, in their environment
-# (every worker runs on this host).  Sourced after lib.sh.
+# a command held on four workers, then signalled; t086 uses sig_pod_key,
+# t363 and t475 sig_stop): the processes of a run are found by a line
+# VAR=VALUE, $SIG_ENV, in their environment (every worker runs on this
+# host).  Sourced after lib.sh.
 
 # sig_pod_key: the emulator, a v4-32 node "pod" and $KEY, a fresh client
 # key that every worker of it has taken (one ssh with it).
@@ -91,4 +92,15 @@ sig_interrupt() {
 		[ $n -lt 100 ] || fail "$what $sig: left running on the workers: $(sig_procs)"
 		sleep 0.2
 	done
+}
+
+# sig_stop SIG PID ERRFILE: send SIG (INT or TERM) to the background
+# PID and reap it: it must exit 130 for INT, 143 for TERM.
+sig_stop() {
+	kill -s "$1" "$2"
+	_rc=0
+	wait "$2" || _rc=$?
+	_want=130
+	[ "$1" = INT ] || _want=143
+	[ $_rc -eq $_want ] || fail "SIG$1: exit $_rc, want $_want: $(cat "$3")"
 }

@@ -63,14 +63,7 @@ expect_jq() {
 
 # wait_op NAME: poll the operation until done (30 s); it stays in $T/resp.
 wait_op() {
-	i=0
-	while :; do
-		expect_api 200 GET "/v2/$1"
-		[ "$(jr '.done // false')" = true ] && return 0
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "operation $1 not done after 30 s"
-		sleep 0.1
-	done
+	wait_state "/v2/$1" true '.done // false'
 }
 
 # wait_state PATH STATE [FILTER]: poll a resource until FILTER is STATE.

@@ -35,12 +35,7 @@ stockout $Z
 "$TPUCTL" queued-resources create qi --node-id qi1 --accelerator-type v4-8 \
     >"$T/out" 2>"$T/err" &
 pid=$!
-i=0
-until grep -q WAITING_FOR_RESOURCES "$T/err"; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "Ctrl-C: never saw WAITING_FOR_RESOURCES: $(cat "$T/err")"
-	sleep 0.1
-done
+wait_for_grep "$T/err" WAITING_FOR_RESOURCES "" 10
 kill -INT $pid
 set +e
 wait $pid

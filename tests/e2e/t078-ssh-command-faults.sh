@@ -102,12 +102,7 @@ assert_grep '^3 of 4 workers succeeded' "$T/err"
     --command 'h=${HOME%/home}; w=${h##*/w}; case $w in [01]) echo fast ;; *) sleep 60 ;; esac' \
     >"$T/out" 2>"$T/err" &
 pid=$!
-n=0
-until [ "$(grep -c '^\[w[01]\] fast$' "$T/out")" -eq 2 ]; do
-	n=$((n + 1))
-	[ $n -lt 150 ] || fail "D13: the fast workers never printed"
-	sleep 0.2
-done
+wait_for_grep -c 2 "$T/out" '^\[w[01]\] fast$' "" 30
 sleep 0.5
 kill -INT "$pid"
 start=$(date +%s)

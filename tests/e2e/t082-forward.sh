@@ -15,9 +15,11 @@ RPORT=$(free_port)
 LPORT=$(free_port)
 mkdir "$T/www"
 echo "hello from the worker $$" >"$T/www/index.txt"
-(cd "$T/www" && exec python3 -m http.server --bind 127.0.0.1 "$RPORT") \
+(cd "$T/www" && exec python3 -u -m http.server --bind 127.0.0.1 "$RPORT") \
     >"$T/http.log" 2>&1 &
 HTTP_PID=$!
+# listening before anything is forwarded to it
+wait_for_grep "$T/http.log" '^Serving HTTP on ' $HTTP_PID 30
 
 "$TPUCTL" forward --worker 2 --ssh-key-file "$KEY" pod \
     "$LPORT:localhost:$RPORT" >"$T/fwd.out" 2>"$T/fwd.err" &

@@ -7,12 +7,9 @@
 # even while the remote command would print forever.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
-emu_start
-
-expect_rc 0 "$TPUCTL" create pod --accelerator-type v4-32
-KEY="$T/id_ed25519"
-ssh-keygen -q -t ed25519 -N '' -f "$KEY" >/dev/null
-expect_rc 0 "$TPUCTL" ssh pod --worker all --ssh-key-file "$KEY" -- true
+# shellcheck source=tests/e2e/lib_sig.sh
+. "$(dirname "$0")/lib_sig.sh"
+sig_pod_key
 
 full() {
 	rc=0

@@ -98,12 +98,7 @@ while True:
     c.close()
 ' "$T/evil.log" >"$T/evil.port" &
 epid=$!
-i=0
-until [ -s "$T/evil.port" ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "the listener did not start"
-	sleep 0.1
-done
+wait_for_grep "$T/evil.port" . $epid 10
 eport=$(cat "$T/evil.port")
 sed "s|\"session\":\"http://127[^\"]*\"|\"session\":\"http://127.0.0.1:$eport/upload/storage/v1/b/e2e-rk/o?uploadType=resumable\&upload_id=x\"|" \
     "$tf" >"$T/t" && cat "$T/t" >"$tf"

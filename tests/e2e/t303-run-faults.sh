@@ -34,12 +34,7 @@ m=419.$$
 "$TPUCTL" run --name int1 t303 -- sh -c "echo go; sleep $m" \
     >"$T/i.out" 2>"$T/i.err" &
 pid=$!
-i=0
-until [ "$(grep -c '^\[w[0-3]\] go$' "$T/i.out")" -eq 4 ]; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "int1 did not start: $(cat "$T/i.out" "$T/i.err")"
-	sleep 0.05
-done
+wait_for_grep -c 4 "$T/i.out" '^\[w[0-3]\] go$' "" 10
 kill -INT "$pid"
 set +e
 wait "$pid"
@@ -64,12 +59,7 @@ if left "$m"; then fail "left after --fail-fast: $(pgrep -af "sleep $m")"; fi
 "$TPUCTL" run --name down1 t303 -- sh -c 'echo up; sleep 5; echo finished' \
     >"$T/d.out" 2>"$T/d.err" &
 pid=$!
-i=0
-until [ "$(grep -c '^\[w[0-3]\] up$' "$T/d.out")" -eq 4 ]; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "down1 did not start: $(cat "$T/d.out" "$T/d.err")"
-	sleep 0.05
-done
+wait_for_grep -c 4 "$T/d.out" '^\[w[0-3]\] up$' "" 10
 full="projects/$CLOUDSDK_CORE_PROJECT/locations/$CLOUDSDK_COMPUTE_ZONE/nodes/t303"
 code=$(curl -sS --noproxy '*' -o "$T/resp" -w '%{http_code}' -X POST \
     -H 'Content-Type: application/json' \

@@ -20,12 +20,7 @@ job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 1 ] || s
 "$TPUCTL" run t307 --name gj --max-restarts 1 --command "$job" \
     >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-n=0
-until grep -q 'start r0$' "$T/r.out" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || fail "the job never started: $(cat "$T/r.out" "$T/r.err")"
-	sleep 0.2
-done
+wait_for_grep "$T/r.out" 'start r0$' "" 120
 emu_inject --method POST --path "$NODES" --count 1 return-503-after-0K
 fleet_api DELETE "$NODES/t307" >/dev/null || fail "delete from outside failed"
 rc=0
@@ -55,12 +50,7 @@ job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 1 ] || s
 "$TPUCTL" -v run t307 --name sj --max-restarts 1 --stage gs://stg/j/ \
     --workdir "$T/wd" --command "$job" >"$T/s.out" 2>"$T/s.err" &
 rpid=$!
-n=0
-until grep -q 'start r0$' "$T/s.out" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || fail "the staged job never started: $(cat "$T/s.out" "$T/s.err")"
-	sleep 0.2
-done
+wait_for_grep "$T/s.out" 'start r0$' "" 120
 fleet_api DELETE "$NODES/t307" >/dev/null || fail "delete from outside failed"
 rc=0
 wait "$rpid" || rc=$?

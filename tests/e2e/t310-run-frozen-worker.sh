@@ -54,16 +54,6 @@ freeze() {
 	done
 }
 
-# wait_lines FILE PATTERN COUNT: until FILE has COUNT lines matching
-wait_lines() {
-	i=0
-	until [ "$(grep -c "$2" "$1")" -ge "$3" ]; do
-		i=$((i + 1))
-		[ $i -lt 400 ] || fail "no $3 lines '$2' in $1: $(cat "$1")"
-		sleep 0.05
-	done
-}
-
 n=40
 count='i=0; while [ $i -lt '$n' ]; do echo "line $i"; i=$((i + 1)); sleep 0.2; done'
 
@@ -72,7 +62,7 @@ expect_rc 0 "$TPUCTL" run --format 'value(name)' --detach --name fz1 t310 \
     --command "$count"
 "$TPUCTL" logs --follow fz1 >"$T/f.out" 2>"$T/f.err" &
 fpid=$!
-wait_lines "$T/f.out" '^\[w1\] line ' 5
+wait_for_grep -c 5 "$T/f.out" '^\[w1\] line ' "" 20
 freeze 1
 set +e
 wait "$fpid"
@@ -92,7 +82,7 @@ assert_grep '^job fz1: 2 of 2 workers succeeded$' "$T/f.err"
 "$TPUCTL" run --name fz2 t310 -- sh -c 'echo up; sleep 8; echo finished' \
     >"$T/r.out" 2>"$T/r.err" &
 pid=$!
-wait_lines "$T/r.out" '^\[w[01]\] up$' 2
+wait_for_grep -c 2 "$T/r.out" '^\[w[01]\] up$' "" 20
 freeze 1 all
 frozen_at=$(date +%s)
 set +e

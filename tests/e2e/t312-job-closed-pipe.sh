@@ -7,7 +7,9 @@
 # (tpuctl jobs); `logs --follow >/dev/full` exits 1 with one line; an
 # attached `tpuctl run ... | head -1` (or >/dev/full) ends the same way
 # and, like the remote commands of `tpuctl ssh ... | head -1`, its job is
-# cancelled on every worker (tpuctl-run(1)).
+# cancelled on every worker (tpuctl-run(1)); a worker its launch had not
+# reached yet when the output failed never starts it (no such job there,
+# and none later).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
@@ -73,9 +75,27 @@ assert_grep '^tpuctl: write error on standard output: No space left on device$' 
 [ "$(wc -l <"$T/err")" -eq 1 ] || fail "logs >/dev/full: not one line: $(cat "$T/err")"
 [ "$(state p1)" = "2 running" ] || fail "p1 after /dev/full: $(cat "$T/out")"
 
+# cancelled NAME: the attached job NAME ended by its cancel: killed by
+# TERM on every worker it started on (at least the one whose line was
+# read), no such job on one its launch had not reached yet when the
+# output failed, and still so a second later (no launch came late)
+cancelled() {
+	expect_rc 0 "$TPUCTL" jobs t312 --format json
+	jq -e --arg n "$1" '[.[] | select(.name == $n) | .workers[].state] |
+	    length == 2 and any(. == "killed by TERM") and
+	    all(. == "killed by TERM" or . == "no such job")' "$T/out" \
+	    >/dev/null || fail "$1 after the output failed: $(cat "$T/out")"
+	cp "$T/out" "$T/$1.jobs"
+	sleep 1
+	expect_rc 0 "$TPUCTL" jobs t312 --format json
+	[ "$(jq -c --arg n "$1" '.[] | select(.name == $n) | .workers' "$T/out")" = \
+	    "$(jq -c --arg n "$1" '.[] | select(.name == $n) | .workers' "$T/$1.jobs")" ] ||
+	    fail "$1 changed after its cancel: $(cat "$T/$1.jobs") then $(cat "$T/out")"
+}
+
 # an attached run: quiet 141, and its job cancelled on every worker
 closed "run" "$TPUCTL" run --name a1 t312 --command "$forever"
-[ "$(state a1)" = "2 killed by TERM" ] || fail "a1 after the closed pipe: $(cat "$T/out")"
+cancelled a1
 
 # an attached run >/dev/full: one line, exit 1, the job cancelled
 rc=0
@@ -84,7 +104,7 @@ timeout 60 "$TPUCTL" run --name f1 t312 --command "$forever" \
 [ $rc -eq 1 ] || fail "run >/dev/full: exit $rc: $(cat "$T/err")"
 assert_grep '^tpuctl: write error on standard output: No space left on device; job f1 cancelled$' "$T/err"
 [ "$(wc -l <"$T/err")" -eq 1 ] || fail "run >/dev/full: not one line: $(cat "$T/err")"
-[ "$(state f1)" = "2 killed by TERM" ] || fail "f1 after /dev/full: $(cat "$T/out")"
+cancelled f1
 
 expect_rc 0 "$TPUCTL" cancel p1
 [ "$(state p1)" = "2 killed by TERM" ] || fail "p1 after cancel: $(cat "$T/out")"

@@ -19,13 +19,7 @@ LPORT=$(free_port)
 "$TPUCTL" notebook pod --worker 1 --port "$RPORT" --local-port "$LPORT" \
     --python /usr/bin/python3 >"$T/nb.out" 2>"$T/nb.err" &
 NB=$!
-n=0
-until grep -q '^http://' "$T/nb.out"; do
-	n=$((n + 1))
-	[ $n -lt 300 ] || fail "no URL in 60 s: $(cat "$T/nb.out" "$T/nb.err")"
-	kill -0 $NB 2>/dev/null || fail "notebook exited: $(cat "$T/nb.out" "$T/nb.err")"
-	sleep 0.2
-done
+wait_for_grep "$T/nb.out" '^http://' $NB
 url=$(grep '^http://' "$T/nb.out")
 case $url in
 "http://127.0.0.1:$LPORT/?token="????????????????????????????????????????????????) ;;
@@ -58,13 +52,7 @@ fi
 "$TPUCTL" notebook pod --worker 1 --port "$RPORT" --local-port "$LPORT" \
     --python /usr/bin/python3 >"$T/nb.out" 2>"$T/nb.err" &
 NB=$!
-n=0
-until grep -q '^http://' "$T/nb.out"; do
-	n=$((n + 1))
-	[ $n -lt 300 ] || fail "no URL in 60 s: $(cat "$T/nb.out" "$T/nb.err")"
-	kill -0 $NB 2>/dev/null || fail "notebook exited: $(cat "$T/nb.out" "$T/nb.err")"
-	sleep 0.2
-done
+wait_for_grep "$T/nb.out" '^http://' $NB
 kill -TERM $NB
 rc=0
 wait $NB || rc=$?

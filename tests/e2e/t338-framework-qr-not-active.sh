@@ -5,23 +5,15 @@
 # guest attributes, no key made); once ACTIVE, doctor reaches its node.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_fw.sh
+. "$(dirname "$0")/lib_fw.sh"
 emu_start --set tpu.qr_provision_ms=4000
 
 expect_rc 0 "$TPUCTL" queued-resources create pend --node-id pn \
     --accelerator-type v4-8 --async
-before=$(emu_requests | wc -l)
-for cmd in "install pend --framework jax" "doctor pend" "reset-workers pend"; do
-	# shellcheck disable=SC2086 # $cmd is words on purpose
-	expect_rc 4 "$TPUCTL" $cmd
-	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "$cmd: not one line: $(cat "$T/err")"
-	assert_grep "^tpuctl: queued resource 'pend' is [A-Z_]+, not ACTIVE: its nodes are not ready$" "$T/err"
-done
-emu_requests | tail -n +$((before + 1)) >"$T/req"
-jq -e -s 'all(.method == "GET" or .path == "/token") and
-    all(.path | test("getGuestAttributes") | not) and
-    any(.path | test("/queuedResources/pend$"))' "$T/req" >/dev/null ||
-    fail "a refusal reached the workers' side: $(cat "$T/req")"
-[ ! -e "$HOME/.ssh/google_compute_engine" ] || fail "a refusal generated an SSH key"
+fw_refused pend \
+    "^tpuctl: queued resource 'pend' is [A-Z_]+, not ACTIVE: its nodes are not ready\$" \
+    '/queuedResources/pend$'
 
 # once ACTIVE, the same name reaches the node's worker
 n=0

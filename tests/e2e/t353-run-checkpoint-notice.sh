@@ -83,12 +83,7 @@ PY
     --env "STORAGE_EMULATOR_HOST=$STORAGE_EMULATOR_HOST" \
     --workdir "$T/wd" -- python3 train.py >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-n=0
-until grep -q 'step 5$' "$T/r.out" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || fail "the job never started: $(cat "$T/r.out" "$T/r.err")"
-	sleep 0.2
-done
+wait_for_grep "$T/r.out" 'step 5$' "" 120
 "$EMULATOR" event --state-dir "$EMU_DIR" preempt --node t353 || fail "preempt failed"
 rc=0
 wait "$rpid" || rc=$?

@@ -8,6 +8,8 @@
 # never started (no such job).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_sig.sh
+. "$(dirname "$0")/lib_sig.sh"
 
 emu_start --set tpu.qr_provision_ms=300
 ZONE=us-central2-b
@@ -34,12 +36,7 @@ for sig in INT TERM; do
 	sed "s/sub363/sub363$l/; s/, valid-until-duration: 2s//" "$T/v.yaml" >"$T/$sig.yaml"
 	"$TPUCTL" submit --wait "$T/$sig.yaml" >"$T/$sig.out" 2>"$T/$sig.err" &
 	pid=$!
-	n=0
-	until grep -q 'waiting for the capacity' "$T/$sig.err"; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || fail "$sig: not waiting: $(cat "$T/$sig.err")"
-		sleep 0.1
-	done
+	wait_for_grep "$T/$sig.err" 'waiting for the capacity' "" 10
 	if [ $sig = INT ]; then
 		# queued: jobs and logs say so
 		expect_rc 0 "$TPUCTL" jobs --format json
@@ -48,12 +45,7 @@ for sig in INT TERM; do
 		expect_rc 0 "$TPUCTL" logs sub363int
 		assert_grep "job sub363int is queued" "$T/err"
 	fi
-	kill -s $sig $pid
-	rc=0
-	wait $pid || rc=$?
-	want=130
-	[ $sig = INT ] || want=143
-	[ $rc -eq $want ] || fail "$sig: exit $rc, want $want: $(cat "$T/$sig.err")"
+	sig_stop $sig $pid "$T/$sig.err"
 	assert_grep "deleting queued resource 'sub363$l' \(interrupted\)" "$T/$sig.err"
 	assert_no_slice "sub363$l"
 done

@@ -32,12 +32,7 @@ echo "done r$TPUCTL_RESTART_COUNT"'
 TPUCTL_RUN_DRAIN_TIMEOUT=2 "$TPUCTL" run t370 --name dj --max-restarts 1 \
     --command "$job" >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-n=0
-until [ "$(grep -c 'start r0$' "$T/r.out" 2>/dev/null)" -ge 2 ]; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || fail "the job never started: $(cat "$T/r.out" "$T/r.err")"
-	sleep 0.2
-done
+wait_for_grep -c 2 "$T/r.out" 'start r0$' "" 120
 t0=$(date +%s)
 "$EMULATOR" event --state-dir "$EMU_DIR" preempt --node t370 || fail "preempt failed"
 rc=0

@@ -25,12 +25,7 @@ echo never'
 "$TPUCTL" run t373 --name nj --max-restarts 0 --command "$job" \
     >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-n=0
-until [ "$(grep -c '\] up$' "$T/r.out" 2>/dev/null)" -ge 2 ]; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || fail "the job never started: $(cat "$T/r.out" "$T/r.err")"
-	sleep 0.1
-done
+wait_for_grep -c 2 "$T/r.out" '\] up$'
 "$EMULATOR" event --state-dir "$EMU_DIR" preempt --node t373 || fail "preempt failed"
 rc=0
 wait "$rpid" || rc=$?

@@ -24,12 +24,7 @@ job='echo "start r$TPUCTL_RESTART_COUNT"; [ "$TPUCTL_RESTART_COUNT" -ge 1 ] || s
 "$TPUCTL" run q474 --zone $A --name qz --max-restarts 1 --zones $A,$C \
     --command "$job" >"$T/r.out" 2>"$T/r.err" &
 rpid=$!
-n=0
-until grep -q 'start r0$' "$T/r.out" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || fail "attempt 0 never started: $(cat "$T/r.out") $(cat "$T/r.err")"
-	sleep 0.2
-done
+wait_for_grep "$T/r.out" 'start r0$' "" 120
 # the first zone has no capacity from now on
 "$EMULATOR" event --state-dir "$EMU_DIR" --zone $A stockout >/dev/null ||
     fail "stockout event"

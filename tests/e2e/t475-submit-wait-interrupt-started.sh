@@ -8,6 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
+# shellcheck source=tests/e2e/lib_sig.sh
+. "$(dirname "$0")/lib_sig.sh"
 
 emu_start --set fleet.key_delay_ms=200 --set tpu.qr_provision_ms=300
 fleet_api_setup
@@ -19,19 +21,8 @@ for sig in INT TERM; do
 	[ $sig = INT ] || printf 'delete-after: true\n' >>"$T/$sig.yaml"
 	"$TPUCTL" submit --wait "$T/$sig.yaml" >"$T/$sig.out" 2>"$T/$sig.err" &
 	pid=$!
-	n=0
-	until grep -q 'started$' "$T/$sig.out" 2>/dev/null; do
-		n=$((n + 1))
-		[ $n -lt 300 ] || fail "$sig: job never started: $(cat "$T/$sig.err")"
-		kill -0 $pid 2>/dev/null || fail "$sig: submit ended: $(cat "$T/$sig.err")"
-		sleep 0.2
-	done
-	kill -s $sig $pid
-	rc=0
-	wait $pid || rc=$?
-	want=130
-	[ $sig = INT ] || want=143
-	[ $rc -eq $want ] || fail "$sig: exit $rc, want $want: $(cat "$T/$sig.err")"
+	wait_for_grep "$T/$sig.out" 'started$' $pid
+	sig_stop $sig $pid "$T/$sig.err"
 	assert_grep "^job $id: interrupted: cancelling it\$" "$T/$sig.err"
 	if [ $sig = INT ]; then
 		# the queued resource and its node stay; the job is over

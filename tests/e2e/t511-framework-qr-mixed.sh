@@ -11,6 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
+# shellcheck source=tests/e2e/lib_fw.sh
+. "$(dirname "$0")/lib_fw.sh"
 
 emu_start --set tpu.qr_provision_ms=300 --set tpu.create_ms=300
 fleet_api_setup
@@ -23,22 +25,10 @@ recreate() {
 	fleet_create_node "$1" "$2" 60 "{\"runtimeVersion\":\"$3\"}"
 }
 
+# refused GEN RUNTIME: mx-1 (GEN, RUNTIME) differs from mx-0
 refused() {
-	before=$(emu_requests | wc -l)
-	for cmd in "install mix --framework jax" "doctor mix" "reset-workers mix"; do
-		# shellcheck disable=SC2086 # $cmd is words on purpose
-		expect_rc 4 "$TPUCTL" $cmd
-		[ "$(wc -l <"$T/err")" -eq 1 ] || fail "$cmd: not one line: $(cat "$T/err")"
-		assert_grep "^tpuctl: queued resource 'mix': its nodes differ \\(mx-0: v4, runtime tpu-ubuntu2204-base; mx-1: $1, runtime $2\\); install on each node$" "$T/err"
-		# (doctor's local checks come first; nothing of a worker)
-		assert_no_grep '^\[s[0-9]' "$T/out"
-	done
-	emu_requests | tail -n +$((before + 1)) >"$T/req"
-	jq -e -s 'all(.method == "GET" or .path == "/token") and
-	    all(.path | test("getGuestAttributes") | not) and
-	    any(.path | test("/nodes/mx-1$"))' "$T/req" >/dev/null ||
-		fail "a refusal reached the workers' side: $(cat "$T/req")"
-	[ ! -e "$HOME/.ssh/google_compute_engine" ] || fail "a refusal generated an SSH key"
+	fw_refused mix "^tpuctl: queued resource 'mix': its nodes differ \\(mx-0: v4, runtime tpu-ubuntu2204-base; mx-1: $1, runtime $2\\); install on each node\$" \
+	    '/nodes/mx-1$'
 }
 
 # [ the queued resource is still ACTIVE: the refusal is not t338's ]

@@ -560,6 +560,32 @@ boot(const char *script, int worker, int want)
 	free(p);
 }
 
+/*
+ * boot SCRIPT as WORKER: it launched job NAME, which ended with exit CODE
+ * and printed OUT (what follow reads).
+ */
+static void
+boot_ran(
+    const char *script, int worker, const char *name, int code, const char *out)
+{
+	struct jobs_state st;
+	struct buf o, e;
+	char *cmd;
+
+	buf_init(&o, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	boot(script, worker, 0);
+	wait_final(name, &st);
+	ck_assert_int_eq(st.kind, JOBS_EXITED);
+	ck_assert_int_eq(st.code, code);
+	cmd = jobs_follow_cmd(name, 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), code == 0 ? 0 : 1);
+	ck_assert_str_eq(o.data, out);
+	free(cmd);
+	buf_release(&o);
+	buf_release(&e);
+}
+
 START_TEST(test_boot_script)
 {
 	struct jobs_spec s;
@@ -588,15 +614,8 @@ START_TEST(test_boot_script)
 	}
 	script = jobs_boot_script(&s);
 	ck_assert(strncmp(script, "#!/bin/sh\n", 10) == 0);
-	boot(script, 1, 0);
-	wait_final("j1", &st);
-	ck_assert_int_eq(st.kind, JOBS_EXITED);
-	ck_assert_int_eq(st.code, 4);
-	cmd = jobs_follow_cmd("j1", 0, 0, 1);
-	ck_assert_int_eq(sh(cmd, &o, &e), 1);
-	ck_assert_str_eq(o.data, "w=1 of 2 rank=1 m=10.1.2.3 "
-	                         "j=10.1.2.3:8476 v=it's \"$x\"\n");
-	free(cmd);
+	boot_ran(script, 1, "j1", 4,
+	    "w=1 of 2 rank=1 m=10.1.2.3 j=10.1.2.3:8476 v=it's \"$x\"\n");
 	/* a second boot: the job is there, nothing launched */
 	boot(script, 1, 97);
 	/* no such worker in the job */
@@ -648,12 +667,8 @@ END_TEST
 START_TEST(test_boot_script_multislice)
 {
 	struct jobs_spec s;
-	struct jobs_state st;
-	struct buf o, e;
-	char *script, *cmd;
+	char *script;
 
-	buf_init(&o, BUF_NOCAP);
-	buf_init(&e, BUF_NOCAP);
 	spec_fill(&s, 2, 2);
 	free(s.command);
 	s.command =
@@ -663,19 +678,10 @@ START_TEST(test_boot_script_multislice)
 	            "m=$MASTER_ADDR c=$MEGASCALE_COORDINATOR_ADDRESS\"");
 	s.user = xstrdup(getpwuid(geteuid())->pw_name);
 	script = jobs_boot_script(&s);
-	boot(script, 1, 0);
-	wait_final("j1", &st);
-	ck_assert_int_eq(st.kind, JOBS_EXITED);
-	ck_assert_int_eq(st.code, 0);
-	cmd = jobs_follow_cmd("j1", 0, 0, 1);
-	ck_assert_int_eq(sh(cmd, &o, &e), 0);
-	ck_assert_str_eq(
-	    o.data, "rank=3/4 s=1/2 mss=1/2 m=10.9.9.9 c=10.9.9.9\n");
-	free(cmd);
+	boot_ran(script, 1, "j1", 0,
+	    "rank=3/4 s=1/2 mss=1/2 m=10.9.9.9 c=10.9.9.9\n");
 	free(script);
 	jobs_spec_release(&s);
-	buf_release(&o);
-	buf_release(&e);
 }
 END_TEST
 

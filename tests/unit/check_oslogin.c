@@ -86,21 +86,41 @@ START_TEST(username_of_profiles)
 }
 END_TEST
 
-START_TEST(import_request)
+/* Serve one 200 reply with the JSON body (stop_server ends it). */
+static void
+serve_json(const char *body)
 {
 	static char rep[4096];
 	const char *reps[] = { rep };
+
+	snprintf(rep, sizeof rep,
+	    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+	    strlen(body), body);
+	serve(reps, 1);
+}
+
+/* Stop the server; its request log into log (a string, to release). */
+static void
+served_log(struct buf *log)
+{
+	struct tpu_err err;
+
+	stop_server();
+	buf_init(log, BUF_NOCAP);
+	ck_assert_int_eq(fsutil_read_file(logpath, 0, log, NULL, &err), 0);
+	buf_puts(log, "");
+}
+
+START_TEST(import_request)
+{
 	struct http_opts o;
 	struct http *h;
 	struct tpu_err err;
 	struct buf log;
 	char base[64], *u = NULL;
 
-	snprintf(rep, sizeof rep,
-	    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-	    strlen(PROFILE), PROFILE);
-	serve(reps, 1);
+	serve_json(PROFILE);
 	snprintf(base, sizeof base, "http://127.0.0.1:%d/", server_port);
 	memset(&o, 0, sizeof o);
 	tpu_err_init(&err);
@@ -111,10 +131,7 @@ START_TEST(import_request)
 	    "%s", err.msg);
 	ck_assert_str_eq(u, "sa_112233445566778899001");
 	free(u);
-	stop_server();
-	buf_init(&log, BUF_NOCAP);
-	ck_assert_int_eq(fsutil_read_file(logpath, 0, &log, NULL, &err), 0);
-	buf_puts(&log, "");
+	served_log(&log);
 	ck_assert_ptr_nonnull(strstr(log.data,
 	    "POST /v1/users/sa@p.iam.gserviceaccount.com:importSshPublicKey"
 	    "?projectId=p HTTP/1.1\r\n"));
@@ -147,8 +164,6 @@ START_TEST(project_metadata)
 	                           "{\"items\":{}}}";
 	static const char bad2[] = "{\"commonInstanceMetadata\":"
 	                           "{\"items\":[{\"value\":\"v\"}]}}";
-	static char rep[4096];
-	const char *reps[] = { rep };
 	struct http_opts o;
 	struct http *h;
 	struct tpu_err err;
@@ -182,11 +197,7 @@ START_TEST(project_metadata)
 	    compute_metadata_value("[1]", 3, "k", &v, &err), TPU_E_API);
 
 	/* the request: GET base + projects/P */
-	snprintf(rep, sizeof rep,
-	    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-	    strlen(proj), proj);
-	serve(reps, 1);
+	serve_json(proj);
 	snprintf(
 	    base, sizeof base, "http://127.0.0.1:%d/compute/v1/", server_port);
 	memset(&o, 0, sizeof o);
@@ -196,10 +207,7 @@ START_TEST(project_metadata)
 	    "%s", err.msg);
 	ck_assert_str_eq(v, "TRUE");
 	free(v);
-	stop_server();
-	buf_init(&log, BUF_NOCAP);
-	ck_assert_int_eq(fsutil_read_file(logpath, 0, &log, NULL, &err), 0);
-	buf_puts(&log, "");
+	served_log(&log);
 	ck_assert_ptr_nonnull(
 	    strstr(log.data, "GET /compute/v1/projects/p HTTP/1.1\r\n"));
 	buf_release(&log);
