@@ -121,15 +121,18 @@ $(B)/tests/check_%: tests/unit/check_%.c $(LIB)
 
 # Each check binary under a time limit (UNIT_TIMEOUT seconds, then KILL
 # 10 s later), so a hang is named too; the last two lines name every
-# one that failed and how, and count them (CI shows only the tail).
+# one that failed and how, after the Check lines of its failures (at
+# most 5 each), and count them (CI shows only the tail).
 UNIT_TIMEOUT ?= 300
 unit: $(UNIT_BIN)
-	@pass=0; nfail=0; failed=; for t in $(UNIT_BIN); do \
+	@pass=0; nfail=0; failed=; fl=; for t in $(UNIT_BIN); do \
 		echo "== $$t"; \
 		rc=0; \
 		TPUCTL_TEST_SRCDIR=$(CURDIR) \
-		    timeout -k 10 $(UNIT_TIMEOUT) $$t || rc=$$?; \
+		    timeout -k 10 $(UNIT_TIMEOUT) $$t > $$t.log 2>&1 || rc=$$?; \
+		cat $$t.log; \
 		if [ $$rc -eq 0 ]; then pass=$$((pass + 1)); continue; fi; \
+		fl="$$fl$$(grep -E '^[^ ]+:[0-9]+:[EF]:' $$t.log | head -5)\n"; \
 		if [ $$rc -eq 124 ]; then \
 			why="timed out after $(UNIT_TIMEOUT) s"; \
 		elif [ $$rc -gt 128 ]; then \
@@ -141,6 +144,7 @@ unit: $(UNIT_BIN)
 		nfail=$$((nfail + 1)); \
 		failed="$${failed:+$$failed, }$${t##*/} ($$why)"; \
 	done; \
+	[ -z "$$failed" ] || printf '%b' "$$fl"; \
 	[ -z "$$failed" ] || echo "unit: FAILED: $$failed"; \
 	echo "unit: $$pass passed, $$nfail failed"; \
 	[ $$nfail -eq 0 ]
