@@ -364,14 +364,27 @@ static const char launch_sh[] =
     "  x=${x%% *}\n"
     "}\n"
     /* a cached archive is checked before it is used again (a new job
-       only): a bad one is removed, and the client ($9 = 1) told with
-       exit 95 (and nothing else), to send it again or have it pulled
-       again; a boot script pulls it again itself */
-    "if [ -n \"$h\" ] && [ ! -d \"$d\" ] && [ -f \"$b/wd/$h.tar\" ]; then\n"
-    "  ck \"$b/wd/$h.tar\" \"$(wc -c <\"$b/wd/$h.tar\")\"\n"
-    "  if [ \"$x\" != \"$h\" ]; then\n"
-    "    rm -f \"$b/wd/$h.tar\"\n"
-    "    [ \"$9\" != 1 ] || exit 95\n"
+       only).  Its digest file HASH.tar.sha256, written once the archive
+       was found right, vouches for it while it names the hash and is
+       newer than the archive (test(1)'s -nt, a builtin: no process, no
+       hashing); a write to the archive since makes the archive the
+       newer, and a missing or wrong digest file vouches for nothing:
+       then it is hashed again (jobs.h says what this does not catch).
+       A bad one is removed, and the client ($9 = 1) told with exit 95
+       (and nothing else), to send it again or have it pulled again; a
+       boot script pulls it again itself */
+    "a=$b/wd/$h.tar\n"
+    "if [ -n \"$h\" ] && [ ! -d \"$d\" ] && [ -f \"$a\" ]; then\n"
+    "  v=\n"
+    "  [ ! \"$a.sha256\" -nt \"$a\" ] || read -r v <\"$a.sha256\" || :\n"
+    "  if [ \"$v\" != \"$h\" ]; then\n"
+    "    ck \"$a\" \"$(wc -c <\"$a\")\"\n"
+    "    if [ \"$x\" = \"$h\" ]; then\n"
+    "      echo \"$h\" >\"$a.sha256\" || :\n"
+    "    else\n"
+    "      rm -f \"$a\" \"$a.sha256\"\n"
+    "      [ \"$9\" != 1 ] || exit 95\n"
+    "    fi\n"
     "  fi\n"
     "fi\n"
     /* the job's directory and, with a workdir, its wd in one mkdir(1)
@@ -393,7 +406,6 @@ static const char launch_sh[] =
     "printf '%s\\n' \"$5\" >command\n"
     "wd=$HOME\n"
     "if [ -n \"$h\" ]; then\n"
-    "  a=$b/wd/$h.tar\n"
     "  if [ ! -f \"$a\" ] && [ -n \"$u\" ]; then\n"
     "    mkdir -p \"$b/wd\"\n"
     "    m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
@@ -414,9 +426,10 @@ static const char launch_sh[] =
     "  if [ ! -f \"$a\" ] && [ -f \"$a.part\" ]; then\n"
     "    ck \"$a.part\" \"$z\"\n"
     "    if [ \"$x\" = \"$h\" ]; then\n"
-    "      mv \"$a.part\" \"$a\"\n"
+    /* its digest file after it: the newer, naming the hash */
+    "      mv \"$a.part\" \"$a\" && echo \"$h\" >\"$a.sha256\"\n"
     "    else\n"
-    "      rm -f \"$a.part\"\n"
+    "      rm -f \"$a.part\" \"$a.sha256\"\n"
     "      echo \"tpuctl: workdir archive $h: checksum mismatch\" >&2\n"
     "    fi\n"
     "  fi\n"

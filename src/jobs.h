@@ -20,7 +20,9 @@
  *   start, end   empty; their mtimes are the start and end times
  *   status       "exit N" or "signal NAME", written once it has ended
  * Workdir archives are kept by hash in $HOME/.tpuctl/wd/HASH.tar, so an
- * unchanged workdir is never sent twice.
+ * unchanged workdir is never sent twice; beside each, HASH.tar.sha256
+ * (its digest file: the hash, one line) is written once its sha256 was
+ * found right (jobs_launch_cmd).
  *
  * The job runs in its own session and process group with no file
  * descriptor of the SSH session: a dropped connection or a killed client
@@ -191,9 +193,19 @@ void jobs_state_merge(struct jobs_state *st, const struct jobs_state *answer);
  * its metadata server ($GCE_METADATA_HOST, else metadata.google.internal);
  * checked with sha256sum; exit 98 when the archive is missing or bad),
  * start the job detached.  An archive already on the worker is checked
- * the same way before a new job uses it: a bad one is removed and the
- * launch exits JOBS_EXIT_REFETCH having done nothing else (the client
- * sends the archive again, or the relaunch pulls it again).  With
+ * before a new job uses it: it is taken as it is when its digest file
+ * names HASH and is newer than the archive (a shell builtin compares the
+ * mtimes: no process, no hashing), else it is hashed again as on
+ * arrival (and the digest file rewritten when right).  The trade-off: a
+ * write to the archive after its check makes it the newer and so is
+ * caught, as is a missing, emptied or wrong digest file; what is not
+ * caught is a change that leaves the archive's mtime older than its
+ * digest file's (bit rot under the file system, or a write whose mtime
+ * is then set back, as `touch -r` does), which no check short of hashing
+ * the whole archive for every job would catch.  A bad one is removed
+ * (with its digest file) and the launch exits JOBS_EXIT_REFETCH having
+ * done nothing else (the client sends the archive again, or the
+ * relaunch pulls it again).  With
  * JOBS_LAUNCH_FOLLOW, then go on as jobs_follow_cmd from offset 0.  With
  * JOBS_LAUNCH_RESUME, a job of that name already started on the worker (a
  * launch whose answer was lost) is followed from offset 0 instead of refused.

@@ -65,13 +65,28 @@ done
 # shellcheck source=tests/bench/lib_time.sh
 . "$top/tests/bench/lib_time.sh"
 
-# timed NAME CMD...: wall time to the first line and to the end.
+# workers_ticks: CPU clock ticks of the workers' side: their listener
+# sshds and all they reaped (sessions, shells, the job's processes that
+# ended before their launcher), and what the emulator (a subreaper)
+# reaped: the processes orphaned there (a job's shell outliving its
+# launch)
+workers_ticks() {
+	# shellcheck disable=SC2046 # one pid a word
+	echo $(($(bench_ticks $(cat "$T"/emu/fleet/n*/w*/sshd.pid 2>/dev/null)) +
+	    $(bench_reaped "$emu_pid")))
+}
+
+# timed NAME CMD...: wall time to the first line and to the end, and the
+# CPU seconds of the client (CMD and its children) and of the workers'
+# side (workers_ticks) meanwhile: on a loaded machine the wall time
+# varies with the load, the CPU much less.
 timed() {
 	name=$1
 	shift
 	rm -f "$T/first"
+	w0=$(workers_ticks)
 	t0=$(bench_now)
-	if ! "$@" 2>"$T/err" | {
+	if ! bench_time "$T/time" "$@" 2>"$T/err" | {
 		if IFS= read -r _l; then bench_now >"$T/first"; fi
 		cat >/dev/null
 	}; then
@@ -81,18 +96,29 @@ timed() {
 	end=$(bench_since "$t0")
 	first=-
 	[ ! -s "$T/first" ] || first=$(bench_since "$t0" "$(cat "$T/first")")
-	printf '%-22s first line %6s s  end %6s s\n' "$name" "$first" "$end"
+	# the last sessions reaped by their sshd
+	sleep 0.3
+	cpu=$(awk '{ printf "%.2f", $2 + $3 }' "$T/time")
+	wcpu=$(awk -v a="$w0" -v b="$(workers_ticks)" -v hz="$(getconf CLK_TCK)" \
+	    'BEGIN { printf "%.2f", (b - a) / hz }')
+	printf '%-22s first line %6s s  end %6s s  cpu: client %5s s, workers %5s s\n' \
+	    "$name" "$first" "$end" "$cpu" "$wcpu"
 	echo "$end" >"$T/end.$name"
+	echo "$wcpu" >"$T/wcpu.$name"
 }
 
-# median NAME: the median end of the rows "NAME #K" as row NAME.
+# median NAME: the median end (and workers' CPU) of the rows "NAME #K"
+# as row NAME.
 median() {
-	for f in "$T/end.$1 #"*; do
-		[ ! -s "$f" ] || cat "$f"
-	done | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }' \
-	    >"$T/end.$1"
+	for k in end wcpu; do
+		for f in "$T/$k.$1 #"*; do
+			[ ! -s "$f" ] || cat "$f"
+		done | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }' \
+		    >"$T/$k.$1"
+	done
 	[ ! -s "$T/end.$1" ] ||
-	    printf '%-22s median of %s: end %6s s\n' "$1" "$truns" "$(cat "$T/end.$1")"
+	    printf '%-22s median of %s: end %6s s, workers cpu %5s s\n' "$1" "$truns" \
+	        "$(cat "$T/end.$1")" "$(cat "$T/wcpu.$1")"
 }
 
 # target ROW PEER X WHAT: PASS when ROW ended at least X times sooner
@@ -176,7 +202,7 @@ for hosts in $sizes; do
 	sopts=$(echo "$opts" | sed 's/-P /-p /')
 	u=$TPUCTL_SSH_USER
 	echo "-- $hosts workers, $fan in flight, workdir 20 files / 200 KiB"
-	rm -f "$T"/end.*
+	rm -f "$T"/end.* "$T"/wcpu.*
 	# the rows of each tpuctl: "" (this one) and "before: " (BEFORE)
 	for lb in "" ${BEFORE:+"before: "}; do
 		tb=$BIN

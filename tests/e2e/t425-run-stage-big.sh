@@ -21,14 +21,14 @@ mkdir -p "$T/wd"
 head -c 9437184 /dev/urandom >"$T/wd/big.bin"
 sum=$(sha256sum <"$T/wd/big.bin" | cut -c1-64)
 # the job prints the file's sum and its worker's archive (inode, mtime,
-# size) and what else is kept there
+# size) and what else is kept there (its digest file only)
 # shellcheck disable=SC2016 # the worker's shell expands these
-job='sha256sum <big.bin | cut -c1-64; stat -c "%i %Y %s" ~/.tpuctl/wd/*.tar; ls ~/.tpuctl/wd | wc -l'
+job='sha256sum <big.bin | cut -c1-64; stat -c "%i %Y %s" ~/.tpuctl/wd/*.tar; cd ~/.tpuctl/wd && echo *'
 expect_rc 0 "$TPUCTL" -v run --name a --stage gs://stg/w --workdir "$T/wd" \
     t425 -- sh -c "$job"
 for w in 0 1; do
 	assert_grep "^\[w$w\] $sum\$" "$T/out"
-	assert_grep "^\[w$w\] 1\$" "$T/out"
+	assert_grep "^\[w$w\] [0-9a-f]{64}\.tar [0-9a-f]{64}\.tar\.sha256\$" "$T/out"
 done
 assert_grep 'workdir staged as gs://stg/w/[0-9a-f]{64}\.tar' "$T/err"
 grep -v "$sum\$" "$T/out" | sort >"$T/have1"

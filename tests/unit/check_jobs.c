@@ -1204,11 +1204,34 @@ staged_ok(struct jobs_spec *s, const char *name, int ncurl, int npy)
 	free(plog);
 }
 
+/* The digest file at path holds hash and is newer than its archive. */
+static void
+digest_is(const char *path, const char *hash)
+{
+	struct buf b;
+	struct tpu_err err;
+	struct stat sd, sa;
+	char *a = xstrndup(path, strlen(path) - strlen(".sha256"));
+
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(fsutil_read_file(path, 0, &b, NULL, &err), 0);
+	ck_assert_uint_eq(b.len, PACK_HASH_LEN + 1);
+	ck_assert_int_eq(memcmp(b.data, hash, PACK_HASH_LEN), 0);
+	ck_assert_int_eq(b.data[PACK_HASH_LEN], '\n');
+	ck_assert_int_eq(stat(path, &sd), 0);
+	ck_assert_int_eq(stat(a, &sa), 0);
+	ck_assert(sd.st_mtim.tv_sec > sa.st_mtim.tv_sec ||
+	          (sd.st_mtim.tv_sec == sa.st_mtim.tv_sec &&
+	              sd.st_mtim.tv_nsec > sa.st_mtim.tv_nsec));
+	buf_release(&b);
+	free(a);
+}
+
 START_TEST(test_scripts_staged)
 {
 	struct jobs_spec s;
 	struct buf o, e;
-	char *src = xasprintf("%s/src", home), *p;
+	char *src = xasprintf("%s/src", home), *p, *dg, *cmd;
 	char *pub = xasprintf("%s/pub.tar", home);
 	char *plog = xasprintf("%s/py.log", home);
 	char hash[PACK_HASH_LEN + 1];
@@ -1274,15 +1297,45 @@ START_TEST(test_scripts_staged)
 	staged_ok(&s, "j1", 1, 1);
 	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
 	ck_assert_int_eq(stat(p, &st), 0);
-	/* kept: a second job of it pulls nothing; it checks the kept copy
-	   (by python3: 8 MiB or more) */
-	staged_ok(&s, "j2", 1, 2);
+	dg = xasprintf("%s.sha256", p);
+	digest_is(dg, hash);
+	/* kept, its digest file newer than it: a second job of it pulls
+	   nothing and hashes nothing */
+	staged_ok(&s, "j2", 1, 1);
+	/* the digest file gone: the kept copy is hashed again (by python3:
+	   8 MiB or more), the digest file written again */
+	ck_assert_int_eq(unlink(dg), 0);
+	staged_ok(&s, "j2a", 1, 2);
+	digest_is(dg, hash);
+	staged_ok(&s, "j2b", 1, 2);
+	/* naming another hash, or empty: hashed again, rewritten */
+	ck_assert_int_eq(fsutil_write_atomic(dg,
+	                     "00000000000000000000000000000000000000000000000"
+	                     "00000000000000000\n",
+	                     65, 0600, &err),
+	    0);
+	staged_ok(&s, "j2c", 1, 3);
+	digest_is(dg, hash);
+	ck_assert_int_eq(fsutil_write_atomic(dg, "", 0, 0600, &err), 0);
+	staged_ok(&s, "j2d", 1, 4);
+	digest_is(dg, hash);
+	/* the archive written after its digest file (its own bytes again):
+	   the newer, hashed again */
+	usleep(20000);
+	cmd = xasprintf("cat \"%s\" >\"%s.x\" && cat \"%s.x\" >\"%s\" && "
+	                "rm \"%s.x\" && [ \"%s\" -nt \"%s\" ]",
+	    p, p, p, p, p, p, dg);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), 0);
+	free(cmd);
+	staged_ok(&s, "j2e", 1, 5);
+	digest_is(dg, hash);
 	/* python3 failing: sha256sum checks it */
 	ck_assert_int_eq(unlink(p), 0);
 	free(p);
 	p = xasprintf("%s/pyfail", home);
 	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
-	staged_ok(&s, "j3", 2, 3);
+	staged_ok(&s, "j3", 2, 6);
+	digest_is(dg, hash);
 	ck_assert_int_eq(unlink(p), 0);
 	/* other bytes of the same size: refused, nothing kept or started */
 	free(p);
@@ -1299,7 +1352,9 @@ START_TEST(test_scripts_staged)
 	ck_assert_int_eq(fsutil_write_atomic(p, "", 0, 0600, &err), 0);
 	ck_assert_int_eq(launch_as(&s, "j4", &o, &e), 98);
 	ck_assert_ptr_nonnull(strstr(e.data, "checksum mismatch"));
-	ck_assert_int_eq(count_lines(plog), 4);
+	ck_assert_int_eq(count_lines(plog), 7);
+	/* nor the digest file of the copy there was before */
+	ck_assert_int_ne(stat(dg, &st), 0);
 	free(p);
 	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
 	ck_assert_int_ne(stat(p, &st), 0);
@@ -1319,17 +1374,27 @@ START_TEST(test_scripts_staged)
 	p = xasprintf("cp \"$HOME/pub.bad\" \"$HOME/.tpuctl/wd/%s.tar\"", hash);
 	ck_assert_int_eq(sh(p, NULL, NULL), 0);
 	free(p);
+	/* with a digest file written before the bad bytes: the archive is
+	   the newer, hashed, refused, both removed */
+	cmd = xasprintf("echo %s >\"$HOME/.tpuctl/wd/%s.tar.sha256\" && "
+	                "sleep 0.02 && touch \"$HOME/.tpuctl/wd/%s.tar\"",
+	    hash, hash, hash);
+	ck_assert_int_eq(sh(cmd, NULL, NULL), 0);
+	free(cmd);
 	ck_assert_int_eq(launch_as(&s, "j5", &o, &e), JOBS_EXIT_REFETCH);
 	ck_assert_uint_eq(o.len, 0);
 	ck_assert_uint_eq(e.len, 0);
-	ck_assert_int_eq(count_lines(plog), 5);
+	ck_assert_int_eq(count_lines(plog), 8);
+	ck_assert_int_ne(stat(dg, &st), 0);
 	p = xasprintf("%s/.tpuctl/wd/%s.tar", home, hash);
 	ck_assert_int_ne(stat(p, &st), 0);
 	free(p);
 	p = xasprintf("%s/.tpuctl/jobs/j5", home);
 	ck_assert_int_ne(stat(p, &st), 0);
 	free(p);
-	staged_ok(&s, "j5", 4, 6);
+	staged_ok(&s, "j5", 4, 9);
+	digest_is(dg, hash);
+	free(dg);
 	jobs_spec_release(&s);
 	buf_release(&o);
 	buf_release(&e);
