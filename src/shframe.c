@@ -130,8 +130,8 @@ trailer(const struct shframe_rd *r, const char *d, size_t n, size_t *tlen,
 	if (d[i++] != ' ')
 		return -2;
 	for (k = 0; i < n && d[i] >= '0' && d[i] <= '9'; i++, k++) {
-		if (k == 3)
-			return -2;
+		if (k == 3 || (k == 1 && v == 0))
+			return -2; /* printf %d: no more, no leading 0 */
 		v = v * 10 + (d[i] - '0');
 	}
 	if (i == n)

@@ -83,6 +83,7 @@ START_TEST(out_of_step)
 	feed_splits("a\n" M " 256\n", 1, TPU_E_API, NULL, 0);
 	feed_splits("a\n" M " 1234\n", 1, TPU_E_API, NULL, 0);
 	feed_splits("a\n" M " \n", 1, TPU_E_API, NULL, 0);
+	feed_splits("a\n" M " 07\n", 1, TPU_E_API, NULL, 0);
 	feed_splits("a\n" M "x\n", 0, TPU_E_API, NULL, 0);
 	feed_splits("a\n" M "\n\n", 0, TPU_E_API, NULL, 0);
 }
