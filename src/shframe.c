@@ -2,11 +2,10 @@
  * Framing of short commands through one long-lived remote shell
  * (shframe.h).
  */
-#include <sys/random.h>
-
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <openssl/rand.h>
 
 #include "shframe.h"
 #include "shquote.h"
@@ -18,20 +17,12 @@ int
 shframe_marker(char *out, struct tpu_err *err)
 {
 	unsigned char r[MARKER_HEX / 2];
-	size_t got = 0, i;
+	size_t i;
 	int n;
 
-	while (got < sizeof r) {
-		ssize_t k = getrandom(r + got, sizeof r - got, 0);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return tpu_error(err, TPU_E_IO,
-			    "no random bytes for a shell marker: %s",
-			    k < 0 ? strerror(errno) : "short read");
-		got += (size_t)k;
-	}
+	if (RAND_bytes(r, (int)sizeof r) != 1)
+		return tpu_error(err, TPU_E_IO,
+		    "no random bytes for a shell marker (RAND_bytes)");
 	n = snprintf(out, SHFRAME_MARKER_MAX, "%s", MARKER_PREFIX);
 	for (i = 0; i < sizeof r; i++)
 		n += snprintf(
