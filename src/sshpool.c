@@ -109,15 +109,15 @@ struct worker {
 	size_t in_off;  /* SSHPOOL_F_STDIN: bytes of pool.in sent */
 	int in_done;    /* stdin: EOF sent, or no longer wanted */
 	/* SSHPOOL_F_SHELL */
-	char *bare;           /* the command line without the watcher */
-	LIBSSH2_CHANNEL *sh;  /* the held shell of this session */
-	int sh_held;          /* sh came from the cache with the session */
-	int sh_ok;            /* sh is in step: both end markers read */
-	int sh_fresh;         /* a new shell was opened in this run */
-	int noshell;          /* exec this command (no held shell) */
-	int nocache;          /* a channel could not be freed: no reuse */
-	struct buf shin;      /* the framed command */
-	size_t shin_off;      /* bytes of shin the channel took */
+	char *bare;          /* the command line without the watcher */
+	LIBSSH2_CHANNEL *sh; /* the held shell of this session */
+	int sh_held;         /* sh came from the cache with the session */
+	int sh_ok;           /* sh is in step: both end markers read */
+	int sh_fresh;        /* a new shell was opened in this run */
+	int noshell;         /* exec this command (no held shell) */
+	int nocache;         /* a channel could not be freed: no reuse */
+	struct buf shin;     /* the framed command */
+	size_t shin_off;     /* bytes of shin the channel took */
 	struct shframe_rd rd[2];
 	int rd_init;
 	struct buf ob[2]; /* output held until both end markers */
@@ -662,8 +662,8 @@ cache_put(struct sshpool_cache *c, struct worker *w)
 	if (w->nocache)
 		return 0;
 	sh_reset(w);
-	if (!cache_put_session(c, w->t, w->s, w->sh, w->fd,
-	        w->r->auth_attempts, w->r->hostkey_fp))
+	if (!cache_put_session(c, w->t, w->s, w->sh, w->fd, w->r->auth_attempts,
+	        w->r->hostkey_fp))
 		return 0;
 	w->s = NULL;
 	w->sh = NULL;
@@ -1107,7 +1107,8 @@ sh_read(struct pool *p, struct worker *w, int *extra)
 			return 1;
 		}
 		if (e.over) {
-			sh_fail(p, w, "output over 1 MiB: run on an exec channel");
+			sh_fail(
+			    p, w, "output over 1 MiB: run on an exec channel");
 			return 1;
 		}
 	}
@@ -1343,7 +1344,8 @@ step(struct pool *p, struct worker *w)
 			if (shell_wanted(p) && !w->noshell) {
 				w->deadline_ms =
 				    p->o->command_timeout_ms > 0
-				        ? tpu_now_ms() + p->o->command_timeout_ms
+				        ? tpu_now_ms() +
+				              p->o->command_timeout_ms
 				        : 0;
 				w->st = w->sh != NULL ? W_SH_SEND : W_SH_OPEN;
 				break;
@@ -1943,13 +1945,13 @@ run_pool(const struct sshpool_target *targets, size_t n,
 			if (pw[i]->st == W_DONE)
 				continue;
 			/* data libssh2 already queued needs no poll event */
-			if (pfd[i].revents == 0 && (pw[i]->st == W_READ ||
-			                                 pw[i]->st == W_SH_READ)) {
-				LIBSSH2_CHANNEL *ch = pw[i]->st == W_READ
-				                          ? pw[i]->ch
-				                          : pw[i]->sh;
+			if (pfd[i].revents == 0 &&
+			    (pw[i]->st == W_READ || pw[i]->st == W_SH_READ)) {
+				LIBSSH2_CHANNEL *ch =
+				    pw[i]->st == W_READ ? pw[i]->ch : pw[i]->sh;
 
-				libssh2_channel_window_read_ex(ch, &avail, NULL);
+				libssh2_channel_window_read_ex(
+				    ch, &avail, NULL);
 				if (avail == 0 && libssh2_channel_eof(ch) != 1)
 					continue;
 			} else if (pfd[i].revents == 0)
@@ -2041,8 +2043,8 @@ sshpool_conn_take(struct sshpool_cache *c, const struct sshpool_target *t,
 	int auth_attempts;
 	char fp[64];
 
-	if (c == NULL || !cache_take_session(c, t, &s, &sh, &fd, &auth_attempts,
-	                     fp, sizeof fp))
+	if (c == NULL || !cache_take_session(
+	                     c, t, &s, &sh, &fd, &auth_attempts, fp, sizeof fp))
 		return 0;
 	if (sh != NULL)
 		(void)chan_free(sh); /* else the session's free frees it */
