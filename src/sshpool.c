@@ -113,7 +113,6 @@ struct worker {
 	LIBSSH2_CHANNEL *sh; /* the held shell of this session */
 	int sh_held;         /* sh came from the cache with the session */
 	int sh_ok;           /* sh is in step: both end markers read */
-	int sh_fresh;        /* a new shell was opened in this run */
 	int noshell;         /* exec this command (no held shell) */
 	int nocache;         /* a channel could not be freed: no reuse */
 	struct buf shin;     /* the framed command */
@@ -1237,6 +1236,25 @@ read_stdin(struct pool *p)
 		p->w[i].in_off = 0;
 }
 
+/*
+ * Open a channel on w's session into *ch: 1 opened; 0 would block, or
+ * w is finished (failed); -1 when a dead held session is being
+ * reconnected (w starts over).
+ */
+static int
+chan_open(struct pool *p, struct worker *w, LIBSSH2_CHANNEL **ch)
+{
+	if ((*ch = libssh2_channel_open_session(w->s)) != NULL)
+		return 1;
+	if (libssh2_session_last_errno(w->s) == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	if (reopen(p, w))
+		return -1;
+	finish(p, w, SSHPOOL_S_PROTOCOL, "worker %d: cannot open a channel: %s",
+	    w->t->worker, ssh_errmsg(w->s));
+	return 0;
+}
+
 static void
 step(struct pool *p, struct worker *w)
 {
@@ -1350,17 +1368,10 @@ step(struct pool *p, struct worker *w)
 				w->st = w->sh != NULL ? W_SH_SEND : W_SH_OPEN;
 				break;
 			}
-			w->ch = libssh2_channel_open_session(w->s);
-			if (w->ch == NULL) {
-				if (libssh2_session_last_errno(w->s) ==
-				    LIBSSH2_ERROR_EAGAIN)
+			if ((rc = chan_open(p, w, &w->ch)) <= 0) {
+				if (rc == 0)
 					return;
-				if (reopen(p, w))
-					break;
-				finish(p, w, SSHPOOL_S_PROTOCOL,
-				    "worker %d: cannot open a channel: %s",
-				    w->t->worker, ssh_errmsg(w->s));
-				return;
+				break;
 			}
 			w->st = W_EXEC;
 			break;
@@ -1444,19 +1455,11 @@ step(struct pool *p, struct worker *w)
 			w->zero[0] = w->zero[1] = 0;
 			return;
 		case W_SH_OPEN:
-			w->sh = libssh2_channel_open_session(w->s);
-			if (w->sh == NULL) {
-				if (libssh2_session_last_errno(w->s) ==
-				    LIBSSH2_ERROR_EAGAIN)
+			if ((rc = chan_open(p, w, &w->sh)) <= 0) {
+				if (rc == 0)
 					return;
-				if (reopen(p, w))
-					break;
-				finish(p, w, SSHPOOL_S_PROTOCOL,
-				    "worker %d: cannot open a channel: %s",
-				    w->t->worker, ssh_errmsg(w->s));
-				return;
+				break;
 			}
-			w->sh_fresh = 1;
 			w->st = W_SH_START;
 			break;
 		case W_SH_START:

@@ -41,7 +41,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${TPUCTL_BIN_DIR:-$top/bin}
 sizes=${SSH_CMD_BENCH_SIZES:-16 64 256}
-before=${SSH_CMD_BENCH_BEFORE:-}
+before_bin=${SSH_CMD_BENCH_BEFORE:-}
 runs=${SSH_CMD_BENCH_RUNS:-3}
 cores=$(nproc)
 tck=$(getconf CLK_TCK)
@@ -259,14 +259,14 @@ for hosts in $sizes; do
 	    -- sleep 3600 >/dev/null 2>&1 || true
 	"$BIN/tpuctl" jobs "$node" >/dev/null 2>&1 || true
 	measure jobs-warm "$BIN/tpuctl" jobs "$node"
-	if [ -n "$before" ]; then
+	if [ -n "$before_bin" ]; then
 		# the other build's holder, its sessions open (untimed)
 		"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
-		"$before/tpuctl" ssh "$node" --worker=all --fanout "$fan" \
+		"$before_bin/tpuctl" ssh "$node" --worker=all --fanout "$fan" \
 		    --persist 10m -- true >/dev/null 2>&1 || true
-		"$before/tpuctl" jobs "$node" >/dev/null 2>&1 || true
-		measure jobs-warm-before "$before/tpuctl" jobs "$node"
-		"$before/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
+		"$before_bin/tpuctl" jobs "$node" >/dev/null 2>&1 || true
+		measure jobs-warm-before "$before_bin/tpuctl" jobs "$node"
+		"$before_bin/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
 	fi
 	"$BIN/tpuctl" cancel --grace 1 "bj$hosts" >/dev/null 2>&1 || true
 	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
