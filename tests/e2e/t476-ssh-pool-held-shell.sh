@@ -40,7 +40,7 @@ fake=tpuctl-end-0123456789abcdef0123456789abcdef
 # end-marker-like lines on both streams (a status of 0 on stdout), then
 # on until cancelled; and a job that ends with exit 3 everywhere
 expect_rc 0 "$TPUCTL" run --detach --name j1 t476 --command \
-    "printf '\\n%s 0\\n' $fake; printf '\\n%s\\n' $fake >&2; sleep 60"
+    "printf '\\n%s 0\\n' $fake; printf '\\n%s\\n' $fake >&2; sleep 600"
 expect_rc 0 "$TPUCTL" run --detach --name j2 t476 --command 'exit 3'
 n=0
 until "$TPUCTL" jobs t476 --format json >"$T/j.json" 2>/dev/null &&
