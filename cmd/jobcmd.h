@@ -48,6 +48,10 @@ struct jobcmd {
 	unsigned char *reached; /* per target: answered once at least */
 	unsigned char *skip;    /* per target: not part of the job */
 	int capture;            /* a round whose stdout is parsed, not shown */
+	/* A capture round of short commands (status, cancel): through a
+	 * warm holder, they run on its held shells (SSHPOOL_F_SHELL, with
+	 * SSHPOOL_F_SHELL_ONCE for what must not run twice); 0: exec. */
+	int shell;
 	enum fanout_output mode;
 	uint64_t since;    /* show lines after the first `since` of a stream */
 	const size_t *map; /* round index -> target index */

@@ -308,7 +308,8 @@ h_run(struct hclient *c, const struct holdproto_frame *f)
 	c->po = c->h->po;
 	c->po.flags =
 	    (int)(run.flags & (SSHPOOL_F_LINES | SSHPOOL_F_FAIL_FAST |
-	                          SSHPOOL_F_AGENT | SSHPOOL_F_NO_WATCH));
+	                          SSHPOOL_F_AGENT | SSHPOOL_F_NO_WATCH |
+	                          SSHPOOL_F_SHELL | SSHPOOL_F_SHELL_ONCE));
 	c->po.fanout = (int)run.fanout;
 	c->po.command_timeout_ms = (int)run.timeout_ms;
 	c->po.on_output = h_on_output;

@@ -551,10 +551,17 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 		po.cache = jc->cache;
 		alive_opts(jc, &po);
 		jc->map = map;
-		/* short status/cancel commands: through a warm holder */
-		rc = jc->capture ? ssh_pool_job_run(
-		                       jc->ctx, &jc->sc, sub, k, &po, sres, err)
-		                 : 1;
+		/* short status/cancel commands: through a warm holder, on
+		   its held shells for a status round (jc->shell; a cold run
+		   execs: a shell would serve one command there) */
+		if (jc->capture) {
+			struct sshpool_opts wo = po;
+
+			wo.flags |= jc->shell;
+			rc = ssh_pool_job_run(
+			    jc->ctx, &jc->sc, sub, k, &wo, sres, err);
+		} else
+			rc = 1;
 		if (rc == 1)
 			rc = sshpool_run(sub, k, &po, sres, err);
 		jc->map = NULL;
@@ -602,9 +609,10 @@ take_status(struct jobcmd *jc, size_t i)
 	return 0;
 }
 
+/* shell: jc->shell for the round (SSHPOOL_F_SHELL...) */
 static void
 status_round(struct jobcmd *jc, char *(*mk)(const char *, int), int arg,
-    const unsigned char *mask, int timeout_s)
+    const unsigned char *mask, int timeout_s, int shell)
 {
 	size_t n = jc->sc.ntargets, i;
 	char **cmds = xcalloc(n, sizeof *cmds);
@@ -618,9 +626,11 @@ status_round(struct jobcmd *jc, char *(*mk)(const char *, int), int arg,
 			cmds[i] = mk(jc->spec.name, arg);
 	}
 	jc->capture = 1;
+	jc->shell = shell;
 	tpu_err_init(&e);
 	jobcmd_round(jc, cmds, timeout_s, 0, res, &e);
 	jc->capture = 0;
+	jc->shell = 0;
 	for (i = 0; i < n; i++) {
 		if (cmds[i] == NULL)
 			continue;
@@ -654,7 +664,8 @@ mk_status(const char *name, int arg)
 void
 jobcmd_status(struct jobcmd *jc, const unsigned char *mask)
 {
-	status_round(jc, mk_status, 0, mask, 60);
+	/* a read: run again on an exec channel when a shell fails */
+	status_round(jc, mk_status, 0, mask, 60, SSHPOOL_F_SHELL);
 }
 
 void
@@ -666,7 +677,9 @@ jobcmd_cancel(struct jobcmd *jc, int grace_s)
 	for (i = 0; i < n; i++)
 		mask[i] = !jobs_state_final(jobcmd_state(jc, i)) ||
 		          jobcmd_state(jc, i)->kind == JOBS_LOST;
-	status_round(jc, jobs_cancel_cmd, grace_s, mask, grace_s + 60);
+	/* the kill: never twice (reported when a shell fails mid-way) */
+	status_round(jc, jobs_cancel_cmd, grace_s, mask, grace_s + 60,
+	    SSHPOOL_F_SHELL | SSHPOOL_F_SHELL_ONCE);
 	free(mask);
 }
 

@@ -33,6 +33,7 @@
 #include "knownhosts.h"
 #include "log.h"
 #include "retry.h"
+#include "shframe.h"
 #include "shquote.h"
 #include "sshpool.h"
 #include "util.h"
@@ -41,6 +42,8 @@
 #define SSHPOOL_CHUNK 32768
 #define SSHPOOL_POLL_MAX_MS 200
 #define SSHPOOL_MAX_KEYS 16
+/* SSHPOOL_F_SHELL: buffered output per stream before the end marker */
+#define SSHPOOL_SHELL_OUT_MAX (1u << 20)
 
 /* Host-key algorithms in order of preference. */
 static const char *const hostkey_order[] = {
@@ -65,6 +68,11 @@ enum wstate {
 	W_OPEN,
 	W_EXEC,
 	W_READ,
+	/* SSHPOOL_F_SHELL: the held shell (opened, started, fed, read) */
+	W_SH_OPEN,
+	W_SH_START,
+	W_SH_SEND,
+	W_SH_READ,
 	W_CLOSE,
 	W_WAIT_CLOSED,
 	W_DONE,
@@ -100,6 +108,18 @@ struct worker {
 	int cached;     /* the session came from opts->cache */
 	size_t in_off;  /* SSHPOOL_F_STDIN: bytes of pool.in sent */
 	int in_done;    /* stdin: EOF sent, or no longer wanted */
+	/* SSHPOOL_F_SHELL */
+	char *bare;          /* the command line without the watcher */
+	LIBSSH2_CHANNEL *sh; /* the held shell of this session */
+	int sh_held;         /* sh came from the cache with the session */
+	int sh_ok;           /* sh is in step: both end markers read */
+	int noshell;         /* exec this command (no held shell) */
+	int nocache;         /* a channel could not be freed: no reuse */
+	struct buf shin;     /* the framed command */
+	size_t shin_off;     /* bytes of shin the channel took */
+	struct shframe_rd rd[2];
+	int rd_init;
+	struct buf ob[2]; /* output held until both end markers */
 };
 
 /* One session of a struct sshpool_cache, with what it was opened for. */
@@ -107,6 +127,7 @@ struct cache_ent {
 	char *host, *user, *keys; /* keys: the pinned lines, '\n'-joined */
 	int port;
 	LIBSSH2_SESSION *s;
+	LIBSSH2_CHANNEL *sh; /* SSHPOOL_F_SHELL: its held shell, or NULL */
 	int fd;
 	int auth_attempts;
 	char hostkey_fp[64];
@@ -383,6 +404,46 @@ agent_auth(struct worker *w)
 }
 
 /* Free the session and socket without ever blocking. */
+/* Free a channel of a non-blocking session: 0, or -1 when it would
+ * still block (the session's free frees it then). */
+static int
+chan_free(LIBSSH2_CHANNEL *ch)
+{
+	int i, rc = LIBSSH2_ERROR_EAGAIN;
+
+	for (i = 0; i < 8 && rc == LIBSSH2_ERROR_EAGAIN; i++)
+		rc = libssh2_channel_free(ch);
+	return rc == 0 ? 0 : -1;
+}
+
+/* SSHPOOL_F_SHELL: what one command through the held shell used. */
+static void
+sh_reset(struct worker *w)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (w->rd_init)
+			shframe_rd_release(&w->rd[i]);
+		buf_release(&w->ob[i]);
+	}
+	w->rd_init = 0;
+	buf_release(&w->shin);
+	w->shin_off = 0;
+}
+
+/* Drop w's held shell (out of step, dead, or not wanted). */
+static void
+sh_drop(struct worker *w)
+{
+	if (w->sh != NULL && chan_free(w->sh) != 0)
+		w->nocache = 1;
+	w->sh = NULL;
+	w->sh_held = 0;
+	w->sh_ok = 0;
+	sh_reset(w);
+}
+
 static void
 teardown(struct worker *w, int graceful)
 {
@@ -391,6 +452,7 @@ teardown(struct worker *w, int graceful)
 	if (!graceful && w->fd != -1)
 		shutdown(w->fd, SHUT_RDWR); /* all further I/O fails fast */
 	agent_end(w);
+	sh_drop(w);
 	if (w->ch != NULL) {
 		if (libssh2_channel_free(w->ch) == LIBSSH2_ERROR_EAGAIN &&
 		    w->fd != -1) {
@@ -508,7 +570,8 @@ cache_find(const struct sshpool_cache *c, const struct sshpool_target *t,
  * was opened. */
 static int
 cache_take_session(struct sshpool_cache *c, const struct sshpool_target *t,
-    LIBSSH2_SESSION **s, int *fd, int *auth_attempts, char *fp, size_t fpsz)
+    LIBSSH2_SESSION **s, LIBSSH2_CHANNEL **sh, int *fd, int *auth_attempts,
+    char *fp, size_t fpsz)
 {
 	char *keys = cache_keys(t);
 	size_t i;
@@ -521,6 +584,7 @@ cache_take_session(struct sshpool_cache *c, const struct sshpool_target *t,
 		return 0;
 	}
 	*s = c->e[i].s;
+	*sh = c->e[i].sh;
 	*fd = c->e[i].fd;
 	if (auth_attempts != NULL)
 		*auth_attempts = c->e[i].auth_attempts;
@@ -537,15 +601,21 @@ cache_take_session(struct sshpool_cache *c, const struct sshpool_target *t,
 static int
 cache_take(struct sshpool_cache *c, struct worker *w)
 {
-	return cache_take_session(c, w->t, &w->s, &w->fd, &w->r->auth_attempts,
-	    w->r->hostkey_fp, sizeof w->r->hostkey_fp);
+	int rc = cache_take_session(c, w->t, &w->s, &w->sh, &w->fd,
+	    &w->r->auth_attempts, w->r->hostkey_fp, sizeof w->r->hostkey_fp);
+
+	/* a held shell was in step when it was put back */
+	w->sh_held = w->sh_ok = rc && w->sh != NULL;
+	return rc;
 }
 
-/* Keep session s (no channel open) opened for target t: 1 when kept
- * (then the cache's), 0 when the cache holds one for t already. */
+/* Keep session s (no channel open but its held shell sh, or NULL)
+ * opened for target t: 1 when kept (then the cache's), 0 when the cache
+ * holds one for t already. */
 static int
 cache_put_session(struct sshpool_cache *c, const struct sshpool_target *t,
-    LIBSSH2_SESSION *s, int fd, int auth_attempts, const char *fp)
+    LIBSSH2_SESSION *s, LIBSSH2_CHANNEL *sh, int fd, int auth_attempts,
+    const char *fp)
 {
 	struct cache_ent *e;
 	char *keys = cache_keys(t);
@@ -567,6 +637,7 @@ cache_put_session(struct sshpool_cache *c, const struct sshpool_target *t,
 	e->keys = keys;
 	e->port = t->port;
 	e->s = s;
+	e->sh = sh;
 	e->fd = fd;
 	/* its user goes with its run: nothing to stamp while held */
 	*libssh2_session_abstract(e->s) = NULL;
@@ -580,19 +651,21 @@ cache_put_session(struct sshpool_cache *c, const struct sshpool_target *t,
 static int
 cache_put(struct sshpool_cache *c, struct worker *w)
 {
-	int i, rc = LIBSSH2_ERROR_EAGAIN;
-
 	if (w->ch != NULL) {
-		for (i = 0; i < 8 && rc == LIBSSH2_ERROR_EAGAIN; i++)
-			rc = libssh2_channel_free(w->ch);
-		if (rc != 0)
+		if (chan_free(w->ch) != 0)
 			return 0; /* teardown frees it */
 		w->ch = NULL;
 	}
-	if (!cache_put_session(
-	        c, w->t, w->s, w->fd, w->r->auth_attempts, w->r->hostkey_fp))
+	if (w->sh != NULL && !w->sh_ok)
+		sh_drop(w); /* out of step: never reused */
+	if (w->nocache)
+		return 0;
+	sh_reset(w);
+	if (!cache_put_session(c, w->t, w->s, w->sh, w->fd, w->r->auth_attempts,
+	        w->r->hostkey_fp))
 		return 0;
 	w->s = NULL;
+	w->sh = NULL;
 	w->fd = -1;
 	return 1;
 }
@@ -895,6 +968,181 @@ read_exit(struct pool *p, struct worker *w)
 		    "worker %d: exit status %d", w->t->worker, status);
 }
 
+/* SSHPOOL_F_SHELL honoured in this run. */
+static int
+shell_wanted(const struct pool *p)
+{
+	return (p->o->flags & SSHPOOL_F_SHELL) && p->o->cache != NULL &&
+	       !(p->o->flags & SSHPOOL_F_STDIN) && !p->connect_only;
+}
+
+/*
+ * The held shell failed (why): dropped.  Nothing of the command sent,
+ * or an idempotent command: it runs on an exec channel of the same
+ * session; else (SSHPOOL_F_SHELL_ONCE, sent) it is reported, not run
+ * again.  w's next state is set.
+ */
+static void
+sh_fail(struct pool *p, struct worker *w, const char *why)
+{
+	int sent = w->shin_off > 0;
+
+	log_debug("worker %d: held shell dropped: %s", w->t->worker, why);
+	sh_drop(w);
+	if (sent && (p->o->flags & SSHPOOL_F_SHELL_ONCE)) {
+		finish(p, w, SSHPOOL_S_PROTOCOL,
+		    "worker %d: the held shell was lost while running the "
+		    "command (%s); not run again: it may have run",
+		    w->t->worker, why);
+		return;
+	}
+	w->noshell = 1;
+	w->st = W_OPEN;
+}
+
+/* shframe_rd_feed's emit: into the buffer, or on (SSHPOOL_F_SHELL_ONCE). */
+struct sh_emit {
+	struct pool *p;
+	struct worker *w;
+	int stream;
+	int over;
+};
+
+static void
+sh_emit(void *arg, const char *d, size_t len)
+{
+	struct sh_emit *e = arg;
+	struct buf *b = &e->w->ob[e->stream];
+
+	if (e->p->o->flags & SSHPOOL_F_SHELL_ONCE) {
+		deliver(e->p, e->w, e->stream, d, len);
+		return;
+	}
+	if (b->len + len > SSHPOOL_SHELL_OUT_MAX || buf_append(b, d, len) != 0)
+		e->over = 1;
+}
+
+/*
+ * Start one command on the held shell: a shell taken from the cache is
+ * checked first (nothing may wait on it: bytes are out of step, EOF is
+ * a dead shell; either is dropped and a new one opened, once), then the
+ * framed command is built.  0, or -1 when w went elsewhere.
+ */
+static int
+sh_begin(struct pool *p, struct worker *w)
+{
+	char marker[SHFRAME_MARKER_MAX];
+	struct tpu_err err;
+	int i;
+
+	if (w->sh_held) {
+		w->sh_held = 0;
+		for (i = 0; i < 2; i++) {
+			ssize_t n = libssh2_channel_read_ex(
+			    w->sh, i, p->chunk, SSHPOOL_CHUNK);
+
+			if (n != LIBSSH2_ERROR_EAGAIN ||
+			    libssh2_channel_eof(w->sh) == 1) {
+				log_debug("worker %d: held shell %s; opening "
+				          "another",
+				    w->t->worker,
+				    n > 0 ? "out of step (stray output)"
+				          : "gone");
+				sh_drop(w);
+				w->st = W_SH_OPEN;
+				return -1;
+			}
+		}
+	}
+	tpu_err_init(&err);
+	buf_init(&w->shin, BUF_NOCAP);
+	if (shframe_marker(marker, &err) != 0 ||
+	    shframe_wrap(&w->shin, marker, w->bare, &err) != 0) {
+		sh_fail(p, w, err.msg);
+		return -1;
+	}
+	w->shin_off = 0;
+	w->sh_ok = 0;
+	for (i = 0; i < 2; i++) {
+		shframe_rd_init(&w->rd[i], marker, i == 0);
+		buf_init(&w->ob[i], BUF_NOCAP);
+	}
+	w->rd_init = 1;
+	return 0;
+}
+
+/*
+ * Read the held shell's answer.  1 when w moved on (done, or dropped),
+ * 0 when it would block.
+ */
+static int
+sh_read(struct pool *p, struct worker *w, int *extra)
+{
+	int i, again = 0, st;
+
+	for (i = 0; i < 2; i++) {
+		ssize_t n;
+		struct sh_emit e = { p, w, i, 0 };
+		struct tpu_err err;
+
+		if (w->rd[i].done)
+			continue;
+		n = libssh2_channel_read_ex(w->sh, i, p->chunk, SSHPOOL_CHUNK);
+		if (n == LIBSSH2_ERROR_EAGAIN || n == 0)
+			continue;
+		if (n < 0) {
+			finish(p, w, SSHPOOL_S_PROTOCOL,
+			    "worker %d (%s:%d): connection lost while running "
+			    "the command: %s",
+			    w->t->worker, w->t->host, w->t->port,
+			    ssh_errmsg(w->s));
+			return 1;
+		}
+		again = 1;
+		tpu_err_init(&err);
+		if (shframe_rd_feed(&w->rd[i], p->chunk, (size_t)n, sh_emit, &e,
+		        &err) < 0) {
+			sh_fail(p, w, err.msg);
+			return 1;
+		}
+		if (e.over) {
+			sh_fail(
+			    p, w, "output over 1 MiB: run on an exec channel");
+			return 1;
+		}
+	}
+	if (w->rd[0].done && w->rd[1].done) {
+		st = w->rd[0].status;
+		w->sh_ok = 1;
+		for (i = 0; i < 2; i++)
+			deliver(p, w, i, w->ob[i].data, w->ob[i].len);
+		sh_reset(w);
+		w->r->exit_status = st;
+		if (st == 0)
+			finish(p, w, SSHPOOL_S_OK, NULL);
+		else
+			finish(p, w, SSHPOOL_S_REMOTE_NONZERO,
+			    "worker %d: exit status %d", w->t->worker, st);
+		return 1;
+	}
+	if (again) {
+		*extra = 0;
+		return 1; /* read on */
+	}
+	if (libssh2_channel_eof(w->sh) == 1) {
+		sh_fail(p, w, "it ended before the command's end");
+		return 1;
+	}
+	{
+		unsigned long avail = 0;
+
+		libssh2_channel_window_read_ex(w->sh, &avail, NULL);
+		if (avail > 0 && (*extra)++ < 2)
+			return 1;
+	}
+	return 0;
+}
+
 /* Drive w until libssh2 would block or w is done. */
 /*
  * A cached session found dead before its command started: drop it and
@@ -986,6 +1234,25 @@ read_stdin(struct pool *p)
 	p->in_eof = n <= 0;
 	for (i = 0; i < p->n; i++)
 		p->w[i].in_off = 0;
+}
+
+/*
+ * Open a channel on w's session into *ch: 1 opened; 0 would block, or
+ * w is finished (failed); -1 when a dead held session is being
+ * reconnected (w starts over).
+ */
+static int
+chan_open(struct pool *p, struct worker *w, LIBSSH2_CHANNEL **ch)
+{
+	if ((*ch = libssh2_channel_open_session(w->s)) != NULL)
+		return 1;
+	if (libssh2_session_last_errno(w->s) == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	if (reopen(p, w))
+		return -1;
+	finish(p, w, SSHPOOL_S_PROTOCOL, "worker %d: cannot open a channel: %s",
+	    w->t->worker, ssh_errmsg(w->s));
+	return 0;
 }
 
 static void
@@ -1092,17 +1359,19 @@ step(struct pool *p, struct worker *w)
 			w->st = W_OPEN;
 			break;
 		case W_OPEN:
-			w->ch = libssh2_channel_open_session(w->s);
-			if (w->ch == NULL) {
-				if (libssh2_session_last_errno(w->s) ==
-				    LIBSSH2_ERROR_EAGAIN)
+			if (shell_wanted(p) && !w->noshell) {
+				w->deadline_ms =
+				    p->o->command_timeout_ms > 0
+				        ? tpu_now_ms() +
+				              p->o->command_timeout_ms
+				        : 0;
+				w->st = w->sh != NULL ? W_SH_SEND : W_SH_OPEN;
+				break;
+			}
+			if ((rc = chan_open(p, w, &w->ch)) <= 0) {
+				if (rc == 0)
 					return;
-				if (reopen(p, w))
-					break;
-				finish(p, w, SSHPOOL_S_PROTOCOL,
-				    "worker %d: cannot open a channel: %s",
-				    w->t->worker, ssh_errmsg(w->s));
-				return;
+				break;
 			}
 			w->st = W_EXEC;
 			break;
@@ -1185,6 +1454,50 @@ step(struct pool *p, struct worker *w)
 			}
 			w->zero[0] = w->zero[1] = 0;
 			return;
+		case W_SH_OPEN:
+			if ((rc = chan_open(p, w, &w->sh)) <= 0) {
+				if (rc == 0)
+					return;
+				break;
+			}
+			w->st = W_SH_START;
+			break;
+		case W_SH_START:
+			rc = libssh2_channel_exec(w->sh, "exec sh");
+			if (rc == LIBSSH2_ERROR_EAGAIN)
+				return;
+			if (rc != 0) {
+				sh_fail(p, w, "cannot start it");
+				break;
+			}
+			w->st = W_SH_SEND;
+			break;
+		case W_SH_SEND:
+			if (w->shin.len == 0 && sh_begin(p, w) != 0)
+				break; /* dropped: W_SH_OPEN or W_OPEN */
+			while (w->shin_off < w->shin.len) {
+				n = libssh2_channel_write(w->sh,
+				    w->shin.data + w->shin_off,
+				    w->shin.len - w->shin_off);
+				if (n == LIBSSH2_ERROR_EAGAIN)
+					return;
+				if (n < 0) {
+					sh_fail(p, w, "cannot write to it");
+					break;
+				}
+				w->shin_off += (size_t)n;
+			}
+			if (w->st == W_SH_SEND)
+				w->st = W_SH_READ;
+			break;
+		case W_SH_READ:
+			if (p->stopping ||
+			    (p->o->abort != NULL && *p->o->abort))
+				return;
+			rc = sh_read(p, w, &extra);
+			if (rc == 0)
+				return;
+			break;
 		case W_CLOSE:
 			rc = libssh2_channel_close(w->ch);
 			if (rc == LIBSSH2_ERROR_EAGAIN)
@@ -1370,7 +1683,11 @@ validate(struct pool *p, const struct sshpool_target *t, size_t n,
 			                                ? watch_prefix_stdin
 			                                : watch_prefix,
 			                            line);
-			if (p->w[i].cmdline != line)
+			if (shell_wanted(p))
+				p->w[i].bare = p->w[i].cmdline != line
+				                   ? line
+				                   : xstrdup(line);
+			else if (p->w[i].cmdline != line)
 				free(line);
 		}
 	if (o->keyfile == NULL && !(o->flags & SSHPOOL_F_AGENT))
@@ -1631,11 +1948,14 @@ run_pool(const struct sshpool_target *targets, size_t n,
 			if (pw[i]->st == W_DONE)
 				continue;
 			/* data libssh2 already queued needs no poll event */
-			if (pfd[i].revents == 0 && pw[i]->st == W_READ) {
+			if (pfd[i].revents == 0 &&
+			    (pw[i]->st == W_READ || pw[i]->st == W_SH_READ)) {
+				LIBSSH2_CHANNEL *ch =
+				    pw[i]->st == W_READ ? pw[i]->ch : pw[i]->sh;
+
 				libssh2_channel_window_read_ex(
-				    pw[i]->ch, &avail, NULL);
-				if (avail == 0 &&
-				    libssh2_channel_eof(pw[i]->ch) != 1)
+				    ch, &avail, NULL);
+				if (avail == 0 && libssh2_channel_eof(ch) != 1)
 					continue;
 			} else if (pfd[i].revents == 0)
 				continue;
@@ -1675,8 +1995,10 @@ run_pool(const struct sshpool_target *targets, size_t n,
 		p.w[0].fd = -1;
 	}
 out:
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free(p.w[i].cmdline);
+		free(p.w[i].bare);
+	}
 	free(p.chunk);
 	free(p.in);
 	free(p.w);
@@ -1718,14 +2040,17 @@ sshpool_conn_take(struct sshpool_cache *c, const struct sshpool_target *t,
     struct sshpool_conn *conn)
 {
 	LIBSSH2_SESSION *s;
+	LIBSSH2_CHANNEL *sh;
 	int fd;
 
 	int auth_attempts;
 	char fp[64];
 
-	if (c == NULL ||
-	    !cache_take_session(c, t, &s, &fd, &auth_attempts, fp, sizeof fp))
+	if (c == NULL || !cache_take_session(
+	                     c, t, &s, &sh, &fd, &auth_attempts, fp, sizeof fp))
 		return 0;
+	if (sh != NULL)
+		(void)chan_free(sh); /* else the session's free frees it */
 	memset(conn, 0, sizeof *conn);
 	conn->auth_attempts = auth_attempts;
 	memcpy(conn->hostkey_fp, fp, sizeof conn->hostkey_fp);
@@ -1749,7 +2074,7 @@ sshpool_conn_keep(struct sshpool_cache *c, struct sshpool_conn *conn)
 	/* a run that takes it stamps its worker's reads again */
 	libssh2_session_callback_set(
 	    s, LIBSSH2_CALLBACK_RECV, (void *)recv_stamp);
-	if (!cache_put_session(c, conn->target, s, conn->fd,
+	if (!cache_put_session(c, conn->target, s, NULL, conn->fd,
 	        conn->auth_attempts, conn->hostkey_fp)) {
 		libssh2_session_callback_set(
 		    s, LIBSSH2_CALLBACK_RECV, (void *)recv_plain);

@@ -84,6 +84,31 @@ enum sshpool_flags {
 	 * as above.  An error reading stdin_fd ends it as EOF would.
 	 */
 	SSHPOOL_F_STDIN = (1 << 5),
+	/*
+	 * Short commands with a session cache (opts->cache; ignored
+	 * without one, and with SSHPOOL_F_STDIN): run the command through
+	 * a long-lived sh held on the worker's cached session (opened on
+	 * first use, kept with the session in the cache, reused by the
+	 * next run) instead of a new channel and exec (src/shframe.h: a
+	 * fresh random end marker per command, stdin /dev/null, a
+	 * subshell; no watcher).  The output is buffered until the
+	 * command's end markers came on both streams (at most 1 MiB per
+	 * stream), then given to on_output; a command killed by a signal
+	 * reports exit status 128+N, not SIGNALED.  The command must be
+	 * idempotent: when the held shell is found dead or out of step,
+	 * or its output is too large, the shell is dropped, the buffered
+	 * output discarded and the command run again on a fresh exec
+	 * channel (with the watcher), as without the flag.
+	 */
+	SSHPOOL_F_SHELL = (1 << 6),
+	/*
+	 * With SSHPOOL_F_SHELL, for a command that must not run twice
+	 * (cancel's kill): its output is not buffered, and a held shell
+	 * lost once the command was sent is reported (SSHPOOL_S_PROTOCOL,
+	 * "may have run"), never run again; a shell found dead before
+	 * anything was sent still falls back to a new shell or an exec.
+	 */
+	SSHPOOL_F_SHELL_ONCE = (1 << 7),
 };
 
 /* Output flags given to on_output. */

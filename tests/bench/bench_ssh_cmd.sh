@@ -27,7 +27,11 @@
 # sessions open before timing), against the tpuctl row (cold: ssh/persist
 # no); target warm <= 0.1x cold.  jobs-warm: `tpuctl jobs NODE` on a
 # running detached job (its state asked from every worker) through the
-# holder; target under 100 ms at 256 workers and more.  Its OpenSSH
+# holder; target under 100 ms at 256 workers and more.  With
+# SSH_CMD_BENCH_BEFORE=DIR (the bin/ of another build, e.g. main in a
+# scratch clone), jobs-warm-before is the same row in the same run
+# through that build's own holder (before the held shells of
+# SSHPOOL_F_SHELL: one exec channel per worker and command).  Its OpenSSH
 # peer: xargs-ssh-cm, xargs -P N ssh through one ControlMaster per
 # worker (ControlPersist, curve25519; the masters opened untimed).
 # Nothing leaves loopback.  Numbers only: fails only when it cannot run
@@ -37,6 +41,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${TPUCTL_BIN_DIR:-$top/bin}
 sizes=${SSH_CMD_BENCH_SIZES:-16 64 256}
+before_bin=${SSH_CMD_BENCH_BEFORE:-}
 runs=${SSH_CMD_BENCH_RUNS:-3}
 cores=$(nproc)
 tck=$(getconf CLK_TCK)
@@ -193,6 +198,9 @@ targets() {
 	    printf '  warm peer ratio: xargs-ssh-cm / tpuctl-warm %sx\n' \
 	    "$(ratio tpuctl-warm xargs-ssh-cm)"
 	j=$(field jobs-warm 1)
+	[ -z "$(field jobs-warm-before 1)" ] ||
+	    printf '  jobs warm, before / after: %sx\n' \
+	    "$(ratio jobs-warm jobs-warm-before)"
 	if [ -n "$j" ] && [ "$hosts" -ge 256 ]; then
 		verdict "tpuctl jobs warm < 100 ms at $hosts workers ($j s)" \
 		    "$(awk -v j="$j" 'BEGIN { print (j < 0.1) ? 1 : 0 }')"
@@ -251,6 +259,15 @@ for hosts in $sizes; do
 	    -- sleep 3600 >/dev/null 2>&1 || true
 	"$BIN/tpuctl" jobs "$node" >/dev/null 2>&1 || true
 	measure jobs-warm "$BIN/tpuctl" jobs "$node"
+	if [ -n "$before_bin" ]; then
+		# the other build's holder, its sessions open (untimed)
+		"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
+		"$before_bin/tpuctl" ssh "$node" --worker=all --fanout "$fan" \
+		    --persist 10m -- true >/dev/null 2>&1 || true
+		"$before_bin/tpuctl" jobs "$node" >/dev/null 2>&1 || true
+		measure jobs-warm-before "$before_bin/tpuctl" jobs "$node"
+		"$before_bin/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
+	fi
 	"$BIN/tpuctl" cancel --grace 1 "bj$hosts" >/dev/null 2>&1 || true
 	"$BIN/tpuctl" ssh-pool stop >/dev/null 2>&1 || true
 	mkdir -p "$T/cm"

@@ -1614,6 +1614,161 @@ START_TEST(test_session_cache)
 }
 END_TEST
 
+/* Lines of a file (0 when it does not exist). */
+static int
+file_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0, c;
+
+	if (f == NULL)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * SSHPOOL_F_SHELL (issue 18): short commands through one held sh per
+ * cached session: the same shell ($$) from run to run, exit statuses
+ * and output exactly the command's (a forged end marker is output), a
+ * shell killed between runs or left out of step (a stray background
+ * write) replaced, a shell lost mid-command: an idempotent command run
+ * again on an exec channel, a SHELL_ONCE one reported, never rerun.
+ */
+START_TEST(test_held_shell)
+{
+	struct sshpool_opts o;
+	struct sshpool_result r[2];
+	struct sshpool_cache *c;
+	struct tpu_err err;
+	char *cmd, *mark = xasprintf("%s/ran", base);
+	long p0, p1;
+	int fds = count_fds();
+
+	opts_init(&o, "echo $$; echo two; echo err >&2; printf tail");
+	o.flags |= SSHPOOL_F_SHELL;
+	o.cache = sshpool_cache_new();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
+	p0 = seen_ppid(0);
+	p1 = seen_ppid(1);
+	ck_assert(strstr(seen.out[0][0].data, "[w0] two\n[w0] tail\n") != NULL);
+	ck_assert_str_eq(seen.out[0][1].data, "[w0] err\n");
+	ck_assert_int_eq(seen.noeol[0][0], 1); /* "tail" has no newline */
+	results_release(r, 2);
+	ck_assert_uint_eq(sshpool_cache_count(o.cache), 2);
+	/* the same shells, and a command's own status */
+	seen_release();
+	seen_init();
+	o.command = "echo $$; exit 7";
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(seen_ppid(0), p0);
+	ck_assert_int_eq(seen_ppid(1), p1);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_REMOTE_NONZERO);
+	ck_assert_int_eq(r[0].exit_status, 7);
+	results_release(r, 2);
+	/* a command printing end-marker-like lines: they are its output */
+	seen_release();
+	seen_init();
+	o.command = "printf '\\ntpuctl-end-%s 0\\n' "
+	            "0123456789abcdef0123456789abcdef; "
+	            "printf 'x\\ntpuctl-end-0123456789abcdef0123456789abcdef"
+	            "\\n' >&2; exit 5";
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[0].exit_status, 5);
+	ck_assert_str_eq(seen.out[0][0].data,
+	    "[w0] \n[w0] tpuctl-end-0123456789abcdef0123456789abcdef 0\n");
+	ck_assert_str_eq(seen.out[0][1].data,
+	    "[w0] x\n[w0] tpuctl-end-0123456789abcdef0123456789abcdef\n");
+	results_release(r, 1);
+	/* the held shell killed between two runs: a new one, run once */
+	ck_assert_int_eq(kill((pid_t)p0, SIGKILL), 0);
+	usleep(200000);
+	seen_release();
+	seen_init();
+	o.command = "echo $$";
+	ck_assert_int_eq(sshpool_run(tg, 2, &o, r, &err), 0);
+	ck_assert_int_ne(seen_ppid(0), p0);
+	ck_assert_int_eq(seen_ppid(1), p1);
+	ck_assert_int_eq(seen.done[0], 1);
+	ck_assert_int_eq(r[0].auth_attempts, 1);
+	p0 = seen_ppid(0);
+	results_release(r, 2);
+	/* out of step: a stray write after the end; the next run finds it
+	   and takes a new shell */
+	seen_release();
+	seen_init();
+	o.command = "(sleep 0.3; echo stray) & echo $$";
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	ck_assert_int_eq(seen_ppid(0), p0);
+	results_release(r, 1);
+	usleep(600000);
+	seen_release();
+	seen_init();
+	o.command = "echo $$";
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	ck_assert_int_ne(seen_ppid(0), p0);
+	ck_assert(strstr(seen.out[0][0].data, "stray") == NULL);
+	results_release(r, 1);
+	/* lost mid-command, idempotent: run again on an exec channel
+	   (there the login shell is killed: SIGNALED, as without the flag) */
+	unlink(mark);
+	cmd = xasprintf("echo ran >>%s; kill -9 $$", mark);
+	o.command = cmd;
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_SIGNALED);
+	ck_assert_int_eq(file_lines(mark), 2);
+	ck_assert_int_eq(seen.done[0], 1);
+	results_release(r, 1);
+	/* SHELL_ONCE: reported, not run again */
+	unlink(mark);
+	o.flags |= SSHPOOL_F_SHELL_ONCE;
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), TPU_E_PARTIAL);
+	ck_assert_int_eq(r[0].status, SSHPOOL_S_PROTOCOL);
+	ck_assert(strstr(r[0].msg, "not run again") != NULL);
+	ck_assert_int_eq(file_lines(mark), 1);
+	results_release(r, 1);
+	/* SHELL_ONCE with a shell killed before the run: run once */
+	o.command = "echo $$";
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	p0 = seen_ppid(0);
+	results_release(r, 1);
+	ck_assert_int_eq(kill((pid_t)p0, SIGKILL), 0);
+	usleep(200000);
+	unlink(mark);
+	free(cmd);
+	cmd = xasprintf("echo ran >>%s; echo $$", mark);
+	o.command = cmd;
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	ck_assert_int_ne(seen_ppid(0), p0);
+	ck_assert_int_eq(file_lines(mark), 1);
+	results_release(r, 1);
+	/* without a cache the flag changes nothing: exec */
+	c = o.cache;
+	o.cache = NULL;
+	seen_release();
+	seen_init();
+	ck_assert_int_eq(sshpool_run(tg, 1, &o, r, &err), 0);
+	results_release(r, 1);
+	seen_release();
+	free(cmd);
+	unlink(mark);
+	free(mark);
+	sshpool_cache_free(c);
+	ck_assert_int_eq(count_fds(), fds);
+}
+END_TEST
+
 /* A cached session lent as a conn (sshpool_conn_take, for SFTP) and
  * given back (sshpool_conn_keep): the next run's command runs on it, its
  * host key fingerprint kept; no cache: nothing to take, keep closes. */
@@ -1721,6 +1876,7 @@ sshpool_suite(void)
 	tcase_add_test(tc, test_pinned_type_not_offered);
 	tcase_add_test(tc, test_agent);
 	tcase_add_test(tc, test_session_cache);
+	tcase_add_test(tc, test_held_shell);
 	suite_add_tcase(s, tc);
 	return s;
 }
