@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "gcsurl.h"
 #include "jobs.h"
 #include "shquote.h"
 #include "xmalloc.h"
@@ -792,6 +793,86 @@ jobs_cancel_cmd(const char *name, int grace_s)
 	script = xasprintf("%s%s", cancel_sh, status_sh);
 	cmd = remote(script, args, 2);
 	free(script);
+	return cmd;
+}
+
+/*
+ * The log uploader (jobs_upload_cmd): $1 the job's name, $2 the storage
+ * API base, $3 the bucket, $4 the percent-encoded object prefix, $5 the
+ * period in seconds.  Every period, when stdout, stderr or the state
+ * changed, it uploads them as PREFIX.out, PREFIX.err and PREFIX.state,
+ * the logs before the state, so a final state read from the bucket
+ * means final logs.  A failed upload is tried again the next period.
+ * The metadata token is kept 300 s.  It exits 0 once the final state
+ * (the job's status file) is uploaded, 1 when the job's directory does
+ * not appear within 30 periods or the final upload fails 5 times.
+ */
+static const char upload_sh[] =
+    "n=$1 g=$2 k=$3 o=$4 p=$5\n"
+    "d=$HOME/.tpuctl/jobs/$n\n"
+    "m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
+    "t= ta=0 lo= le= ls= f=0 i=0\n"
+    "tok() {\n"
+    "  c=$(date +%s)\n"
+    "  [ -n \"$t\" ] && [ $((c - ta)) -lt 300 ] && return 0\n"
+    "  t=$(curl -sSf --retry 3 -H 'Metadata-Flavor: Google' "
+    "\"http://$m/computeMetadata/v1/instance/service-accounts/default/"
+    "token\") || { t=; return 1; }\n"
+    "  case $t in *'\"access_token\"'*) t=${t#*'\"access_token\"'}; "
+    "t=${t#*'\"'}; t=${t%%'\"'*} ;; *) t=; return 1 ;; esac\n"
+    "  ta=$c\n"
+    "}\n"
+    "put() {\n"
+    "  tok || return 1\n"
+    "  curl -sSf --retry 3 -o /dev/null -X POST "
+    "-H \"Authorization: Bearer $t\" "
+    "-H 'Content-Type: application/octet-stream' --data-binary \"@$1\" "
+    "\"$g/upload/storage/v1/b/$k/o?uploadType=media&name=$o$2\"\n"
+    "}\n"
+    "while [ ! -d \"$d\" ]; do\n"
+    "  i=$((i + 1)); [ $i -le 30 ] || exit 1\n"
+    "  sleep \"$p\"\n"
+    "done\n"
+    "while :; do\n"
+    "  s=\n"
+    "  [ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
+    "  e=0; [ -n \"$s\" ] && e=1\n"
+    "  [ -n \"$s\" ] || s=running\n"
+    "  zo=$(wc -c <\"$d/stdout\" 2>/dev/null) || zo=\n"
+    "  ze=$(wc -c <\"$d/stderr\" 2>/dev/null) || ze=\n"
+    "  ok=1\n"
+    "  if [ -n \"$zo\" ] && [ \"$zo\" != \"$lo\" ]; then\n"
+    "    if put \"$d/stdout\" .out; then lo=$zo; else ok=0; fi\n"
+    "  fi\n"
+    "  if [ -n \"$ze\" ] && [ \"$ze\" != \"$le\" ]; then\n"
+    "    if put \"$d/stderr\" .err; then le=$ze; else ok=0; fi\n"
+    "  fi\n"
+    "  if [ $ok = 1 ] && [ \"$s\" != \"$ls\" ]; then\n"
+    "    printf '%s\\n' \"$s\" >\"$d/.upload-state\" &&\n"
+    "      put \"$d/.upload-state\" .state && ls=$s || ok=0\n"
+    "  fi\n"
+    "  if [ $e = 1 ]; then\n"
+    "    [ $ok = 1 ] && exit 0\n"
+    "    f=$((f + 1)); [ $f -lt 5 ] || exit 1\n"
+    "  fi\n"
+    "  sleep \"$p\"\n"
+    "done\n";
+
+char *
+jobs_upload_cmd(const char *name, const char *api, const char *bucket,
+    const char *prefix, int period_s)
+{
+	char per[16], *enc = gcs_pct_encode(prefix), *cmd;
+	const char *args[5];
+
+	snprintf(per, sizeof per, "%d", period_s);
+	args[0] = name;
+	args[1] = api;
+	args[2] = bucket;
+	args[3] = enc;
+	args[4] = per;
+	cmd = remote(upload_sh, args, 5);
+	free(enc);
 	return cmd;
 }
 

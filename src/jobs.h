@@ -250,6 +250,19 @@ char *jobs_status_cmd(const char *name);
 char *jobs_cancel_cmd(const char *name, int grace_s);
 
 /*
+ * The worker-side log uploader of job name: every period_s seconds,
+ * when they changed, it uploads the job's stdout, stderr and state line
+ * (jobs_state_parse's STATUS, "running" until the job ends) to
+ * API/upload/storage/v1/b/BUCKET as objects PREFIX.out, PREFIX.err and
+ * PREFIX.state (the logs first), with the metadata server's token
+ * (GCE_METADATA_HOST-aware).  Exits 0 once the final state is uploaded,
+ * 1 when the job never appears (30 periods) or the final upload fails
+ * 5 times.  Caller frees.
+ */
+char *jobs_upload_cmd(const char *name, const char *api, const char *bucket,
+    const char *prefix, int period_s);
+
+/*
  * Check that a workdir archive HASH.tar is on the worker: prints "have"
  * or "need" (and makes $HOME/.tpuctl/wd).
  */

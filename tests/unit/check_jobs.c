@@ -1355,6 +1355,168 @@ decide(const char *node_state, const char *const *st, size_t n, int restarts,
 	return jobs_restart_decide(&in, cause, 128);
 }
 
+/* A curl for the uploader: the token from the "metadata server", every
+ * upload copied to $H/up/NAME and logged as "AUTH NAME" in $H/up/log;
+ * $H/fail makes uploads fail (22, as curl -f on an HTTP error). */
+static const char stub_curl[] =
+    "#!/bin/sh\n"
+    "u= f= a=\n"
+    "while [ $# -gt 0 ]; do\n"
+    "  case $1 in\n"
+    "  --data-binary) f=${2#@}; shift ;;\n"
+    "  -H) case $2 in Authorization*) a=$2 ;; esac; shift ;;\n"
+    "  -o|-X|--retry) shift ;;\n"
+    "  *) u=$1 ;;\n"
+    "  esac\n"
+    "  shift\n"
+    "done\n"
+    "case $u in\n"
+    "http://md.test/computeMetadata/v1/instance/service-accounts/default/"
+    "token) printf '{\"access_token\":\"tok1\",\"expires_in\":3600}' ;;\n"
+    "http://gcs.test/upload/storage/v1/b/bk/o?uploadType=media\\&name=*)\n"
+    "  [ ! -e \"$H/fail\" ] || exit 22\n"
+    "  n=${u##*name=}; cp \"$f\" \"$H/up/$n\" && echo \"$a $n\" "
+    ">>\"$H/up/log\" ;;\n"
+    "*) echo \"stub curl: $u\" >&2; exit 3 ;;\n"
+    "esac\n";
+
+static void
+write_file(const char *rel, const char *text, int mode)
+{
+	char *path = xasprintf("%s/%s", home, rel);
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, mode), 0);
+	free(path);
+}
+
+static void
+read_rel(const char *rel, struct buf *b)
+{
+	char *path = xasprintf("%s/%s", home, rel);
+	struct tpu_err err;
+
+	buf_clear(b);
+	ck_assert_msg(fsutil_read_file(path, 0, b, NULL, &err) == 0, "%s", rel);
+	free(path);
+}
+
+/* cmd after exporting H=home, PATH=home/bin:$PATH and
+ * GCE_METADATA_HOST=md.test (the stub curl in home/bin) */
+static char *
+upload_env(const char *cmd)
+{
+	char *mk = xasprintf("%s/bin", home), *up = xasprintf("%s/up", home);
+
+	ck_assert_int_eq(mkdir(mk, 0700), 0);
+	ck_assert_int_eq(mkdir(up, 0700), 0);
+	free(mk);
+	free(up);
+	write_file("bin/curl", stub_curl, 0700);
+	return xasprintf("export H=%s PATH=%s/bin:$PATH "
+	                 "GCE_METADATA_HOST=md.test\n%s",
+	    home, home, cmd);
+}
+
+#define UP_P "p%2Fjobs%2Fj%2Fw0-1"
+
+START_TEST(test_upload_ended)
+{
+	char *cmd =
+	    jobs_upload_cmd("j", "http://gcs.test", "bk", "p/jobs/j/w0-1", 0);
+	char *full = upload_env(cmd);
+	struct buf b, e;
+
+	buf_init(&b, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	ck_assert_int_eq(
+	    sh("mkdir -p \"$HOME/.tpuctl/jobs/j\"", NULL, NULL), 0);
+	write_file(".tpuctl/jobs/j/stdout", "hello\n", 0600);
+	write_file(".tpuctl/jobs/j/stderr", "", 0600);
+	write_file(".tpuctl/jobs/j/status", "signal TERM\n", 0600);
+	ck_assert_int_eq(sh(full, &b, &e), 0);
+	ck_assert_msg(e.len == 0, "%s", e.data);
+	read_rel("up/" UP_P ".out", &b);
+	ck_assert_str_eq(b.data, "hello\n");
+	read_rel("up/" UP_P ".err", &b);
+	ck_assert_uint_eq(b.len, 0);
+	read_rel("up/" UP_P ".state", &b);
+	ck_assert_str_eq(b.data, "signal TERM\n");
+	/* the logs before the state, each once, with the metadata token */
+	read_rel("up/log", &b);
+	ck_assert_str_eq(b.data, "Authorization: Bearer tok1 " UP_P ".out\n"
+	                         "Authorization: Bearer tok1 " UP_P ".err\n"
+	                         "Authorization: Bearer tok1 " UP_P ".state\n");
+
+	/* a final upload that keeps failing: exit 1 after 5 tries, no
+	   state claimed */
+	write_file("fail", "", 0600);
+	write_file(".tpuctl/jobs/j/stdout", "hello\nmore\n", 0600);
+	ck_assert_int_eq(sh(full, &b, &e), 1);
+	read_rel("up/" UP_P ".out", &b);
+	ck_assert_str_eq(b.data, "hello\n");
+	free(cmd);
+	free(full);
+	buf_release(&b);
+	buf_release(&e);
+}
+END_TEST
+
+START_TEST(test_upload_no_job)
+{
+	char *cmd = jobs_upload_cmd("nojob", "http://gcs.test", "bk", "x", 0);
+	char *full = upload_env(cmd);
+	char *log = xasprintf("%s/up/log", home);
+
+	ck_assert_int_eq(sh(full, NULL, NULL), 1);
+	ck_assert_int_ne(access(log, F_OK), 0);
+	free(log);
+	free(cmd);
+	free(full);
+}
+END_TEST
+
+START_TEST(test_upload_running)
+{
+	char *cmd =
+	    jobs_upload_cmd("j", "http://gcs.test", "bk", "p/jobs/j/w0-1", 1);
+	char *run = xasprintf("d=$HOME/.tpuctl/jobs/j\n"
+	                      "mkdir -p \"$d\" && printf 'a\\n' >\"$d/stdout\" "
+	                      "&& : >\"$d/stderr\" "
+	                      "|| exit 9\n"
+	                      "( %s ) & p=$!\n"
+	                      "sleep 1.5\n"
+	                      "cp \"$H/up/%s.state\" \"$H/state1\" || exit 8\n"
+	                      "printf 'b\\n' >>\"$d/stdout\"\n"
+	                      "echo 'exit 3' >\"$d/status\"\n"
+	                      "wait $p\n",
+	    cmd, UP_P);
+	char *full = upload_env(run);
+	struct buf b;
+
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(sh(full, NULL, NULL), 0);
+	read_rel("state1", &b);
+	ck_assert_str_eq(b.data, "running\n");
+	read_rel("up/" UP_P ".state", &b);
+	ck_assert_str_eq(b.data, "exit 3\n");
+	read_rel("up/" UP_P ".out", &b);
+	ck_assert_str_eq(b.data, "a\nb\n");
+	/* the unchanged stderr was uploaded once */
+	read_rel("up/log", &b);
+	ck_assert_ptr_nonnull(strstr(b.data, UP_P ".err\n"));
+	ck_assert_ptr_null(
+	    strstr(strstr(b.data, UP_P ".err\n") + 1, UP_P ".err\n"));
+	free(cmd);
+	free(run);
+	free(full);
+	buf_release(&b);
+}
+END_TEST
+
 START_TEST(test_restart_decide)
 {
 	static const char *const ok[] = { "exited 0", "exited 0" };
@@ -1470,6 +1632,9 @@ jobs_suite(void)
 	tcase_add_test(ts, test_boot_script);
 	tcase_add_test(ts, test_boot_script_as_root);
 	tcase_add_test(ts, test_boot_script_multislice);
+	tcase_add_test(ts, test_upload_ended);
+	tcase_add_test(ts, test_upload_no_job);
+	tcase_add_test(ts, test_upload_running);
 	suite_add_tcase(s, ts);
 	return s;
 }
