@@ -66,8 +66,8 @@ cancel_queued(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
  * job had ended): nothing is left to signal.  Its states are read from
  * its bucket (a worker whose end is not there is lost) and shown; the
  * contract is the fan-out's: 0 when the job has ended on every worker
- * (nothing to cancel), 8 when some end is unknown (lost), 9 when no
- * state is known at all.
+ * (nothing to cancel), 8 when some worker's end is not known (lost), 9
+ * when no worker's state is known at all (none ever reported).
  */
 static int
 cancel_gone(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
@@ -82,8 +82,8 @@ cancel_gone(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
 	tpu_err_init(&e);
 	if ((rc = jobbucket_sync(ctx, jc, 1, &found, &e)) != 0) {
 		*err = e;
-		return tpu_error_prefix(err, "job %s: its slice is gone",
-		    jc->spec.name);
+		return tpu_error_prefix(
+		    err, "job %s: its slice is gone", jc->spec.name);
 	}
 	fprintf(stderr,
 	    "job %s: its slice is gone: nothing left to cancel (states from "
@@ -96,7 +96,10 @@ cancel_gone(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
 
 		oc[i].ok = jobs_state_final(st) && st->kind != JOBS_LOST &&
 		           st->kind != JOBS_MISSING;
-		oc[i].reached = jobs_state_known(st);
+		/* its state came from somewhere: lost is 8, not 9 */
+		oc[i].reached = st->kind != JOBS_QUEUED &&
+		                st->kind != JOBS_MISSING &&
+		                st->kind != JOBS_UNKNOWN;
 		nended += oc[i].ok != 0;
 		if (jc->spec.nslices > 1)
 			fprintf(stderr, "slice %zu worker %zu: %s\n",

@@ -105,9 +105,9 @@ jobbucket_sync(struct tpu_ctx *ctx, struct jobcmd *jc, int gone, size_t *found,
 				buf_init(&b, BUF_NOCAP);
 				if (fsutil_read_file(tmp, 0, &b, NULL, &e) ==
 				        0 &&
-				    jobs_state_parse(b.data != NULL ? b.data
-				                                    : "",
-				        &ns) == 0 &&
+				    jobs_state_parse(
+				        b.data != NULL ? b.data : "", &ns) ==
+				        0 &&
 				    !jobs_state_known(st))
 					*st = ns;
 				buf_release(&b);
@@ -115,12 +115,13 @@ jobbucket_sync(struct tpu_ctx *ctx, struct jobcmd *jc, int gone, size_t *found,
 				(*found)++;
 			}
 			for (s = 1; s <= 2; s++) {
-				char *p = jobs_local_log(jc->spec.name, sl, w, s);
+				char *p =
+				    jobs_local_log(jc->spec.name, sl, w, s);
 
 				name = xasprintf(
 				    "%s.%s", base, s == 2 ? "err" : "out");
-				rc = fetch(g, u.bucket, name, p, file_size(p),
-				    err);
+				rc = fetch(
+				    g, u.bucket, name, p, file_size(p), err);
 				free(name);
 				free(p);
 				if (rc < 0) {

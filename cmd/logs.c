@@ -197,8 +197,8 @@ ran_somewhere(const struct jobcmd *jc)
  * end is not there is lost.
  */
 static int
-from_bucket(struct tpu_ctx *ctx, struct jobcmd *jc, const char *workers,
-    int rc, const char *why, struct tpu_err *err)
+from_bucket(struct tpu_ctx *ctx, struct jobcmd *jc, const char *workers, int rc,
+    const char *why, struct tpu_err *err)
 {
 	struct tpu_err e;
 	size_t found = 0;
@@ -208,8 +208,8 @@ from_bucket(struct tpu_ctx *ctx, struct jobcmd *jc, const char *workers,
 		log_warn("cannot reach the slice of job %s (%s): showing the "
 		         "logs kept locally",
 		    jc->spec.name, why);
-	} else if (jobbucket_sync(ctx, jc, rc == TPU_E_NOTFOUND, &found,
-	               &e) != 0) {
+	} else if (jobbucket_sync(ctx, jc, rc == TPU_E_NOTFOUND, &found, &e) !=
+	           0) {
 		log_warn("cannot reach the slice of job %s (%s), nor read "
 		         "%s (%s): showing the logs kept locally",
 		    jc->spec.name, why, jc->spec.log_url, e.msg);
@@ -320,7 +320,8 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 
 				snprintf(why, sizeof why, "%s", err->msg);
 				tpu_err_init(err);
-				rc = from_bucket(ctx, &jc, workers, rc, why, err);
+				rc = from_bucket(
+				    ctx, &jc, workers, rc, why, err);
 				if (jc.out_errno != 0)
 					rc = jobcmd_out_error(&jc, &epipe, err);
 			}

@@ -7,9 +7,14 @@
  * worker pulls the archive with its own metadata token and launches the
  * job in run's worker-side layout.  submit returns once the queued
  * resource is accepted and prints the job's name; a local job record
- * (marked submitted) lets jobs, logs and cancel find it.  Everything is
- * checked before anything is created (exit 2); a failed creation leaves
- * neither the archive it staged nor a record.
+ * (marked submitted) lets jobs, logs and cancel find it.  With a bucket
+ * the boot script also starts each worker's uploader (jobs_upload_cmd):
+ * the job's logs and states go to gs://B/PREFIX/jobs/JOB/, where jobs,
+ * logs and cancel read them once the slice is gone (cmd/jobbucket.h);
+ * without --wait the workers then enforce the spec's timeout and, with
+ * delete-after, worker 0 deletes the queued resource once every worker
+ * has ended.  Everything is checked before anything is created (exit 2);
+ * a failed creation leaves neither the archive it staged nor a record.
  */
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -237,9 +242,9 @@ no_slash(const char *url)
  * loopback, Google's otherwise).  0 or the error of the storage client.
  */
 static int
-upload_setup(struct tpu_ctx *ctx, const struct specdiff *d,
-    struct jobcmd *jc, const struct spec *s, const struct gcs_url *su,
-    int wait, struct submit_up *up, struct tpu_err *err)
+upload_setup(struct tpu_ctx *ctx, const struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, const struct gcs_url *su, int wait,
+    struct submit_up *up, struct tpu_err *err)
 {
 	struct gcs *g = NULL;
 	char *base = no_slash(su->object);

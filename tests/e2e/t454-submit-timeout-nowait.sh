@@ -30,8 +30,9 @@ expect_rc 0 "$TPUCTL" data cat gs://stg454/jobs/sub454/w0-0.state
 assert_grep '^exit 124 [0-9]+ [0-9]+$' "$T/out"
 s0=$(cut -d' ' -f3 "$T/out")
 e0=$(cut -d' ' -f4 "$T/out")
-[ $((e0 - s0)) -ge 3 ] && [ $((e0 - s0)) -le 30 ] ||
-    fail "ran from $s0 to $e0, timeout 3s"
+if [ $((e0 - s0)) -lt 3 ] || [ $((e0 - s0)) -gt 30 ]; then
+	fail "ran from $s0 to $e0, timeout 3s"
+fi
 expect_rc 0 "$TPUCTL" jobs --format json
 jq -e '.[] | select(.name == "sub454") | .workers[0].state == "exited 124"' \
     "$T/out" >/dev/null || fail "jobs: $(cat "$T/out")"

@@ -1572,14 +1572,15 @@ START_TEST(test_upload_timeout)
 
 	u.timeout_s = 1;
 	cmd = jobs_upload_cmd("j", &u, "w0-1");
-	run = xasprintf("d=$HOME/.tpuctl/jobs/j\n"
-	                "mkdir -p \"$d\" && : >\"$d/stdout\" && "
-	                ": >\"$d/stderr\" && : >\"$d/start\" || exit 9\n"
-	                "setsid sleep 30 & echo $! >\"$d/pgid\"\n"
-	                "%s || exit 7\n"
-	                "kill -0 -\"$(cat \"$d/pgid\")\" 2>/dev/null && exit 6\n"
-	                "cat \"$d/status\"\n",
-	    cmd);
+	run =
+	    xasprintf("d=$HOME/.tpuctl/jobs/j\n"
+	              "mkdir -p \"$d\" && : >\"$d/stdout\" && "
+	              ": >\"$d/stderr\" && : >\"$d/start\" || exit 9\n"
+	              "setsid sleep 30 & echo $! >\"$d/pgid\"\n"
+	              "%s || exit 7\n"
+	              "kill -0 -\"$(cat \"$d/pgid\")\" 2>/dev/null && exit 6\n"
+	              "cat \"$d/status\"\n",
+	        cmd);
 	full = upload_env(run);
 	buf_init(&b, BUF_NOCAP);
 	buf_init(&e, BUF_NOCAP);
