@@ -10,6 +10,8 @@
 # nothing of the slice is left.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 # shellcheck source=tests/e2e/lib_fleet.sh
 . "$(dirname "$0")/lib_fleet.sh"
 
@@ -29,12 +31,7 @@ expect_rc 0 "$TPUCTL" queued-resources describe sub453 --format 'value(state.sta
 [ "$(cat "$T/out")" != ACTIVE ] || fail "submit waited for the capacity"
 
 # the slice goes away by itself once the job has ended on both workers
-n=0
-while "$TPUCTL" queued-resources describe sub453 >/dev/null 2>&1; do
-	n=$((n + 1))
-	[ $n -lt 300 ] || fail "the queued resource is still there"
-	sleep 0.2
-done
+job_wait_qr_gone sub453
 assert_no_slice sub453
 for w in 0 1; do
 	expect_rc 0 "$TPUCTL" data cat "gs://stg453/pre/jobs/sub453/w0-$w.out"

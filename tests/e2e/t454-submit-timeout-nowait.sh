@@ -6,6 +6,8 @@
 # deletes the slice.  jobs and logs read the end from the bucket.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 
 emu_start --set fleet.key_delay_ms=200 --set tpu.qr_provision_ms=1000
 expect_rc 0 "$TPUCTL" data mb gs://stg454
@@ -19,12 +21,7 @@ command: 'echo started; trap "echo got TERM; exit 143" TERM; sleep 120 & wait; e
 END
 expect_rc 0 "$TPUCTL" submit "$T/job.yaml"
 [ "$(cat "$T/out")" = sub454 ] || fail "submit's stdout: $(cat "$T/out")"
-n=0
-while "$TPUCTL" queued-resources describe sub454 >/dev/null 2>&1; do
-	n=$((n + 1))
-	[ $n -lt 300 ] || fail "the queued resource is still there"
-	sleep 0.2
-done
+job_wait_qr_gone sub454
 assert_no_slice sub454
 expect_rc 0 "$TPUCTL" data cat gs://stg454/jobs/sub454/w0-0.state
 assert_grep '^exit 124 [0-9]+ [0-9]+$' "$T/out"

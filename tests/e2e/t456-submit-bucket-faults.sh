@@ -6,6 +6,8 @@
 # slice is deleted, nothing is left.
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/e2e/lib_job.sh
+. "$(dirname "$0")/lib_job.sh"
 
 emu_start --set fleet.key_delay_ms=200 --set tpu.qr_provision_ms=1000
 expect_rc 0 "$TPUCTL" data mb gs://stg456
@@ -22,12 +24,7 @@ delete-after: true
 command: 'i=0; while [ $i -lt 5 ]; do echo "w$TPUCTL_WORKER line $i"; i=$((i + 1)); done'
 END
 expect_rc 0 "$TPUCTL" submit "$T/job.yaml"
-n=0
-while "$TPUCTL" queued-resources describe sub456 >/dev/null 2>&1; do
-	n=$((n + 1))
-	[ $n -lt 300 ] || fail "the queued resource is still there"
-	sleep 0.2
-done
+job_wait_qr_gone sub456
 assert_no_slice sub456
 emu_requests >"$T/req"
 for p in /upload/storage/v1/b/stg456/o \
