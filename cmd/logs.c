@@ -204,17 +204,17 @@ from_bucket(struct tpu_ctx *ctx, struct jobcmd *jc, const char *workers, int rc,
 	size_t found = 0;
 
 	tpu_err_init(&e);
-	if (jc->spec.log_url == NULL) {
-		log_warn("cannot reach the slice of job %s (%s): showing the "
-		         "logs kept locally",
-		    jc->spec.name, why);
-	} else if (jobbucket_sync(ctx, jc, rc == TPU_E_NOTFOUND, &found, &e) !=
-	           0) {
+	if (jc->spec.log_url != NULL &&
+	    jobbucket_sync(ctx, jc, rc == TPU_E_NOTFOUND, &found, &e) != 0)
 		log_warn("cannot reach the slice of job %s (%s), nor read "
 		         "%s (%s): showing the logs kept locally",
 		    jc->spec.name, why, jc->spec.log_url, e.msg);
-	} else
-		log_info("job %s: the slice is gone (%s): logs of %zu "
+	else if (found == 0)
+		log_warn("cannot reach the slice of job %s (%s): showing the "
+		         "logs kept locally",
+		    jc->spec.name, why);
+	else
+		log_info("cannot reach the slice of job %s (%s): logs of %zu "
 		         "worker%s from %s",
 		    jc->spec.name, why, found, found == 1 ? "" : "s",
 		    jc->spec.log_url);
