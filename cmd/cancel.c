@@ -18,6 +18,7 @@
 #include "config.h"
 #include "fanout.h"
 #include "fwcmd.h"
+#include "jobbucket.h"
 #include "jobcmd.h"
 #include "jobs.h"
 #include "util.h"
@@ -58,6 +59,64 @@ cancel_queued(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
 	jobcmd_save(jc, &e);
 	fprintf(stderr, "job %s cancelled before it started\n", jc->spec.name);
 	return 0;
+}
+
+/*
+ * A submitted job whose slice is gone (delete-after deleted it once the
+ * job had ended): nothing is left to signal.  Its states are read from
+ * its bucket (a worker whose end is not there is lost) and shown; the
+ * contract is the fan-out's: 0 when the job has ended on every worker
+ * (nothing to cancel), 8 when some worker's end is not known (lost), 9
+ * when no worker's state is known at all (none ever reported).
+ */
+static int
+cancel_gone(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
+{
+	struct fanout_outcome *oc;
+	struct tpu_err e;
+	size_t n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers, i;
+	size_t found = 0, nended = 0;
+	char *what;
+	int rc;
+
+	tpu_err_init(&e);
+	if ((rc = jobbucket_sync(ctx, jc, 1, &found, &e)) != 0) {
+		*err = e;
+		return tpu_error_prefix(
+		    err, "job %s: its slice is gone", jc->spec.name);
+	}
+	fprintf(stderr,
+	    "job %s: its slice is gone: nothing left to cancel (states from "
+	    "%s)\n",
+	    jc->spec.name, jc->spec.log_url);
+	oc = xcalloc(n > 0 ? n : 1, sizeof *oc);
+	for (i = 0; i < n; i++) {
+		const struct jobs_state *st = &jc->states[i];
+		char b[64];
+
+		oc[i].ok = jobs_state_final(st) && st->kind != JOBS_LOST &&
+		           st->kind != JOBS_MISSING;
+		/* its state came from somewhere: lost is 8, not 9 */
+		oc[i].reached = st->kind != JOBS_QUEUED &&
+		                st->kind != JOBS_MISSING &&
+		                st->kind != JOBS_UNKNOWN;
+		nended += oc[i].ok != 0;
+		if (jc->spec.nslices > 1)
+			fprintf(stderr, "slice %zu worker %zu: %s\n",
+			    i / (size_t)jc->spec.nworkers,
+			    i % (size_t)jc->spec.nworkers,
+			    jobs_state_str(st, b, sizeof b));
+		else
+			fprintf(stderr, "worker %zu: %s\n", i,
+			    jobs_state_str(st, b, sizeof b));
+	}
+	fprintf(stderr, "job %s: ended on %zu of %zu workers\n", jc->spec.name,
+	    nended, n);
+	what = xasprintf("job %s", jc->spec.name);
+	rc = fanout_contract(oc, n, what, "could not be cancelled", err);
+	free(what);
+	free(oc);
+	return rc;
 }
 
 static int
@@ -117,6 +176,11 @@ cancel_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = jobcmd_connect(ctx, &jc, &so, err)) == TPU_E_PRECONDITION &&
 	    jc.spec.submitted) {
 		rc = cancel_queued(ctx, &jc, err);
+		goto out;
+	}
+	if (rc == TPU_E_NOTFOUND && jc.spec.submitted &&
+	    jc.spec.log_url != NULL) {
+		rc = cancel_gone(ctx, &jc, err);
 		goto out;
 	}
 	if (rc != 0)

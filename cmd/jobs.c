@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "cmd.h"
+#include "jobbucket.h"
 #include "jobcmd.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -73,6 +74,31 @@ jobs_keep_queued(struct jobcmd *jc, const unsigned char *ask)
 		if (q[k] && jc->states[k].kind == JOBS_MISSING)
 			jc->states[k].kind = JOBS_QUEUED;
 	free(q);
+}
+
+/*
+ * The slice of job jc cannot be reached (err says why): a submitted job
+ * with objects in its bucket takes its states from there (its slice gone:
+ * a state not final there is lost); else they are not refreshed.
+ */
+static void
+jobs_from_bucket(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
+{
+	struct tpu_err e;
+	size_t found = 0;
+
+	tpu_err_init(&e);
+	if (jc->spec.log_url != NULL &&
+	    jobbucket_sync(ctx, jc, err->code == TPU_E_NOTFOUND, &found, &e) ==
+	        0 &&
+	    found > 0)
+		return;
+	if (jc->spec.log_url != NULL && e.code != 0)
+		log_warn("job %s: states not refreshed: %s; nor from %s: %s",
+		    jc->spec.name, err->msg, jc->spec.log_url, e.msg);
+	else
+		log_warn("job %s: states not refreshed: %s", jc->spec.name,
+		    err->msg);
 }
 
 static cJSON *
@@ -176,8 +202,7 @@ jobs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 				free(ask);
 				jobcmd_save(&jc, &e);
 			} else
-				log_warn("job %s: states not refreshed: %s",
-				    jc.spec.name, e.msg);
+				jobs_from_bucket(ctx, &jc, &e);
 		}
 		cJSON_AddItemToArray(list, job_item(&jc));
 		jobcmd_release(&jc);

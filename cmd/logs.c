@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "jobbucket.h"
 #include "jobcmd.h"
 #include "log.h"
 #include "sshsel.h"
@@ -176,6 +177,50 @@ offline(struct jobcmd *jc, const char *workers, struct tpu_err *err)
 	    nsel - nok, nsel);
 }
 
+/* 1 unless the record says the job never started anywhere (cancelled
+ * or lost before its capacity came). */
+static int
+ran_somewhere(const struct jobcmd *jc)
+{
+	size_t n = (size_t)jc->spec.nslices * (size_t)jc->spec.nworkers, i;
+
+	for (i = 0; i < n; i++)
+		if (jc->states[i].kind != JOBS_MISSING)
+			return 1;
+	return 0;
+}
+
+/*
+ * The slice of submitted job jc is gone (rc of the connect, why its
+ * words): with objects in its bucket (the uploader's), read them into
+ * the local copy first; then the local copy (offline).  A worker whose
+ * end is not there is lost.
+ */
+static int
+from_bucket(struct tpu_ctx *ctx, struct jobcmd *jc, const char *workers, int rc,
+    const char *why, struct tpu_err *err)
+{
+	struct tpu_err e;
+	size_t found = 0;
+
+	tpu_err_init(&e);
+	if (jc->spec.log_url != NULL &&
+	    jobbucket_sync(ctx, jc, rc == TPU_E_NOTFOUND, &found, &e) != 0)
+		log_warn("cannot reach the slice of job %s (%s), nor read "
+		         "%s (%s): showing the logs kept locally",
+		    jc->spec.name, why, jc->spec.log_url, e.msg);
+	else if (found == 0)
+		log_warn("cannot reach the slice of job %s (%s): showing the "
+		         "logs kept locally",
+		    jc->spec.name, why);
+	else
+		log_info("cannot reach the slice of job %s (%s): logs of %zu "
+		         "worker%s from %s",
+		    jc->spec.name, why, found, found == 1 ? "" : "s",
+		    jc->spec.log_url);
+	return offline(jc, workers, err);
+}
+
 static int
 logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 {
@@ -267,8 +312,21 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		sigaction(SIGINT, &sa, &old_int);
 		sigaction(SIGTERM, &sa, &old_term);
 		sig_set = 1;
-		if ((rc = wait_started(ctx, &jc, &so, err)) != 0)
+		if ((rc = wait_started(ctx, &jc, &so, err)) != 0) {
+			/* gone after it ran (delete-after): its bucket */
+			if (rc == TPU_E_NOTFOUND && jc.spec.log_url != NULL &&
+			    ran_somewhere(&jc)) {
+				char why[sizeof err->msg];
+
+				snprintf(why, sizeof why, "%s", err->msg);
+				tpu_err_init(err);
+				rc = from_bucket(
+				    ctx, &jc, workers, rc, why, err);
+				if (jc.out_errno != 0)
+					rc = jobcmd_out_error(&jc, &epipe, err);
+			}
 			goto out;
+		}
 	} else {
 		struct tpu_err cerr;
 
@@ -283,10 +341,7 @@ logs_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 			goto out;
 		}
 		if (rc != 0) {
-			log_warn("cannot reach the slice of job %s (%s): "
-			         "showing the logs kept locally",
-			    jc.spec.name, cerr.msg);
-			rc = offline(&jc, workers, err);
+			rc = from_bucket(ctx, &jc, workers, rc, cerr.msg, err);
 			if (jc.out_errno != 0)
 				rc = jobcmd_out_error(&jc, &epipe, err);
 			goto out;

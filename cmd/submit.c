@@ -7,9 +7,14 @@
  * worker pulls the archive with its own metadata token and launches the
  * job in run's worker-side layout.  submit returns once the queued
  * resource is accepted and prints the job's name; a local job record
- * (marked submitted) lets jobs, logs and cancel find it.  Everything is
- * checked before anything is created (exit 2); a failed creation leaves
- * neither the archive it staged nor a record.
+ * (marked submitted) lets jobs, logs and cancel find it.  With a bucket
+ * the boot script also starts each worker's uploader (jobs_upload_cmd):
+ * the job's logs and states go to gs://B/PREFIX/jobs/JOB/, where jobs,
+ * logs and cancel read them once the slice is gone (cmd/jobbucket.h);
+ * without --wait the workers then enforce the spec's timeout and, with
+ * delete-after, worker 0 deletes the queued resource once every worker
+ * has ended.  Everything is checked before anything is created (exit 2);
+ * a failed creation leaves neither the archive it staged nor a record.
  */
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -24,6 +29,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "fwcmd.h"
+#include "gcs.h"
 #include "jobcmd.h"
 #include "jobstage.h"
 #include "json.h"
@@ -63,9 +69,11 @@ on_alarm(int sig)
 	kill(getpid(), SIGTERM);
 }
 
-/* What submit cannot do yet, refused before anything is created. */
+/* What submit cannot do, refused before anything is created; staged:
+ * a stage bucket is there (spec stage or run/staging_bucket). */
 static int
-refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
+refuse_unsupported(
+    const struct spec *s, int wait, int staged, struct tpu_err *err)
 {
 	const char *field = NULL, *why = NULL;
 
@@ -82,13 +90,16 @@ refuse_unsupported(const struct spec *s, int wait, struct tpu_err *err)
 		field = "max-restarts";
 		why = "needs --wait (without a client attached nothing can "
 		      "recreate a preempted slice)";
-	} else if (s->timeout_secs > 0 && !wait) {
+	} else if (s->timeout_secs > 0 && !wait && !staged) {
 		field = "timeout";
-		why = "needs --wait (the waiting client enforces it)";
-	} else if (s->delete_after && !wait) {
+		why = "needs --wait or a stage bucket ('stage' or config "
+		      "run/staging_bucket: the workers enforce it and record "
+		      "the end there)";
+	} else if (s->delete_after && !wait && !staged) {
 		field = "delete-after";
-		why = "needs --wait (the waiting client deletes the slice when "
-		      "the job has ended)";
+		why = "needs --wait or a stage bucket ('stage' or config "
+		      "run/staging_bucket: worker 0 reads there that every "
+		      "worker has ended before it deletes the slice)";
 	} else if (cJSON_GetObjectItemCaseSensitive(
 	               s->metadata, "startup-script") != NULL ||
 	           cJSON_GetObjectItemCaseSensitive(
@@ -205,6 +216,83 @@ submit_capacity_lost(
 	return rc;
 }
 
+/* The uploader of a submitted job (jobs_upload) and what it points to. */
+struct submit_up {
+	struct jobs_upload u;
+	char *storage, *prefix, *tpu, *qr;
+};
+
+/* A URL's copy without its trailing '/'s. */
+static char *
+no_slash(const char *url)
+{
+	char *c = xstrdup(url);
+	size_t n = strlen(c);
+
+	while (n > 0 && c[n - 1] == '/')
+		c[--n] = '\0';
+	return c;
+}
+
+/*
+ * The uploader of job jc in bucket su (objects PREFIX/jobs/JOB/...,
+ * jc->spec.log_url set).  Without --wait it also enforces the spec's
+ * timeout and, with delete-after, deletes the queued resource (the
+ * workers reach the APIs at the client's endpoints: the emulator's on
+ * loopback, Google's otherwise).  0 or the error of the storage client.
+ */
+static int
+upload_setup(struct tpu_ctx *ctx, const struct specdiff *d, struct jobcmd *jc,
+    const struct spec *s, const struct gcs_url *su, int wait,
+    struct submit_up *up, struct tpu_err *err)
+{
+	struct gcs *g = NULL;
+	char *base = no_slash(su->object);
+	int rc;
+
+	memset(up, 0, sizeof *up);
+	if ((rc = ctx_gcs_open(ctx, &g, err)) != 0) {
+		free(base);
+		return rc;
+	}
+	up->storage = no_slash(gcs_base(g));
+	gcs_close(g);
+	up->prefix = *base != '\0'
+	                 ? xasprintf("%s/jobs/%s/", base, jc->spec.name)
+	                 : xasprintf("jobs/%s/", jc->spec.name);
+	free(base);
+	jc->spec.log_url = xasprintf("gs://%s/%s", su->bucket, up->prefix);
+	up->u.storage = up->storage;
+	up->u.bucket = su->bucket;
+	up->u.prefix = up->prefix;
+	up->u.period_s = 2;
+	up->u.grace_s = 10;
+	up->u.nslices = jc->spec.nslices;
+	up->u.nworkers = jc->spec.nworkers;
+	if (!wait) {
+		up->u.timeout_s = s->timeout_secs;
+		if (s->delete_after) {
+			up->tpu = no_slash(d->tc.api.base);
+			up->qr = xasprintf(
+			    "projects/%s/locations/%s/queuedResources/%s",
+			    d->tc.project, d->zone, s->name);
+			up->u.tpu = up->tpu;
+			up->u.qr = up->qr;
+		}
+	}
+	return 0;
+}
+
+static void
+upload_release(struct submit_up *up)
+{
+	free(up->storage);
+	free(up->prefix);
+	free(up->tpu);
+	free(up->qr);
+	memset(up, 0, sizeof *up);
+}
+
 /*
  * Queue the job's slice: the queued resource of d's spec (asynchronously,
  * quietly) with the boot script of job js as its nodes' startup-script,
@@ -212,10 +300,10 @@ submit_capacity_lost(
  */
 static int
 create_qr(struct tpu_ctx *ctx, struct specdiff *d, const struct jobs_spec *js,
-    struct tpu_err *err)
+    const struct jobs_upload *up, struct tpu_err *err)
 {
 	struct output quiet_out, saved_out;
-	char *script = jobs_boot_script(js);
+	char *script = jobs_boot_script(js, up);
 	cJSON *md = cJSON_CreateObject();
 	const cJSON *it, *spec_md;
 	int rc;
@@ -345,7 +433,7 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
  */
 static int
 restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
-    const struct spec *s, struct tpu_err *err)
+    const struct spec *s, const struct jobs_upload *up, struct tpu_err *err)
 {
 	struct jobs_restart_in in;
 	struct jobcmd now;
@@ -398,7 +486,7 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 	}
 	recover_keep_attempt_logs(jc, jc->spec.restart_count);
 	jc->spec.restart_count++;
-	if ((rc = create_qr(ctx, d, &jc->spec, err)) != 0)
+	if ((rc = create_qr(ctx, d, &jc->spec, up, err)) != 0)
 		return tpu_error_prefix(err, "restart");
 	for (i = 0; i < n; i++) {
 		memset(&jc->states[i], 0, sizeof jc->states[i]);
@@ -417,7 +505,7 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
  */
 static int
 submit_wait(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
-    const struct spec *s, struct tpu_err *err)
+    const struct spec *s, const struct jobs_upload *up, struct tpu_err *err)
 {
 	struct sigaction sa, old_int, old_term, old_alrm;
 	struct itimerval it;
@@ -455,7 +543,7 @@ submit_wait(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		    submit_signal != 0 || rc == TPU_E_INTERRUPTED ||
 		    rc == TPU_E_TERMINATED)
 			break;
-		if ((rrc = restart_lost(ctx, d, jc, s, err)) != 1) {
+		if ((rrc = restart_lost(ctx, d, jc, s, up, err)) != 1) {
 			if (rrc != 0)
 				rc = rrc;
 			break;
@@ -509,6 +597,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	struct specdiff d;
 	struct jobcmd jc;
 	struct gcs_url su;
+	struct submit_up up;
 	const char *name = NULL, *stage = NULL;
 	char hash[PACK_HASH_LEN + 1], *tar = NULL, *object = NULL;
 	cJSON *o;
@@ -518,6 +607,7 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 
 	jobcmd_init(&jc);
 	memset(&d, 0, sizeof d);
+	memset(&up, 0, sizeof up);
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case OPT_NAME:
@@ -545,13 +635,13 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	if ((rc = spec_load(&s, argv[0], err)) != 0)
 		goto out;
 	have_s = 1;
-	if ((rc = refuse_unsupported(&s, wait, err)) != 0)
-		goto out;
 	stage = s.stage;
 	if (stage == NULL)
 		stage = config_get(ctx->cfg, "run/staging_bucket");
 	if (stage != NULL && *stage == '\0')
 		stage = NULL;
+	if ((rc = refuse_unsupported(&s, wait, stage != NULL, err)) != 0)
+		goto out;
 	if (s.workdir != NULL && stage == NULL) {
 		rc = tpu_error(err, TPU_E_USAGE,
 		    "%s: workdir: needs 'stage' (or config "
@@ -670,11 +760,15 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		goto out;
 	}
 	jc.spec.zone = xstrdup(d.zone);
+	if (have_su &&
+	    (rc = upload_setup(ctx, &d, &jc, &s, &su, wait, &up, err)) != 0)
+		goto out;
 	if (tar != NULL &&
 	    (rc = jobstage_upload(ctx, tar, hash, &su, "stage",
 	         &jc.spec.stage_url, &object, &staged, err)) != 0)
 		goto out;
-	if ((rc = create_qr(ctx, &d, &jc.spec, err)) != 0) {
+	if ((rc = create_qr(ctx, &d, &jc.spec, have_su ? &up.u : NULL, err)) !=
+	    0) {
 		if (staged) {
 			struct tpu_err e;
 
@@ -721,8 +815,9 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		    wait ? "" : "; follow it with: tpuctl logs --follow ",
 		    wait ? "" : jc.spec.name);
 	if (rc == 0 && wait)
-		rc = submit_wait(ctx, &d, &jc, &s, err);
+		rc = submit_wait(ctx, &d, &jc, &s, have_su ? &up.u : NULL, err);
 out:
+	upload_release(&up);
 	free(object);
 	free(tar);
 	if (have_su)

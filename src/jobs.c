@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "gcsurl.h"
 #include "jobs.h"
 #include "shquote.h"
 #include "xmalloc.h"
@@ -42,6 +43,7 @@ jobs_spec_release(struct jobs_spec *s)
 	free(s->workdir_hash);
 	free(s->stage_url);
 	free(s->user);
+	free(s->log_url);
 	jobs_spec_init(s);
 }
 
@@ -671,9 +673,14 @@ static const char boot_user_sh[] =
  * What the boot script starts as the job's user: $1 launch_sh, the rest
  * its arguments.  launch_sh's stderr is kept: a refused workdir archive
  * (98) is recorded in the job's directory, so logs and jobs report it.
+ * up (may be NULL): the uploader's command line, started detached once
+ * the job is launched or its refusal recorded.
  */
+static char *upload_line(
+    const char *name, const struct jobs_upload *u, const char *tag);
+
 static char *
-boot_keep_script(const char *name)
+boot_keep_script(const char *name, const char *up)
 {
 	struct buf b;
 	char *q = shquote(name);
@@ -693,15 +700,21 @@ boot_keep_script(const char *name)
 	    "  : >\"$d/end\"\n"
 	    "  echo 'exit 98' >\"$d/status\"\n"
 	    "fi\n"
-	    "rm -f \"$x\"\n"
-	    "exit $r\n",
+	    "rm -f \"$x\"\n",
 	    q);
+	if (up != NULL)
+		buf_printf(&b,
+		    "if [ $r = 0 ] || [ $r = 98 ]; then\n"
+		    "  setsid %s </dev/null >>\"$d/upload.log\" 2>&1 &\n"
+		    "fi\n",
+		    up);
+	buf_puts(&b, "exit $r\n");
 	free(q);
 	return buf_detach(&b, NULL);
 }
 
 char *
-jobs_boot_script(const struct jobs_spec *s)
+jobs_boot_script(const struct jobs_spec *s, const struct jobs_upload *up)
 {
 	struct buf b;
 	const char *url = s->stage_url != NULL ? s->stage_url : "";
@@ -734,6 +747,10 @@ jobs_boot_script(const struct jobs_spec *s)
 	buf_puts(&b, "*) echo \"tpuctl: worker $w is not part of the job\" "
 	             ">&2; exit 1 ;;\n"
 	             "esac\n");
+	/* the uploader's tag of this worker */
+	buf_puts(&b, s->nslices > 1 ? "_tpuctl_wt=w${w%%:*}-${w#*:}\n"
+	                            : "_tpuctl_wt=w0-$w\n");
+	buf_puts(&b, "export _tpuctl_wt\n");
 	/* launch_sh's arguments, $4 the worker's env */
 	args[0] = s->name;
 	args[1] = s->workdir_hash != NULL ? s->workdir_hash : "";
@@ -749,7 +766,13 @@ jobs_boot_script(const struct jobs_spec *s)
 	q = shquote(launch_sh);
 	buf_printf(&b, "l=%s\n", q);
 	free(q);
-	k = boot_keep_script(s->name);
+	if (up != NULL) {
+		char *ul = upload_line(s->name, up, "\"$_tpuctl_wt\"");
+
+		k = boot_keep_script(s->name, ul);
+		free(ul);
+	} else
+		k = boot_keep_script(s->name, NULL);
 	q = shquote(k);
 	buf_printf(&b, "k=%s\nset -- \"$l\"", q);
 	free(k);
@@ -805,6 +828,208 @@ jobs_cancel_cmd(const char *name, int grace_s)
 	script = xasprintf("%s%s", cancel_sh, status_sh);
 	cmd = remote(script, args, 2);
 	free(script);
+	return cmd;
+}
+
+/*
+ * The log uploader (jobs_upload_cmd, started by the boot script): $1 the
+ * job's name, $2 the storage API base, $3 the bucket, $4 the
+ * percent-encoded object prefix of the job, $5 the period in seconds,
+ * $6 the worker's tag (wSLICE-WORKER), $7 the timeout in seconds (0:
+ * none), $8 its grace, $9 the TPU API base (delete-after; "" none),
+ * ${10} the queued resource's path, ${11} and ${12} the job's slices and
+ * workers per slice.  Every period, when stdout, stderr or the state
+ * changed, it uploads them as PREFIX TAG.out, .err and .state, the logs
+ * before the state, so a final state read from the bucket means final
+ * logs; the state is a status line ("exit 3 START END", "running START
+ * -").  A failed upload is tried again the next period.  The metadata
+ * token is kept 300 s at most, less when it expires sooner (60 s before).
+ * Past the timeout a job not ended gets SIGTERM, SIGKILL after the
+ * grace, and "exit 124" is its state.  With delete-after, worker w0-0
+ * waits, once its own final state is uploaded, until every other
+ * worker's state object is final, then deletes the queued resource
+ * (force: its nodes too), tried 10 times.  It exits 0 once the final
+ * state is uploaded (and the slice deleted), 1 when the job's directory
+ * does not appear within 30 periods, the final upload fails 10 times or
+ * the delete does.
+ */
+static const char upload_sh[] =
+    "n=$1 g=$2 k=$3 ob=$4 p=$5 wt=$6 to=$7 gr=$8 tp=$9\n"
+    "shift 9\n"
+    "qp=$1 ns=$2 nw=$3 o=$ob$wt\n"
+    "d=$HOME/.tpuctl/jobs/$n\n"
+    "m=${GCE_METADATA_HOST:-metadata.google.internal}\n"
+    "t= ta=0 tl=300 lo= le= ls= f=0 i=0\n"
+    "say() { echo \"tpuctl-upload: $*\" >&2; }\n"
+    "tok() {\n"
+    "  c=$(date +%s)\n"
+    "  [ -n \"$t\" ] && [ $((c - ta)) -lt $tl ] && return 0\n"
+    "  t=$(curl -sSf --retry 3 -H 'Metadata-Flavor: Google' "
+    "\"http://$m/computeMetadata/v1/instance/service-accounts/default/"
+    "token\") || { t=; say 'no token from the metadata server'; "
+    "return 1; }\n"
+    "  tl=300\n"
+    "  case $t in *'\"expires_in\"'*) x=${t#*'\"expires_in\"'}; "
+    "x=${x#*:}; x=${x#\"${x%%[0-9]*}\"}; x=${x%%[!0-9]*}\n"
+    "    [ -z \"$x\" ] || [ $((x - 60)) -ge $tl ] || tl=$((x - 60)) ;;\n"
+    "  esac\n"
+    "  [ $tl -ge 0 ] || tl=0\n"
+    "  case $t in *'\"access_token\"'*) t=${t#*'\"access_token\"'}; "
+    "t=${t#*'\"'}; t=${t%%'\"'*} ;; *) t=; return 1 ;; esac\n"
+    "  ta=$c\n"
+    "}\n"
+    "put() {\n"
+    "  tok || return 1\n"
+    "  curl -sSf --retry 3 -o /dev/null -X POST "
+    "-H \"Authorization: Bearer $t\" "
+    "-H 'Content-Type: application/octet-stream' --data-binary \"@$1\" "
+    "\"$g/upload/storage/v1/b/$k/o?uploadType=media&name=$o$2\" || "
+    "{ say \"upload of $2 failed\"; return 1; }\n"
+    "}\n"
+    /* the timeout: TERM to the job's group, KILL after the grace; the
+       job's shell has written its own status by then (or was killed):
+       124 replaces it */
+    "tmo() {\n"
+    "  pg=\n"
+    "  [ -r \"$d/pgid\" ] && read -r pg <\"$d/pgid\"\n"
+    "  echo \"tpuctl: timeout: the job did not end within ${to}s: "
+    "stopping it\" >>\"$d/stderr\"\n"
+    "  if [ -n \"$pg\" ] && kill -TERM -\"$pg\" 2>/dev/null; then\n"
+    "    j=0\n"
+    "    while [ $j -lt $((gr * 10)) ] && kill -0 -\"$pg\" 2>/dev/null; "
+    "do\n"
+    "      sleep 0.1; j=$((j + 1))\n"
+    "    done\n"
+    "    kill -KILL -\"$pg\" 2>/dev/null\n"
+    "  fi\n"
+    "  : >\"$d/end\"; echo 'exit 124' >\"$d/status\"\n"
+    "}\n"
+    /* delete-after, on w0-0: every other worker's state final, then the
+       queued resource deleted with its nodes (this worker among them) */
+    "rel() {\n"
+    "  while :; do\n"
+    "    x=0 si=0\n"
+    "    while [ $si -lt \"$ns\" ]; do\n"
+    "      wi=0\n"
+    "      while [ $wi -lt \"$nw\" ]; do\n"
+    "        tg=w$si-$wi\n"
+    "        if [ \"$tg\" != \"$wt\" ]; then\n"
+    "          v=\n"
+    "          tok && v=$(curl -sSf --retry 3 "
+    "-H \"Authorization: Bearer $t\" "
+    "\"$g/storage/v1/b/$k/o/$ob$tg.state?alt=media\" 2>/dev/null) || v=\n"
+    "          case $v in ''|running*) x=1 ;; esac\n"
+    "        fi\n"
+    "        wi=$((wi + 1))\n"
+    "      done\n"
+    "      si=$((si + 1))\n"
+    "    done\n"
+    "    [ $x = 1 ] || break\n"
+    "    sleep \"$p\"\n"
+    "  done\n"
+    "  a=0\n"
+    "  while :; do\n"
+    "    say \"the job has ended on every worker: deleting queued resource "
+    "$qp (delete-after)\"\n"
+    "    tok && curl -sSf --retry 3 -o /dev/null -X DELETE "
+    "-H \"Authorization: Bearer $t\" \"$tp/v2/$qp?force=true\" && return 0\n"
+    "    a=$((a + 1)); [ $a -lt 10 ] || { say 'the delete failed'; "
+    "return 1; }\n"
+    "    sleep \"$p\"\n"
+    "  done\n"
+    "}\n"
+    "while [ ! -d \"$d\" ]; do\n"
+    "  i=$((i + 1)); [ $i -le 30 ] || exit 1\n"
+    "  sleep \"$p\"\n"
+    "done\n"
+    "t0=$(date +%s)\n"
+    "while :; do\n"
+    "  s=\n"
+    "  [ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
+    "  if [ -z \"$s\" ] && [ \"$to\" -gt 0 ] && "
+    "[ $(($(date +%s) - t0)) -ge \"$to\" ]; then\n"
+    "    tmo; read -r s <\"$d/status\"\n"
+    "  fi\n"
+    "  e=0; [ -n \"$s\" ] && e=1\n"
+    "  [ -n \"$s\" ] || s=running\n"
+    "  s0=- e0=-\n"
+    "  [ ! -e \"$d/start\" ] || s0=$(date -r \"$d/start\" +%s)\n"
+    "  [ $e = 0 ] || [ ! -e \"$d/end\" ] || e0=$(date -r \"$d/end\" +%s)\n"
+    "  s=\"$s $s0 $e0\"\n"
+    "  zo=$(wc -c <\"$d/stdout\" 2>/dev/null) || zo=\n"
+    "  ze=$(wc -c <\"$d/stderr\" 2>/dev/null) || ze=\n"
+    "  ok=1\n"
+    "  if [ -n \"$zo\" ] && [ \"$zo\" != \"$lo\" ]; then\n"
+    "    if put \"$d/stdout\" .out; then lo=$zo; else ok=0; fi\n"
+    "  fi\n"
+    "  if [ -n \"$ze\" ] && [ \"$ze\" != \"$le\" ]; then\n"
+    "    if put \"$d/stderr\" .err; then le=$ze; else ok=0; fi\n"
+    "  fi\n"
+    "  if [ $ok = 1 ] && [ \"$s\" != \"$ls\" ]; then\n"
+    "    printf '%s\\n' \"$s\" >\"$d/.upload-state\" &&\n"
+    "      put \"$d/.upload-state\" .state && ls=$s || ok=0\n"
+    "  fi\n"
+    "  if [ $e = 1 ]; then\n"
+    "    if [ $ok = 1 ]; then\n"
+    "      [ -n \"$tp\" ] && [ \"$wt\" = w0-0 ] && { rel || exit 1; }\n"
+    "      exit 0\n"
+    "    fi\n"
+    "    f=$((f + 1)); [ $f -lt 10 ] || exit 1\n"
+    "  fi\n"
+    "  sleep \"$p\"\n"
+    "done\n";
+
+/* "sh -c UPLOAD_SH tpuctl-upload ARGS TAG": tag is put in as it is (a
+ * quoted word or a shell expansion). */
+static char *
+upload_line(const char *name, const struct jobs_upload *u, const char *tag)
+{
+	char per[16], tmo[32], gr[16], ns[16], nw[16];
+	char *enc = gcs_pct_encode(u->prefix), *q;
+	const char *args[12];
+	struct buf b;
+	int i;
+
+	snprintf(per, sizeof per, "%d", u->period_s);
+	snprintf(tmo, sizeof tmo, "%lld", u->timeout_s);
+	snprintf(gr, sizeof gr, "%d", u->grace_s);
+	snprintf(ns, sizeof ns, "%d", u->nslices);
+	snprintf(nw, sizeof nw, "%d", u->nworkers);
+	args[0] = name;
+	args[1] = u->storage;
+	args[2] = u->bucket;
+	args[3] = enc;
+	args[4] = per;
+	args[5] = NULL; /* the tag */
+	args[6] = tmo;
+	args[7] = gr;
+	args[8] = u->tpu != NULL ? u->tpu : "";
+	args[9] = u->qr != NULL ? u->qr : "";
+	args[10] = ns;
+	args[11] = nw;
+	buf_init(&b, BUF_NOCAP);
+	q = shquote(upload_sh);
+	buf_printf(&b, "sh -c %s tpuctl-upload", q);
+	free(q);
+	for (i = 0; i < 12; i++) {
+		if (args[i] == NULL) {
+			buf_printf(&b, " %s", tag);
+			continue;
+		}
+		q = shquote(args[i]);
+		buf_printf(&b, " %s", q);
+		free(q);
+	}
+	free(enc);
+	return buf_detach(&b, NULL);
+}
+
+char *
+jobs_upload_cmd(const char *name, const struct jobs_upload *u, const char *tag)
+{
+	char *q = shquote(tag), *cmd = upload_line(name, u, q);
+
+	free(q);
 	return cmd;
 }
 
@@ -1058,6 +1283,8 @@ jobs_record(const struct jobs_spec *s, const struct jobs_state *states)
 		cJSON_AddStringToObject(o, "workdirHash", s->workdir_hash);
 	if (s->stage_url != NULL)
 		cJSON_AddStringToObject(o, "stageUrl", s->stage_url);
+	if (s->log_url != NULL)
+		cJSON_AddStringToObject(o, "logUrl", s->log_url);
 	cJSON_AddNumberToObject(o, "start", (double)s->start);
 	if (s->restart_count > 0)
 		cJSON_AddNumberToObject(o, "restarts", s->restart_count);
@@ -1132,6 +1359,7 @@ jobs_record_parse(const cJSON *o, struct jobs_spec *s,
 	s->command = get_str(o, "command");
 	s->workdir_hash = get_str(o, "workdirHash");
 	s->stage_url = get_str(o, "stageUrl");
+	s->log_url = get_str(o, "logUrl");
 	if (s->name == NULL || s->slice == NULL || s->zone == NULL ||
 	    get_int(o, "slices", 1, 4096, &s->nslices) != 0 ||
 	    get_int(o, "workers", 1, 4096, &s->nworkers) != 0) {

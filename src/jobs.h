@@ -70,7 +70,12 @@ struct jobs_spec {
 	/* the SSH user of run/logs/cancel: the account a submitted job's
 	 * startup-script (run as root) starts it as; NULL: not submitted */
 	char *user;
+	/* a submitted job's objects in the bucket ("gs://B/PREFIX/jobs/JOB/",
+	 * jobs_upload), or NULL */
+	char *log_url;
 };
+
+struct jobs_upload; /* below */
 
 void jobs_spec_init(struct jobs_spec *);
 void jobs_spec_release(struct jobs_spec *);
@@ -238,7 +243,7 @@ char *jobs_launch_cmd(
  * home.  Run as another account than root: exit 1, naming both.
  * Caller frees.
  */
-char *jobs_boot_script(const struct jobs_spec *);
+char *jobs_boot_script(const struct jobs_spec *, const struct jobs_upload *);
 
 /*
  * Print the job's stdout from byte off_out and stderr from off_err (to
@@ -260,6 +265,45 @@ char *jobs_status_cmd(const char *name);
  * jobs_status_cmd).
  */
 char *jobs_cancel_cmd(const char *name, int grace_s);
+
+/*
+ * What the worker-side uploader of a submitted job does (jobs_upload_cmd,
+ * jobs_boot_script).
+ */
+struct jobs_upload {
+	const char *storage; /* the storage API base, no trailing '/' */
+	const char *bucket;
+	const char *prefix; /* the job's object prefix: "PREFIX/jobs/JOB/" */
+	int period_s;       /* between two looks at the job */
+	/* > 0: past it the worker ends the job (SIGTERM, SIGKILL after
+	 * grace_s) and records "exit 124" */
+	long long timeout_s;
+	int grace_s;
+	/* delete-after: the TPU API base (no trailing '/') and the queued
+	 * resource's path ("projects/P/locations/Z/queuedResources/N"),
+	 * else NULL */
+	const char *tpu;
+	const char *qr;
+	int nslices, nworkers; /* whose states worker 0 waits for */
+};
+
+/*
+ * The worker-side log uploader of job name on the worker tagged tag
+ * ("wSLICE-WORKER"): every u->period_s seconds, when they changed, it
+ * uploads the job's stdout, stderr and state (a status line of
+ * jobs_state_parse, "running START -" until the job ends) to
+ * STORAGE/upload/storage/v1/b/BUCKET as objects PREFIX TAG.out, .err and
+ * .state (the logs first), with the metadata server's token
+ * (GCE_METADATA_HOST-aware, kept 300 s at most).  With a timeout it ends
+ * the job past it ("exit 124"); with delete-after, on w0-0, once every
+ * worker's state object is final it deletes the queued resource with its
+ * nodes.  Exits 0 once the final state is uploaded (and with
+ * delete-after the slice deleted), 1 when the job never appears (30
+ * periods), the final upload fails 10 times or the delete does.  Caller
+ * frees.
+ */
+char *jobs_upload_cmd(
+    const char *name, const struct jobs_upload *u, const char *tag);
 
 /*
  * Check that a workdir archive HASH.tar is on the worker: prints "have"

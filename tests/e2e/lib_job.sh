@@ -2,7 +2,8 @@
 # Helpers of the job-state tests (t359, t372, t430, t433): a node to run
 # jobs on, emulator worker events, a submitted job's start; and of the
 # restart tests (t306, t354, t355, t471): a preemption once an attempt
-# started.  Sourced after lib.sh (and lib_fleet.sh for job_node).
+# started; and of the bucket tests (t453, t454, t456): a queued resource's
+# end.  Sourced after lib.sh (and lib_fleet.sh for job_node).
 
 # job_node ID: fleet_api_setup, then a READY v4-16 node ID (at most
 # 90 s); $JOB_NODE its full name (projects/P/locations/Z/nodes/ID).
@@ -40,4 +41,15 @@ job_preempt_when() {
 	wait_for_grep -c "${5:-1}" "$1" "start r$2\$" "" 120
 	"$EMULATOR" event --state-dir "$EMU_DIR" ${4:+--zone "$4"} preempt \
 	    --node "$3" || fail "preempt (attempt $2) failed"
+}
+
+# job_wait_qr_gone NAME: until the queued resource NAME is gone (at most
+# 60 s): a submitted job's delete-after, done by its worker 0.
+job_wait_qr_gone() {
+	n=0
+	while "$TPUCTL" queued-resources describe "$1" >/dev/null 2>&1; do
+		n=$((n + 1))
+		[ $n -lt 300 ] || fail "the queued resource $1 is still there"
+		sleep 0.2
+	done
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tpuctl submit refusals: a bad spec, no command, a workdir without a
-# bucket, the fields that need --wait, a spec's own
+# bucket, the fields that need --wait (timeout and delete-after: or a
+# stage bucket), a spec's own
 # startup-script, a bad --name: exit 2 naming the field, and nothing is
 # sent (the emulator's request log stays empty).  Then a job name already
 # recorded and a slice of the spec's name that exists: exit 4, nothing
@@ -29,7 +30,9 @@ refuse "$T/c.yaml" "workdir: needs 'stage' \\(or config run/staging_bucket\\)"
 printf '%s\nmax-restarts: 2\ncommand: "true"\n' "$base" >"$T/e.yaml"
 refuse "$T/e.yaml" 'max-restarts: needs --wait'
 printf '%s\ndelete-after: true\ncommand: "true"\n' "$base" >"$T/f.yaml"
-refuse "$T/f.yaml" 'delete-after: needs --wait'
+refuse "$T/f.yaml" 'delete-after: needs --wait or a stage bucket'
+printf '%s\ntimeout: 1h\ncommand: "true"\n' "$base" >"$T/t.yaml"
+refuse "$T/t.yaml" 'timeout: needs --wait or a stage bucket'
 printf 'name: r358\nslice:\n  accelerator-type: v4-16\n  metadata: {startup-script: "echo"}\ncommand: "true"\n' >"$T/g.yaml"
 refuse "$T/g.yaml" "slice.metadata: startup-script and startup-script-url are submit's own"
 printf '%s\ncommand: "true"\n' "$base" >"$T/ok.yaml"

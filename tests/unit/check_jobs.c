@@ -612,7 +612,7 @@ START_TEST(test_boot_script)
 		ck_assert_ptr_nonnull(pw);
 		s.user = xstrdup(pw->pw_name);
 	}
-	script = jobs_boot_script(&s);
+	script = jobs_boot_script(&s, NULL);
 	ck_assert(strncmp(script, "#!/bin/sh\n", 10) == 0);
 	boot_ran(script, 1, "j1", 4,
 	    "w=1 of 2 rank=1 m=10.1.2.3 j=10.1.2.3:8476 v=it's \"$x\"\n");
@@ -632,7 +632,7 @@ START_TEST(test_boot_script)
 	s.workdir_hash = xstrdup("00ab");
 	s.stage_url = xstrdup("http://127.0.0.1:9/none.tar");
 	s.user = xstrdup(getpwuid(geteuid())->pw_name);
-	script = jobs_boot_script(&s);
+	script = jobs_boot_script(&s, NULL);
 	ck_assert_int_eq(sh("mkdir -p \"$HOME/.tpuctl/wd\" && echo junk "
 	                    ">\"$HOME/.tpuctl/wd/00ab.tar\"",
 	                     NULL, NULL),
@@ -677,7 +677,7 @@ START_TEST(test_boot_script_multislice)
 	            "mss=$MEGASCALE_SLICE_ID/$MEGASCALE_NUM_SLICES "
 	            "m=$MASTER_ADDR c=$MEGASCALE_COORDINATOR_ADDRESS\"");
 	s.user = xstrdup(getpwuid(geteuid())->pw_name);
-	script = jobs_boot_script(&s);
+	script = jobs_boot_script(&s, NULL);
 	boot_ran(script, 1, "j1", 0,
 	    "rank=3/4 s=1/2 mss=1/2 m=10.9.9.9 c=10.9.9.9\n");
 	free(script);
@@ -719,7 +719,7 @@ START_TEST(test_boot_script_as_root)
 	free(s.command);
 	s.command = xstrdup("echo \"$HOME $USER $LOGNAME $(pwd)\"");
 	s.user = xstrdup("alice");
-	script = jobs_boot_script(&s);
+	script = jobs_boot_script(&s, NULL);
 	/* boot() makes bin/ and the curl of worker 1 */
 	boot("exit 0", 1, 0);
 	t = xasprintf("#!/bin/sh\n"
@@ -1426,6 +1426,390 @@ decide(const char *node_state, const char *const *st, size_t n, int restarts,
 	return jobs_restart_decide(&in, cause, 128);
 }
 
+/* A curl for the uploader: the token from the "metadata server", every
+ * upload copied to $H/up/NAME and logged as "AUTH NAME" in $H/up/log;
+ * $H/fail makes uploads fail (22, as curl -f on an HTTP error). */
+static const char stub_curl[] =
+    "#!/bin/sh\n"
+    "u= f= a= x=GET\n"
+    "while [ $# -gt 0 ]; do\n"
+    "  case $1 in\n"
+    "  --data-binary) f=${2#@}; shift ;;\n"
+    "  -H) case $2 in Authorization*) a=$2 ;; esac; shift ;;\n"
+    "  -X) x=$2; shift ;;\n"
+    "  -o|--retry) shift ;;\n"
+    "  *) u=$1 ;;\n"
+    "  esac\n"
+    "  shift\n"
+    "done\n"
+    "case $u in\n"
+    "*/instance/attributes/agent-worker-number) cat \"$H/worker\" ;;\n"
+    "*/instance/attributes/worker-network-endpoints) "
+    "echo 't1v-n-1-w-0:11:10.1.2.3,t1v-n-1-w-1:12:10.1.2.4' ;;\n"
+    /* $H/tokfail: the next token request fails (then is removed);
+       $H/exp: the token's expires_in (default 3600) */
+    "http://md.test/computeMetadata/v1/instance/service-accounts/default/"
+    "token)\n"
+    "  echo tok >>\"$H/up/tok\"\n"
+    "  if [ -e \"$H/tokfail\" ]; then rm -f \"$H/tokfail\"; exit 22; fi\n"
+    "  e=3600; [ ! -r \"$H/exp\" ] || e=$(cat \"$H/exp\")\n"
+    "  printf '{\"access_token\":\"tok1\",\"expires_in\": %s,"
+    "\"token_type\":\"Bearer\"}' \"$e\" ;;\n"
+    "http://gcs.test/upload/storage/v1/b/bk/o?uploadType=media\\&name=*)\n"
+    "  [ ! -e \"$H/fail\" ] || exit 22\n"
+    "  n=${u##*name=}; cp \"$f\" \"$H/up/$n\" && echo \"$a $n\" "
+    ">>\"$H/up/log\" ;;\n"
+    "http://gcs.test/storage/v1/b/bk/o/*\\?alt=media)\n"
+    "  n=${u#http://gcs.test/storage/v1/b/bk/o/}; n=${n%\\?alt=media}\n"
+    "  [ -r \"$H/up/$n\" ] || exit 22\n"
+    "  cat \"$H/up/$n\" ;;\n"
+    /* $H/faildel: the next DELETE fails (then is removed) */
+    "http://tpu.test/v2/*)\n"
+    "  echo \"$x $a ${u#http://tpu.test}\" >>\"$H/up/log\"\n"
+    "  if [ -e \"$H/faildel\" ]; then rm -f \"$H/faildel\"; exit 22; fi ;;\n"
+    "*) echo \"stub curl: $u\" >&2; exit 3 ;;\n"
+    "esac\n";
+
+/* The uploader's settings of the tests: bucket bk at gcs.test, the job
+ * j's prefix, no timeout, no delete-after. */
+static struct jobs_upload
+upload_of(int period)
+{
+	struct jobs_upload u;
+
+	memset(&u, 0, sizeof u);
+	u.storage = "http://gcs.test";
+	u.bucket = "bk";
+	u.prefix = "p/jobs/j/";
+	u.period_s = period;
+	u.grace_s = 1;
+	u.nslices = 1;
+	u.nworkers = 2;
+	return u;
+}
+
+static void
+write_file(const char *rel, const char *text, int mode)
+{
+	char *path = xasprintf("%s/%s", home, rel);
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, mode), 0);
+	free(path);
+}
+
+static void
+read_rel(const char *rel, struct buf *b)
+{
+	char *path = xasprintf("%s/%s", home, rel);
+	struct tpu_err err;
+
+	buf_clear(b);
+	ck_assert_msg(fsutil_read_file(path, 0, b, NULL, &err) == 0, "%s", rel);
+	free(path);
+}
+
+/* cmd after exporting H=home, PATH=home/bin:$PATH and
+ * GCE_METADATA_HOST=md.test (the stub curl in home/bin) */
+static char *
+upload_env(const char *cmd)
+{
+	char *mk = xasprintf("%s/bin", home), *up = xasprintf("%s/up", home);
+
+	ck_assert_int_eq(mkdir(mk, 0700), 0);
+	ck_assert_int_eq(mkdir(up, 0700), 0);
+	free(mk);
+	free(up);
+	write_file("bin/curl", stub_curl, 0700);
+	return xasprintf("export H=%s PATH=%s/bin:$PATH "
+	                 "GCE_METADATA_HOST=md.test\n%s",
+	    home, home, cmd);
+}
+
+#define UP_P "p%2Fjobs%2Fj%2Fw0-1"
+
+START_TEST(test_upload_ended)
+{
+	struct jobs_upload u = upload_of(0);
+	char *cmd = jobs_upload_cmd("j", &u, "w0-1");
+	char *full = upload_env(cmd);
+	struct buf b, e;
+
+	buf_init(&b, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	ck_assert_int_eq(
+	    sh("mkdir -p \"$HOME/.tpuctl/jobs/j\"", NULL, NULL), 0);
+	write_file(".tpuctl/jobs/j/stdout", "hello\n", 0600);
+	write_file(".tpuctl/jobs/j/stderr", "", 0600);
+	write_file(".tpuctl/jobs/j/status", "signal TERM\n", 0600);
+	ck_assert_int_eq(sh(full, &b, &e), 0);
+	ck_assert_msg(e.len == 0, "%s", e.data);
+	read_rel("up/" UP_P ".out", &b);
+	ck_assert_str_eq(b.data, "hello\n");
+	read_rel("up/" UP_P ".err", &b);
+	ck_assert_uint_eq(b.len, 0);
+	read_rel("up/" UP_P ".state", &b);
+	ck_assert_str_eq(b.data, "signal TERM - -\n");
+	/* one token for all three (it is good for an hour) */
+	read_rel("up/tok", &b);
+	ck_assert_str_eq(b.data, "tok\n");
+	/* the logs before the state, each once, with the metadata token */
+	read_rel("up/log", &b);
+	ck_assert_str_eq(b.data, "Authorization: Bearer tok1 " UP_P ".out\n"
+	                         "Authorization: Bearer tok1 " UP_P ".err\n"
+	                         "Authorization: Bearer tok1 " UP_P ".state\n");
+
+	/* a final upload that keeps failing: exit 1 after 10 tries, no
+	   state claimed */
+	write_file("fail", "", 0600);
+	write_file(".tpuctl/jobs/j/stdout", "hello\nmore\n", 0600);
+	ck_assert_int_eq(sh(full, &b, &e), 1);
+	read_rel("up/" UP_P ".out", &b);
+	ck_assert_str_eq(b.data, "hello\n");
+	free(cmd);
+	free(full);
+	buf_release(&b);
+	buf_release(&e);
+}
+END_TEST
+
+START_TEST(test_upload_no_job)
+{
+	struct jobs_upload u = upload_of(0);
+	char *cmd = jobs_upload_cmd("nojob", &u, "w0-0");
+	char *full = upload_env(cmd);
+	char *log = xasprintf("%s/up/log", home);
+
+	ck_assert_int_eq(sh(full, NULL, NULL), 1);
+	ck_assert_int_ne(access(log, F_OK), 0);
+	free(log);
+	free(cmd);
+	free(full);
+}
+END_TEST
+
+START_TEST(test_upload_running)
+{
+	struct jobs_upload u = upload_of(1);
+	char *cmd = jobs_upload_cmd("j", &u, "w0-1");
+	char *run = xasprintf("d=$HOME/.tpuctl/jobs/j\n"
+	                      "mkdir -p \"$d\" && printf 'a\\n' >\"$d/stdout\" "
+	                      "&& : >\"$d/stderr\" "
+	                      "|| exit 9\n"
+	                      "( %s ) & p=$!\n"
+	                      "sleep 1.5\n"
+	                      "cp \"$H/up/%s.state\" \"$H/state1\" || exit 8\n"
+	                      "printf 'b\\n' >>\"$d/stdout\"\n"
+	                      "echo 'exit 3' >\"$d/status\"\n"
+	                      "wait $p\n",
+	    cmd, UP_P);
+	char *full = upload_env(run);
+	struct buf b;
+
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(sh(full, NULL, NULL), 0);
+	read_rel("state1", &b);
+	ck_assert_str_eq(b.data, "running - -\n");
+	read_rel("up/" UP_P ".state", &b);
+	ck_assert_str_eq(b.data, "exit 3 - -\n");
+	read_rel("up/" UP_P ".out", &b);
+	ck_assert_str_eq(b.data, "a\nb\n");
+	/* the unchanged stderr was uploaded once */
+	read_rel("up/log", &b);
+	ck_assert_ptr_nonnull(strstr(b.data, UP_P ".err\n"));
+	ck_assert_ptr_null(
+	    strstr(strstr(b.data, UP_P ".err\n") + 1, UP_P ".err\n"));
+	free(cmd);
+	free(run);
+	free(full);
+	buf_release(&b);
+}
+END_TEST
+
+/*
+ * The timeout: a job still running past it gets TERM (its group ends),
+ * its state is "exit 124" on the worker and in the bucket, a line in its
+ * stderr says why.
+ */
+START_TEST(test_upload_timeout)
+{
+	struct jobs_upload u = upload_of(1);
+	char *cmd, *run, *full;
+	struct buf b, e;
+	int rc;
+
+	u.timeout_s = 1;
+	cmd = jobs_upload_cmd("j", &u, "w0-1");
+	run =
+	    xasprintf("d=$HOME/.tpuctl/jobs/j\n"
+	              "mkdir -p \"$d\" && : >\"$d/stdout\" && "
+	              ": >\"$d/stderr\" && : >\"$d/start\" || exit 9\n"
+	              "setsid sleep 30 & echo $! >\"$d/pgid\"\n"
+	              "%s || exit 7\n"
+	              "kill -0 -\"$(cat \"$d/pgid\")\" 2>/dev/null && exit 6\n"
+	              "cat \"$d/status\"\n",
+	        cmd);
+	full = upload_env(run);
+	buf_init(&b, BUF_NOCAP);
+	buf_init(&e, BUF_NOCAP);
+	rc = sh(full, &b, &e);
+	ck_assert_msg(rc == 0, "%d: %s", rc, e.data);
+	ck_assert_str_eq(b.data, "exit 124\n");
+	read_rel("up/" UP_P ".state", &b);
+	ck_assert_msg(strncmp(b.data, "exit 124 ", 9) == 0, "%s", b.data);
+	{
+		struct jobs_state st;
+
+		ck_assert_int_eq(jobs_state_parse(b.data, &st), 0);
+		ck_assert_int_eq(st.kind, JOBS_EXITED);
+		ck_assert_int_eq(st.code, 124);
+		ck_assert(st.start > 0 && st.end >= st.start);
+	}
+	read_rel("up/" UP_P ".err", &b);
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "tpuctl: timeout: the job did not end within 1s: stopping it\n"));
+	free(cmd);
+	free(run);
+	free(full);
+	buf_release(&b);
+	buf_release(&e);
+}
+END_TEST
+
+#define UP_Q "p%2Fjobs%2Fj%2F"
+#define UP_QF "p%%2Fjobs%%2Fj%%2F" /* in a format */
+
+/*
+ * delete-after on worker 0: its own final state uploaded, it waits until
+ * the other worker's state object is final (not while it is missing or
+ * running), then deletes the queued resource with force; a first token
+ * request that fails, a token that expires within a minute (asked again
+ * each time) and a DELETE that fails once change nothing of that.  On
+ * another worker nothing is deleted.
+ */
+START_TEST(test_upload_delete_after)
+{
+	struct jobs_upload u = upload_of(1);
+	char *cmd, *run, *full, *p;
+	struct buf b;
+
+	u.tpu = "http://tpu.test";
+	u.qr = "projects/p/locations/z/queuedResources/q";
+	cmd = jobs_upload_cmd("j", &u, "w0-0");
+	run = xasprintf("d=$HOME/.tpuctl/jobs/j\n"
+	                "mkdir -p \"$d\" && echo hi >\"$d/stdout\" && "
+	                ": >\"$d/stderr\" && echo 'exit 0' >\"$d/status\" "
+	                "|| exit 9\n"
+	                ": >\"$H/tokfail\"; : >\"$H/faildel\"; "
+	                "echo 60 >\"$H/exp\"\n"
+	                "( %s ) & p=$!\n"
+	                "sleep 2.5\n"
+	                "grep -c DELETE \"$H/up/log\" && exit 8\n"
+	                "echo 'running - -' >\"$H/up/" UP_QF "w0-1.state\"\n"
+	                "sleep 2.5\n"
+	                "grep -c DELETE \"$H/up/log\" && exit 7\n"
+	                "echo 'exit 3 1 2' >\"$H/up/" UP_QF "w0-1.state\"\n"
+	                "wait $p\n",
+	    cmd);
+	full = upload_env(run);
+	buf_init(&b, BUF_NOCAP);
+	ck_assert_int_eq(sh(full, NULL, NULL), 0);
+	read_rel("up/log", &b);
+	p = strstr(b.data, UP_Q "w0-0.state\n");
+	ck_assert_msg(p != NULL, "%s", b.data);
+	/* after its own state; tried again once */
+	p = strstr(p, "DELETE Authorization: Bearer tok1 "
+	              "/v2/projects/p/locations/z/queuedResources/q"
+	              "?force=true\n");
+	ck_assert_msg(p != NULL, "%s", b.data);
+	ck_assert_ptr_nonnull(strstr(p + 1, "DELETE "));
+	read_rel("up/" UP_Q "w0-0.state", &b);
+	ck_assert_str_eq(b.data, "exit 0 - -\n");
+	/* the token was asked again: it expires within a minute */
+	read_rel("up/tok", &b);
+	ck_assert_uint_gt(b.len, 5 * 4);
+	free(cmd);
+	free(run);
+	free(full);
+
+	/* worker 1: its state uploaded, nothing deleted */
+	cmd = jobs_upload_cmd("j", &u, "w0-1");
+	full = xasprintf("export H=%s PATH=%s/bin:$PATH "
+	                 "GCE_METADATA_HOST=md.test\n%s",
+	    home, home, cmd);
+	ck_assert_int_eq(sh("rm -f \"$HOME/up/log\"", NULL, NULL), 0);
+	ck_assert_int_eq(sh(full, NULL, NULL), 0);
+	read_rel("up/log", &b);
+	ck_assert_ptr_null(strstr(b.data, "DELETE"));
+	ck_assert_ptr_nonnull(strstr(b.data, UP_Q "w0-1.state\n"));
+	free(cmd);
+	free(full);
+	buf_release(&b);
+}
+END_TEST
+
+/*
+ * The boot script with an uploader: on worker 1 the job runs and its
+ * uploader (detached, beside it) puts its logs and final state in the
+ * bucket under its tag w0-1.
+ */
+START_TEST(test_boot_uploads)
+{
+	struct jobs_spec s;
+	struct jobs_upload u = upload_of(1);
+	char *script, *p, *cmd;
+	struct buf b;
+	int i;
+
+	spec_fill(&s, 1, 2);
+	free(s.name);
+	s.name = xstrdup("j");
+	s.user = xstrdup(getpwuid(geteuid())->pw_name);
+	script = jobs_boot_script(&s, &u);
+	ck_assert_ptr_nonnull(strstr(script, "_tpuctl_wt=w0-$w\n"));
+	p = xasprintf("%s/boot.sh", home);
+	{
+		FILE *fp = fopen(p, "w");
+
+		ck_assert_ptr_nonnull(fp);
+		fputs(script, fp);
+		fclose(fp);
+	}
+	cmd = xasprintf("echo 1 >\"$H/worker\"\nsh %s", p);
+	{
+		char *full = upload_env(cmd);
+
+		ck_assert_int_eq(sh(full, NULL, NULL), 0);
+		free(full);
+	}
+	buf_init(&b, BUF_NOCAP);
+	for (i = 0; i < 100; i++) {
+		char *st = xasprintf("%s/up/" UP_QF "w0-1.state", home);
+		int ok = 0;
+
+		if (access(st, F_OK) == 0) {
+			read_rel("up/" UP_Q "w0-1.state", &b);
+			ok = strncmp(b.data, "exit 0 ", 7) == 0;
+		}
+		free(st);
+		if (ok)
+			break;
+		usleep(100000);
+	}
+	ck_assert_msg(i < 100, "no final state uploaded");
+	read_rel("up/" UP_Q "w0-1.out", &b);
+	ck_assert_str_eq(b.data, "hi\n");
+	free(cmd);
+	free(p);
+	free(script);
+	jobs_spec_release(&s);
+	buf_release(&b);
+}
+END_TEST
+
 START_TEST(test_restart_decide)
 {
 	static const char *const ok[] = { "exited 0", "exited 0" };
@@ -1541,6 +1925,12 @@ jobs_suite(void)
 	tcase_add_test(ts, test_boot_script);
 	tcase_add_test(ts, test_boot_script_as_root);
 	tcase_add_test(ts, test_boot_script_multislice);
+	tcase_add_test(ts, test_upload_ended);
+	tcase_add_test(ts, test_upload_no_job);
+	tcase_add_test(ts, test_upload_running);
+	tcase_add_test(ts, test_upload_timeout);
+	tcase_add_test(ts, test_upload_delete_after);
+	tcase_add_test(ts, test_boot_uploads);
 	suite_add_tcase(s, ts);
 	return s;
 }
