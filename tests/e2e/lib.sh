@@ -15,6 +15,12 @@ BIN_DIR=${TPUCTL_BIN_DIR:-$SRCDIR/bin}
 TPUCTL="$BIN_DIR/tpuctl"
 EMULATOR="$BIN_DIR/tpuctl-emulator"
 TEST_NAME=$(basename "$0" .sh)
+# run.sh's wrapper modes (E2E_WRAP=valgrind|fiu): every "$TPUCTL" runs
+# the real binary through tests/reliability/wrap.c, which judges it.
+if [ -n "${E2E_WRAP_BIN:-}" ]; then
+	E2E_WRAP_REAL=$TPUCTL E2E_WRAP_TEST=$TEST_NAME TPUCTL=$E2E_WRAP_BIN
+	export E2E_WRAP_REAL E2E_WRAP_TEST
+fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/tpuctl-e2e.XXXXXX")
 export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
