@@ -36,8 +36,8 @@
 #                      run's, printed; default from the clock).  What is
 #                      judged is each invocation, not the tests' own
 #                      results (I/O failures fail commands; valgrind is
-#                      slow): see wrap.c; with fiu also a test that left a
-#                      temp file or part object (lib.sh's left_behind).
+#                      slow): see wrap.c; with fiu also a test that left
+#                      a composite upload's part object (left_behind).
 #                      The run prints each bad invocation and closes with
 #                      "G5: N invocations, M bad" (valgrind) or "G2: ..."
 #                      (fiu), and fails when M > 0 or N = 0; failed tests
@@ -124,7 +124,7 @@ result() {
 	rm -f "$logdir/e2e-$1.left"
 	if [ "$wrap" = fiu ]; then
 		case ,$_left, in
-		*,tmpfiles=[1-9]* | *,parts=[1-9]*)
+		*,parts=[1-9]*)
 			echo "$1 - seed=- left at its end: $_left" \
 			    >>"$E2E_WRAP_DIR/bad" ;;
 		esac

@@ -13,6 +13,11 @@
  *             SIGSYS or SIGTRAP), or an exit status outside DESIGN.md's
  *             contract (0-9, 124, 130, 141, 143; any for ssh, which
  *             passes the remote command's status on);
+ *             and a temp file (lib.sh's left_behind names: *.tpuctl-tmp,
+ *             *.tmp-XXXXXXXXXXXX) under the test's scratch dir
+ *             (E2E_WRAP_SCRATCH) that was not there before and is there
+ *             after the invocation, when no other invocation of the test
+ *             ran beside it (whose temp it could be);
  *   both      a hang: still running after E2E_WRAP_BOUND seconds (0: no
  *             bound), then killed.
  * Each invocation appends a line "TEST N" to E2E_WRAP_DIR/invocations,
@@ -25,9 +30,11 @@
  * t272, t279), it runs the real binary as it is, unjudged.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,6 +189,120 @@ vg_check(const char *dir, const char *prefix)
 	return sum;
 }
 
+/* The temp files of the test's scratch dir (E2E_WRAP_SCRATCH), named as
+ * lib.sh's left_behind counts them: *.tpuctl-tmp, *.tmp- and 12 hex
+ * digits; the emulator's GCS store is not looked at. */
+static char **temps;
+static size_t ntemps, captemps;
+static const char *scratch_gcs;
+
+static int
+is_temp(const char *name)
+{
+	size_t n = strlen(name), i;
+	const char *t = ".tpuctl-tmp";
+
+	if (n >= strlen(t) && strcmp(name + n - strlen(t), t) == 0)
+		return 1;
+	if (n < 17 || strncmp(name + n - 17, ".tmp-", 5) != 0)
+		return 0;
+	for (i = n - 12; i < n; i++)
+		if (!isxdigit((unsigned char)name[i]))
+			return 0;
+	return 1;
+}
+
+static int
+collect(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	if (flag == FTW_D && strcmp(path, scratch_gcs) == 0)
+		return FTW_SKIP_SUBTREE;
+	if (flag != FTW_F || !is_temp(path + ftw->base))
+		return FTW_CONTINUE;
+	if (ntemps == captemps) {
+		size_t cap = captemps ? captemps * 2 : 16;
+		char **p = realloc(temps, cap * sizeof(*p));
+
+		if (p == NULL)
+			return FTW_STOP;
+		temps = p;
+		captemps = cap;
+	}
+	temps[ntemps] = strdup(path);
+	if (temps[ntemps] != NULL)
+		ntemps++;
+	return FTW_CONTINUE;
+}
+
+/* list_temps: the temps under ROOT now, sorted, in *LIST (*N of them). */
+static void
+list_temps(const char *root, char ***list, size_t *n)
+{
+	static char gcs[4200];
+
+	snprintf(gcs, sizeof(gcs), "%s/emu/gcs", root);
+	scratch_gcs = gcs;
+	temps = NULL;
+	ntemps = captemps = 0;
+	nftw(root, collect, 32, FTW_PHYS | FTW_ACTIONRETVAL);
+	*list = temps;
+	*n = ntemps;
+}
+
+static int
+listed(char **list, size_t n, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(list[i], path) == 0)
+			return 1;
+	return 0;
+}
+
+/* running: count this invocation in (IN) or out of DIR/run.TEST, which
+ * holds "RUNNING STARTS"; returns the starts so far.  *ALONE: in, whether
+ * none ran; out, whether none ran at any time beside this one (START:
+ * what the count in returned). */
+static unsigned long
+running(
+    const char *dir, const char *test, int in, unsigned long start, int *alone)
+{
+	char path[4096], buf[64];
+	unsigned long r = 0, s = 0;
+	ssize_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/run.%s", dir, test);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX) == 0) {
+		k = read(fd, buf, sizeof(buf) - 1);
+		if (k > 0) {
+			buf[k] = '\0';
+			if (sscanf(buf, "%lu %lu", &r, &s) != 2)
+				r = s = 0;
+		}
+		if (in) {
+			*alone = r == 0;
+			r++;
+			s++;
+		} else {
+			if (r > 0)
+				r--;
+			*alone = *alone && r == 0 && s == start;
+		}
+		k = snprintf(buf, sizeof(buf), "%lu %lu\n", r, s);
+		if (lseek(fd, 0, SEEK_SET) == 0 && ftruncate(fd, 0) == 0 &&
+		    write(fd, buf, (size_t)k) != k)
+			*alone = 0;
+	}
+	close(fd);
+	return s;
+}
+
 static int
 contract_code(int code, int passthrough)
 {
@@ -206,6 +328,11 @@ main(int argc, char **argv)
 	const char *dir = env_or("E2E_WRAP_DIR", "");
 	const char *test = env_or("E2E_WRAP_TEST", "unknown");
 	const char *pre = getenv("LD_PRELOAD");
+	const char *scratch = getenv("E2E_WRAP_SCRATCH");
+	char **before = NULL;
+	size_t nbefore = 0;
+	unsigned long started = 0;
+	int fiu, alone = 0;
 	unsigned long n, seed;
 	unsigned bound =
 	    (unsigned)strtoul(env_or("E2E_WRAP_BOUND", "0"), NULL, 10);
@@ -293,6 +420,11 @@ main(int argc, char **argv)
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 
+	fiu = strcmp(mode, "fiu") == 0 && scratch != NULL && *scratch != '\0';
+	if (fiu) {
+		started = running(dir, test, 1, 0, &alone);
+		list_temps(scratch, &before, &nbefore);
+	}
 	pid = fork();
 	if (pid < 0) {
 		perror("e2e-wrap: fork");
@@ -324,6 +456,17 @@ main(int argc, char **argv)
 	         !contract_code(WEXITSTATUS(status), passthrough))
 		snprintf(what, sizeof(what), "exit %d: not in the contract",
 		    WEXITSTATUS(status));
+	if (fiu) {
+		char **after;
+		size_t nafter, j;
+
+		running(dir, test, 0, started, &alone);
+		list_temps(scratch, &after, &nafter);
+		for (j = 0; alone && what[0] == '\0' && j < nafter; j++)
+			if (!listed(before, nbefore, after[j]))
+				snprintf(what, sizeof(what),
+				    "temp file left: %s", after[j]);
+	}
 	if (strcmp(mode, "valgrind") == 0) {
 		long errs = vg_check(dir, prefix);
 
