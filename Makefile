@@ -3,7 +3,7 @@
 #   make check                 unit (Check) and end-to-end tests
 #   make SANITIZE=address,undefined check
 #   make check-san             unit + tests/e2e/san.txt under ASan+UBSan (CI)
-#   make check-deep            all e2e under ASan+UBSan, valgrind, long fuzz
+#   make check-deep            all e2e under ASan+UBSan, valgrind, fiu; long fuzz
 #   make lint                  clang-format, banned calls, mandoc, shellcheck
 #   make fuzz                  libFuzzer targets, FUZZ_SECONDS each
 #   make bench                 peer comparisons (tests/bench)
@@ -171,14 +171,23 @@ check-san:
 	$(SAN_ENV) E2E_SAN_ONLY=1 $(MAKE) SANITIZE=address,undefined e2e
 
 # What CI leaves out for time: every end-to-end test under ASan+UBSan,
-# the valgrind runs at full length (t279 with E2E_DEEP=1, G5) and each
-# fuzz target for DEEP_FUZZ_SECONDS.
+# the valgrind runs at full length (t279 with E2E_DEEP=1, G5), the whole
+# suite with every tpuctl invocation under valgrind (G5, S12) and under
+# fiu-run's random I/O failures (G2) (tests/e2e/run.sh E2E_WRAP: judged
+# per invocation, closing "G5: N invocations, M bad", "G2: ..."), and
+# each fuzz target for DEEP_FUZZ_SECONDS.  A test stops at its first
+# failed command, so that each fiu pass (seed 1, 2, ...) reaches a
+# different part of it: DEEP_FIU_SEEDS passes (RELIABILITY.md asks 20).
 DEEP_FUZZ_SECONDS ?= 60
+DEEP_FIU_SEEDS ?= 1
 check-deep:
 	$(MAKE) SANITIZE=address,undefined all
 	$(SAN_ENV) $(MAKE) SANITIZE=address,undefined check
 	$(MAKE) all
 	E2E_DEEP=1 TESTS=t279 $(MAKE) e2e
+	E2E_WRAP=valgrind $(MAKE) e2e
+	for s in $$(seq 1 $(DEEP_FIU_SEEDS)); do \
+		E2E_WRAP=fiu E2E_WRAP_SEED=$$s $(MAKE) e2e || exit 1; done
 	$(MAKE) fuzz FUZZ_SECONDS=$(DEEP_FUZZ_SECONDS)
 
 lint: check-format

@@ -21,6 +21,13 @@ export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" \
     XDG_CACHE_HOME="$T/home/.cache"
 mkdir -p "$HOME"
 chmod 700 "$HOME"
+# run.sh's wrapper modes (E2E_WRAP=valgrind|fiu): every "$TPUCTL" runs
+# the real binary through tests/reliability/wrap.c, which judges it.
+if [ -n "${E2E_WRAP_BIN:-}" ]; then
+	E2E_WRAP_REAL=$TPUCTL E2E_WRAP_TEST=$TEST_NAME
+	E2E_WRAP_SCRATCH=$T TPUCTL=$E2E_WRAP_BIN
+	export E2E_WRAP_REAL E2E_WRAP_TEST E2E_WRAP_SCRATCH
+fi
 # Port 9 (discard) on loopback: closed, so a metadata probe fails at once.
 export GCE_METADATA_HOST=127.0.0.1:9
 unset GOOGLE_APPLICATION_CREDENTIALS CLOUDSDK_CORE_PROJECT \

@@ -26,7 +26,25 @@
 #                      tests/reliability/README.md).
 #   E2E_NO_SKIP=1      a skipped test fails, unless its reason matches a
 #                      line of skip-allow.txt (what CI's machine cannot do).
-#   E2E_TIMEOUT        seconds per test (300).
+#   E2E_TIMEOUT        seconds per test (300; 1200 with E2E_WRAP=valgrind).
+#   E2E_WRAP=valgrind|fiu  every tpuctl invocation of every test runs
+#                      through tests/reliability/wrap.c (lib.sh points
+#                      $TPUCTL at it; the emulator and other clients are
+#                      not wrapped): under valgrind's memcheck (G5, S12)
+#                      or under fiu-run's random POSIX I/O failures at 1%
+#                      (G2), a seed per invocation from E2E_WRAP_SEED (the
+#                      run's, printed; default from the clock).  What is
+#                      judged is each invocation, not the tests' own
+#                      results (I/O failures fail commands; valgrind is
+#                      slow): see wrap.c; with fiu also a test that left
+#                      a composite upload's part object (left_behind).
+#                      The run prints each bad invocation and closes with
+#                      "G5: N invocations, M bad" (valgrind) or "G2: ..."
+#                      (fiu), and fails when M > 0 or N = 0; failed tests
+#                      are listed apart.  E2E_WRAP_BOUND: seconds after
+#                      which an invocation counts as hung and is killed
+#                      (fiu 240, valgrind 0: none).  Plain build only; no
+#                      results file is written.
 #   E2E_LOG_DIR        where a failed or skipped test's log is kept, as
 #                      e2e-NAME.log (default: a new $TMPDIR/e2e-logs.XXXXXX,
 #                      removed at the end when it holds nothing).
@@ -48,6 +66,43 @@ skips=""
 times="$logdir/e2e-times.$$"
 : >"$times"
 
+# The wrapper modes (E2E_WRAP): the wrapper, built here, and its log dir.
+wrap=${E2E_WRAP:-}
+unset E2E_WRAP E2E_WRAP_BIN E2E_WRAP_MODE E2E_WRAP_DIR
+case $wrap in
+'') ;;
+valgrind | fiu)
+	tool=valgrind row=G5
+	[ "$wrap" = valgrind ] || tool=fiu-run row=G2
+	command -v "$tool" >/dev/null ||
+	    { echo "run.sh: E2E_WRAP=$wrap needs $tool" >&2; exit 2; }
+	real="${TPUCTL_BIN_DIR:-$dir/../../bin}/tpuctl"
+	if ldd "$real" 2>/dev/null | grep -q libasan; then
+		echo "run.sh: E2E_WRAP=$wrap needs the plain build, not $real" >&2
+		exit 2
+	fi
+	E2E_WRAP_DIR="$logdir/wrap"
+	mkdir -p "$E2E_WRAP_DIR/bin"
+	E2E_WRAP_BIN="$E2E_WRAP_DIR/bin/tpuctl"
+	${CC:-cc} -O2 -o "$E2E_WRAP_BIN" "$dir/../reliability/wrap.c" || exit 2
+	E2E_WRAP_MODE=$wrap E2E_WRAP_SEED=${E2E_WRAP_SEED:-$(date +%s)}
+	E2E_WRAP_SUPP="$dir/../reliability/valgrind.supp"
+	if [ "$wrap" = valgrind ]; then
+		E2E_WRAP_BOUND=${E2E_WRAP_BOUND:-0}
+		limit=${E2E_TIMEOUT:-1200}
+	else
+		E2E_WRAP_BOUND=${E2E_WRAP_BOUND:-240}
+	fi
+	export E2E_WRAP_BIN E2E_WRAP_MODE E2E_WRAP_DIR E2E_WRAP_SEED \
+	    E2E_WRAP_SUPP E2E_WRAP_BOUND
+	: >"$E2E_WRAP_DIR/invocations"
+	: >"$E2E_WRAP_DIR/bad"
+	unset E2E_RESULTS # make report reads the plain runs' results only
+	echo "$row: every tpuctl invocation under $wrap, seed $E2E_WRAP_SEED"
+	;;
+*) echo "run.sh: E2E_WRAP='$wrap' is not valgrind or fiu" >&2; exit 2 ;;
+esac
+
 # allowed REASON: the reason matches an ERE line of skip-allow.txt (its
 # lines starting with # and blank lines are comments).
 allowed() {
@@ -67,6 +122,13 @@ allowed() {
 result() {
 	_left=$(cat "$logdir/e2e-$1.left" 2>/dev/null) || _left=-
 	rm -f "$logdir/e2e-$1.left"
+	if [ "$wrap" = fiu ]; then
+		case ,$_left, in
+		*,parts=[1-9]*)
+			echo "$1 - seed=- left at its end: $_left" \
+			    >>"$E2E_WRAP_DIR/bad" ;;
+		esac
+	fi
 	[ -n "${E2E_RESULTS:-}" ] || return 0
 	echo "$1 $2 $3 $(grep -c 'ERROR: LeakSanitizer' "$log" 2>/dev/null)" \
 	    "${_left:--}" >>"$E2E_RESULTS"
@@ -226,6 +288,10 @@ report() {
 	failed=$((failed + 1))
 	failures="$failures $name"
 	result "$name" FAIL "$secs"
+	if [ -n "$wrap" ]; then
+		echo "     log kept: $log"
+		return 0
+	fi
 	# the whole log but for the head of a very long one
 	lines=$(wc -l <"$log")
 	[ "$lines" -le 300 ] ||
@@ -284,4 +350,26 @@ rm -f "$times"
 [ -z "$skips" ] || echo "skipped:$skips"
 [ -z "$failures" ] || echo "failed:$failures"
 echo "e2e: $pass passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+if [ -z "$wrap" ]; then
+	[ "$failed" -eq 0 ]
+	exit
+fi
+
+# A wrapper mode judges the invocations, not the tests.
+n=$(wc -l <"$E2E_WRAP_DIR/invocations")
+m=$(wc -l <"$E2E_WRAP_DIR/bad")
+if [ "$m" -gt 0 ]; then
+	echo "bad invocations (test, number, seed, what: arguments):"
+	head -100 "$E2E_WRAP_DIR/bad" | sed 's/^/    /'
+	echo "     kept in $E2E_WRAP_DIR"
+fi
+[ "$failed" -eq 0 ] ||
+    echo "(under $wrap, failed tests are not counted for $row:$failures)"
+echo "$row: $n invocations, $m bad"
+if [ "$n" -eq 0 ]; then
+	echo "$row: no tpuctl invocation went through the wrapper" >&2
+	exit 1
+fi
+[ "$m" -eq 0 ] || exit 1
+rm -rf "$E2E_WRAP_DIR"
+[ -n "${E2E_LOG_DIR:-}" ] || rmdir "$logdir" 2>/dev/null || true
