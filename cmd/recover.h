@@ -35,6 +35,10 @@ struct recover {
 	int on_failure;
 	cJSON *desc;    /* the node's description at the first attempt */
 	cJSON *qr_desc; /* a queued resource's, likewise */
+	/* the queued resource the slice is, or its node belongs to (the
+	   node's queuedResource, whatever its name): recovered as one;
+	   NULL for a node created directly */
+	char *qr_name;
 	char cause[192];
 	char *checkpoint;     /* --checkpoint gs://..., or NULL */
 	cJSON *zones;         /* --zones: where a recreation may go, or NULL */
@@ -52,8 +56,10 @@ void recover_release(struct recover *r);
 /*
  * Before the first attempt (after sshcmd_prepare): with --max-restarts,
  * keep the slice's description (a node's, or the queued resource's,
- * read now), what a recreation uses when the slice is gone.  0 or the
- * error of the read.
+ * read now), what a recreation uses when the slice is gone.  The kind
+ * comes from the API, not the name: a node whose queuedResource field
+ * is set (a queued resource whose node id is its own id, say) is
+ * recovered as that queued resource.  0 or the error of the read.
  */
 int recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
     struct tpu_err *err);
