@@ -250,6 +250,65 @@ drain_job(struct tpu_ctx *ctx, struct jobcmd *jc, const unsigned char *mask)
 	free(res);
 }
 
+int
+recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
+{
+	struct sshcmd_opts so;
+	struct sshpool_result *res;
+	char **cmds;
+	size_t i, n, nok = 0;
+	int rc;
+
+	sshcmd_opts_init(&so);
+	if ((rc = jobcmd_connect(ctx, jc, &so, err)) != 0)
+		return rc;
+	clear_job(jc);
+	n = jc->sc.ntargets;
+	cmds = xcalloc(n, sizeof *cmds);
+	res = xcalloc(n, sizeof *res);
+	for (i = 0; i < n; i++) {
+		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
+		size_t nenv;
+		char **env = jobs_worker_env(&jc->spec, jobcmd_master_addr(jc),
+		    sl->index, jc->sc.targets[i].worker, &nenv);
+
+		cmds[i] = jobs_launch_cmd(&jc->spec, env, nenv, 0);
+		jobs_env_free(env, nenv);
+	}
+	jc->capture = 1;
+	rc = jobcmd_round(jc, cmds, 0, 0, res, err);
+	jc->capture = 0;
+	for (i = 0; i < n; i++) {
+		struct jobs_state *st = jobcmd_state(jc, i);
+		char who[128], why[640];
+
+		memset(st, 0, sizeof *st);
+		st->kind = JOBS_RUNNING;
+		if (res[i].status == SSHPOOL_S_OK)
+			nok++;
+		else {
+			st->kind = JOBS_LOST;
+			fanout_describe(&res[i], why, sizeof why);
+			log_warn("%s: not started again: %s",
+			    fanout_who_name(&jc->who[i], who, sizeof who), why);
+		}
+		free(cmds[i]);
+		free(jc->cap[i]);
+		jc->cap[i] = NULL;
+		sshpool_result_release(&res[i]);
+	}
+	free(cmds);
+	free(res);
+	if (rc == 0 && nok == 0)
+		rc = tpu_error(err, TPU_E_UNREACHABLE,
+		    "job %s: not started again on any of its %zu workers",
+		    jc->spec.name, n);
+	jobcmd_detach(jc);
+	if (rc == 0)
+		rc = jobcmd_save(jc, err);
+	return rc;
+}
+
 /* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
  * the next attempt's streams start at byte 0 on the workers. */
 void

@@ -100,6 +100,17 @@ int recover_qr_lost_now(
 int recover_delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
     const char *cause, struct tpu_err *err);
 
+/*
+ * Run the ended job jc (a submitted job: jc->spec filled, not connected)
+ * again on its slice, which is still there (restart-on-failure): connect
+ * to every worker, remove the ended attempt's directory, launch it
+ * detached as run does (a staged workdir pulled again, the environment
+ * with jc->spec.restart_count), record the workers RUNNING and save the
+ * record; the caller follows it.  0, or the error of the connection; no
+ * worker started is TPU_E_UNREACHABLE.
+ */
+int recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err);
+
 /* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
  * the next attempt's streams start at byte 0 on the workers. */
 void recover_keep_attempt_logs(const struct jobcmd *jc, int k);

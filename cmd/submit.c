@@ -371,9 +371,10 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 	in.n = (size_t)n;
 	in.restarts = jc->spec.restart_count;
 	in.max_restarts = (int)s->max_restarts;
+	in.on_failure = s->restart_on_failure;
 	what = jobs_restart_decide(&in, cause, sizeof cause);
 	jobcmd_release(&now);
-	if (what != JOBS_RESTART_RECREATE && what != JOBS_RESTART_EXHAUSTED)
+	if (what == JOBS_RESTART_NONE)
 		return 0;
 	if (what == JOBS_RESTART_EXHAUSTED) {
 		tpu_err_init(err);
@@ -381,7 +382,27 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		    "job %s: max-restarts %lld used up after %d restart%s; "
 		    "last cause: %s",
 		    jc->spec.name, s->max_restarts, jc->spec.restart_count,
-		    jc->spec.restart_count == 1 ? "" : "s", lost);
+		    jc->spec.restart_count == 1 ? "" : "s",
+		    is_lost ? lost : cause);
+	}
+	if (what == JOBS_RESTART_RERUN) {
+		/* restart-on-failure: the slice is fine, the job runs again
+		   on it (run's rerun) */
+		log_warn("job %s: attempt %d ended: %s; restart %d of %lld",
+		    jc->spec.name, jc->spec.restart_count + 1, cause,
+		    jc->spec.restart_count + 1, s->max_restarts);
+		if (s->restart_backoff_secs > 0) {
+			log_warn("job %s: waiting %lld s (restart-backoff)",
+			    jc->spec.name, s->restart_backoff_secs);
+			if (nap((int)(s->restart_backoff_secs * 1000)))
+				return 0;
+		}
+		recover_keep_attempt_logs(jc, jc->spec.restart_count);
+		jc->spec.restart_count++;
+		tpu_err_init(err);
+		if ((rc = recover_relaunch(ctx, jc, err)) != 0)
+			return tpu_error_prefix(err, "restart");
+		return 1;
 	}
 	log_warn("job %s: attempt %d ended: %s; restart %d of %lld, "
 	         "recreating the queued resource",
@@ -640,6 +661,13 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		free(kv);
 		if (rc != 0)
 			goto out;
+	}
+	if (s.checkpoint != NULL) {
+		/* run --checkpoint's: the job finds it in its environment */
+		jc.spec.env = xreallocarray(
+		    jc.spec.env, jc.spec.nenv + 1, sizeof *jc.spec.env);
+		jc.spec.env[jc.spec.nenv++] =
+		    xasprintf("TPUCTL_CHECKPOINT=%s", s.checkpoint);
 	}
 	if (s.workdir != NULL) {
 		struct pack_opts po = { NULL, 0 };
