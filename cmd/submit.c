@@ -130,7 +130,8 @@ delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
 
 	fprintf(stderr, "deleting queued resource '%s' (%s)\n", name, why);
 	tpu_err_init(&e);
-	(void)d;
+	/* where it is now (use_zone), not where --zones began */
+	config_set_flag(ctx->cfg, "compute/zone", d->zone);
 	if ((rc = dispatch(ctx, v, &e)) != 0)
 		log_warn("queued resource '%s' is left: %s", name, e.msg);
 	return rc;
@@ -240,6 +241,63 @@ create_qr(struct tpu_ctx *ctx, struct specdiff *d, const struct jobs_spec *js,
 	return rc;
 }
 
+/*
+ * The slice is in zone now (one of d->zones): d->zone, the job's record
+ * (jobs, logs, cancel find it there) and the zone of every command
+ * submit runs from now on (logs --follow, cancel, queued-resources
+ * delete: --zones made the first zone the command's).
+ */
+static void
+use_zone(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const char *zone)
+{
+	const cJSON *z;
+
+	cJSON_ArrayForEach(z, d->zones)
+	{
+		if (strcmp(z->valuestring, zone) == 0)
+			d->zone = z->valuestring;
+	}
+	free(jc->spec.zone);
+	jc->spec.zone = xstrdup(d->zone);
+	config_set_flag(ctx->cfg, "compute/zone", d->zone);
+}
+
+/* The zones a queueing tries, in order: the slice's zone now, then the
+ * other zones of the spec (run --max-restarts --zones's order). */
+static cJSON *
+zone_order(const struct specdiff *d)
+{
+	cJSON *order = cJSON_CreateArray();
+	const cJSON *z;
+
+	cJSON_AddItemToArray(order, cJSON_CreateString(d->zone));
+	cJSON_ArrayForEach(z, d->zones)
+	{
+		if (strcmp(z->valuestring, d->zone) != 0)
+			cJSON_AddItemToArray(
+			    order, cJSON_CreateString(z->valuestring));
+	}
+	return order;
+}
+
+/* create_qr in d->zone alone (with --async, queued-resources create
+ * stays in the first zone it is given). */
+static int
+create_qr_here(struct tpu_ctx *ctx, struct specdiff *d,
+    const struct jobs_spec *js, struct tpu_err *err)
+{
+	cJSON *all = d->zones, *one = cJSON_CreateArray();
+	int rc;
+
+	cJSON_AddItemToArray(one, cJSON_CreateString(d->zone));
+	d->zones = one;
+	rc = create_qr(ctx, d, js, err);
+	d->zones = all;
+	cJSON_Delete(one);
+	return rc;
+}
+
 /* Sleep ms, 50 ms at a time; 1 when a signal or the timeout came. */
 static int
 nap(int ms)
@@ -260,6 +318,9 @@ nap(int ms)
  * its valid-until), or is gone, is TPU_E_OPERATION (7); the timeout
  * TPU_E_TIMEOUT, a signal TPU_E_INTERRUPTED/TERMINATED.  Except when it
  * is gone, the queued resource is deleted then: nothing holds quota.
+ * FAILED out of capacity (code 8) with zones left in slice.zones (after
+ * d->zone, zone_order): deleted, queued in the next zone, which becomes
+ * the job's (use_zone), and waited for there.
  */
 static int
 wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
@@ -267,9 +328,10 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 {
 	char *path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
 	    d->tc.project, d->zone, s->name);
+	cJSON *order = zone_order(d);
 	const char *said = NULL;
 	char state[64] = "";
-	int rc;
+	int rc, at = 0;
 
 	for (;;) {
 		cJSON *qr = NULL;
@@ -291,6 +353,41 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		if (strcmp(state, "ACTIVE") == 0) {
 			cJSON_Delete(qr);
 			break;
+		}
+		if (strcmp(state, "FAILED") == 0 &&
+		    json_opt_int64(qr, "state.failedData.error.code", 0) == 8 &&
+		    at + 1 < cJSON_GetArraySize(order)) {
+			const char *next =
+			    cJSON_GetArrayItem(order, ++at)->valuestring;
+
+			log_warn("job %s: queued resource '%s' in %s FAILED: "
+			         "%s (code 8); trying %s (slice.zones)",
+			    jc->spec.name, s->name, d->zone,
+			    json_opt_string(qr,
+			        "state.failedData.error.message", "stockout"),
+			    next);
+			cJSON_Delete(qr);
+			if ((rc = delete_slice(ctx, d, s->name,
+			         "out of capacity in its zone")) != 0) {
+				tpu_error(err, rc,
+				    "job %s: queued resource '%s' in %s could "
+				    "not be deleted",
+				    jc->spec.name, s->name, d->zone);
+				record_not_started(jc);
+				break;
+			}
+			use_zone(ctx, d, jc, next);
+			if ((rc = create_qr_here(ctx, d, &jc->spec, err)) != 0 ||
+			    (rc = jobcmd_save(jc, err)) != 0) {
+				record_not_started(jc);
+				break;
+			}
+			free(path);
+			path = xasprintf(
+			    "projects/%s/locations/%s/queuedResources/%s",
+			    d->tc.project, d->zone, s->name);
+			said = NULL;
+			continue;
 		}
 		if (qr_lost_state(state)) {
 			rc = qr_lost_error(
@@ -329,6 +426,7 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 			break;
 		}
 	}
+	cJSON_Delete(order);
 	free(path);
 	return rc;
 }
@@ -419,7 +517,8 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 	}
 	recover_keep_attempt_logs(jc, jc->spec.restart_count);
 	jc->spec.restart_count++;
-	if ((rc = create_qr(ctx, d, &jc->spec, err)) != 0)
+	/* queued again where it was; wait_capacity moves on from there */
+	if ((rc = create_qr_here(ctx, d, &jc->spec, err)) != 0)
 		return tpu_error_prefix(err, "restart");
 	for (i = 0; i < n; i++) {
 		memset(&jc->states[i], 0, sizeof jc->states[i]);
