@@ -163,6 +163,22 @@ backoff_sleep(const struct recover *r, long long s)
 	return *r->abort != 0;
 }
 
+/* After a captured round: free its commands, captures and results. */
+static void
+round_free(struct jobcmd *jc, char **cmds, struct sshpool_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < jc->sc.ntargets; i++) {
+		free(cmds[i]);
+		free(jc->cap[i]);
+		jc->cap[i] = NULL;
+		sshpool_result_release(&res[i]);
+	}
+	free(cmds);
+	free(res);
+}
+
 /* Remove the job's directory on every target (an ended attempt), so the
  * same name launches again. */
 static void
@@ -179,14 +195,7 @@ clear_job(struct jobcmd *jc)
 	tpu_err_init(&e);
 	jobcmd_round(jc, cmds, 60, 0, res, &e);
 	jc->capture = 0;
-	for (i = 0; i < n; i++) {
-		free(cmds[i]);
-		free(jc->cap[i]);
-		jc->cap[i] = NULL;
-		sshpool_result_release(&res[i]);
-	}
-	free(cmds);
-	free(res);
+	round_free(jc, cmds, res);
 }
 
 /*
@@ -292,13 +301,8 @@ recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
 			log_warn("%s: not started again: %s",
 			    fanout_who_name(&jc->who[i], who, sizeof who), why);
 		}
-		free(cmds[i]);
-		free(jc->cap[i]);
-		jc->cap[i] = NULL;
-		sshpool_result_release(&res[i]);
 	}
-	free(cmds);
-	free(res);
+	round_free(jc, cmds, res);
 	if (rc == 0 && nok == 0)
 		rc = tpu_error(err, TPU_E_UNREACHABLE,
 		    "job %s: not started again on any of its %zu workers",
@@ -506,8 +510,7 @@ qr_lost(struct tpucmd *tc, const struct jobcmd *jc, const char *qname,
 		    strcmp(ns, "TERMINATED") == 0) {
 			snprintf(cause, n,
 			    "node %s of queued resource %s is %s",
-			    jc->spec.nodes[i], qname,
-			    ns != NULL ? ns : "gone");
+			    jc->spec.nodes[i], qname, ns != NULL ? ns : "gone");
 			cJSON_Delete(node);
 			return cause;
 		}
@@ -616,8 +619,7 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *qname,
 	arg_add(a, "--");
 	arg_add(a, qname);
 	log_warn("recreating queued resource '%s' in %s: %s, %s%s", qname,
-	    tc->zone,
-	    json_opt_string(node, "acceleratorType", "?"),
+	    tc->zone, json_opt_string(node, "acceleratorType", "?"),
 	    ms != NULL ? num : "1", ms != NULL ? " slices" : " slice");
 	n = cJSON_GetArraySize(a);
 	argv = xcalloc((size_t)n + 1, sizeof *argv);

@@ -109,7 +109,8 @@ int recover_delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
  * record; the caller follows it.  0, or the error of the connection; no
  * worker started is TPU_E_UNREACHABLE.
  */
-int recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err);
+int recover_relaunch(
+    struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err);
 
 /* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
  * the next attempt's streams start at byte 0 on the workers. */

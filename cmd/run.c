@@ -755,8 +755,8 @@ again:
 			jobcmd_state(&jc, i)->kind = JOBS_MISSING;
 			continue;
 		}
-		env = jobs_worker_env(&jc.spec, jobcmd_master_addr(&jc), sl->index,
-		    jc.sc.targets[i].worker, &nenv);
+		env = jobs_worker_env(&jc.spec, jobcmd_master_addr(&jc),
+		    sl->index, jc.sc.targets[i].worker, &nenv);
 		cmds[i] = recover_launch_cmd(&rs, &jc.spec, env, nenv,
 		    detach ? 0 : JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
 		jobs_env_free(env, nenv);

@@ -377,7 +377,8 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 				break;
 			}
 			use_zone(ctx, d, jc, next);
-			if ((rc = create_qr_here(ctx, d, &jc->spec, err)) != 0 ||
+			if ((rc = create_qr_here(ctx, d, &jc->spec, err)) !=
+			        0 ||
 			    (rc = jobcmd_save(jc, err)) != 0) {
 				record_not_started(jc);
 				break;

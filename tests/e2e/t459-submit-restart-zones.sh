@@ -59,9 +59,9 @@ assert_grep '^\[w0\] start r0$' "$T/s.out"
 assert_no_grep 'done r0' "$T/s.out"
 assert_grep '^\[w0\] done r1$' "$T/s.out"
 for z in $A $C; do
-	expect_rc 0 "$TPUCTL" queued-resources list --zone $z --format 'value(name)'
+	expect_rc 0 "$TPUCTL" queued-resources list --zone "$z" --format 'value(name)'
 	assert_no_grep sub459 "$T/out"
-	expect_rc 0 "$TPUCTL" list --zone $z --format 'value(name)'
+	expect_rc 0 "$TPUCTL" list --zone "$z" --format 'value(name)'
 	assert_no_grep sub459 "$T/out"
 done
 # the queued resource was last created in C, and deleted there
