@@ -106,6 +106,10 @@ void jobcmd_detach(struct jobcmd *);
 int jobcmd_load(struct jobcmd *, const char *name, struct tpu_err *);
 /* Write jc's record (job.json in the job's local directory). */
 int jobcmd_save(const struct jobcmd *, struct tpu_err *);
+/* The internal address of worker 0 of slice 0 (MASTER_ADDR) of the
+ * resolved slice, borrowed from jc->sc. */
+const char *jobcmd_master_addr(const struct jobcmd *);
+
 /* Names of every recorded job, sorted; *n set.  Free with jobs_env_free. */
 char **jobcmd_list(size_t *n);
 

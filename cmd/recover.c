@@ -47,6 +47,8 @@ recover_release(struct recover *r)
 	r->zones = NULL;
 	cJSON_Delete(r->qr_desc);
 	r->qr_desc = NULL;
+	free(r->qr_name);
+	r->qr_name = NULL;
 }
 
 int
@@ -161,6 +163,22 @@ backoff_sleep(const struct recover *r, long long s)
 	return *r->abort != 0;
 }
 
+/* After a captured round: free its commands, captures and results. */
+static void
+round_free(struct jobcmd *jc, char **cmds, struct sshpool_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < jc->sc.ntargets; i++) {
+		free(cmds[i]);
+		free(jc->cap[i]);
+		jc->cap[i] = NULL;
+		sshpool_result_release(&res[i]);
+	}
+	free(cmds);
+	free(res);
+}
+
 /* Remove the job's directory on every target (an ended attempt), so the
  * same name launches again. */
 static void
@@ -177,14 +195,7 @@ clear_job(struct jobcmd *jc)
 	tpu_err_init(&e);
 	jobcmd_round(jc, cmds, 60, 0, res, &e);
 	jc->capture = 0;
-	for (i = 0; i < n; i++) {
-		free(cmds[i]);
-		free(jc->cap[i]);
-		jc->cap[i] = NULL;
-		sshpool_result_release(&res[i]);
-	}
-	free(cmds);
-	free(res);
+	round_free(jc, cmds, res);
 }
 
 /*
@@ -246,6 +257,60 @@ drain_job(struct tpu_ctx *ctx, struct jobcmd *jc, const unsigned char *mask)
 	free(q);
 	free(cmds);
 	free(res);
+}
+
+int
+recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
+{
+	struct sshcmd_opts so;
+	struct sshpool_result *res;
+	char **cmds;
+	size_t i, n, nok = 0;
+	int rc;
+
+	sshcmd_opts_init(&so);
+	if ((rc = jobcmd_connect(ctx, jc, &so, err)) != 0)
+		return rc;
+	clear_job(jc);
+	n = jc->sc.ntargets;
+	cmds = xcalloc(n, sizeof *cmds);
+	res = xcalloc(n, sizeof *res);
+	for (i = 0; i < n; i++) {
+		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
+		size_t nenv;
+		char **env = jobs_worker_env(&jc->spec, jobcmd_master_addr(jc),
+		    sl->index, jc->sc.targets[i].worker, &nenv);
+
+		cmds[i] = jobs_launch_cmd(&jc->spec, env, nenv, 0);
+		jobs_env_free(env, nenv);
+	}
+	jc->capture = 1;
+	rc = jobcmd_round(jc, cmds, 0, 0, res, err);
+	jc->capture = 0;
+	for (i = 0; i < n; i++) {
+		struct jobs_state *st = jobcmd_state(jc, i);
+		char who[128], why[640];
+
+		memset(st, 0, sizeof *st);
+		st->kind = JOBS_RUNNING;
+		if (res[i].status == SSHPOOL_S_OK)
+			nok++;
+		else {
+			st->kind = JOBS_LOST;
+			fanout_describe(&res[i], why, sizeof why);
+			log_warn("%s: not started again: %s",
+			    fanout_who_name(&jc->who[i], who, sizeof who), why);
+		}
+	}
+	round_free(jc, cmds, res);
+	if (rc == 0 && nok == 0)
+		rc = tpu_error(err, TPU_E_UNREACHABLE,
+		    "job %s: not started again on any of its %zu workers",
+		    jc->spec.name, n);
+	jobcmd_detach(jc);
+	if (rc == 0)
+		rc = jobcmd_save(jc, err);
+	return rc;
 }
 
 /* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
@@ -416,22 +481,20 @@ read_qr(struct tpucmd *tc, const char *name, cJSON **qrp, struct tpu_err *err)
  * SUSPENDED", "node q-1 of queued resource q is PREEMPTED").
  */
 static const char *
-qr_lost(struct tpucmd *tc, const struct jobcmd *jc, const cJSON *qr,
-    char *cause, size_t n)
+qr_lost(struct tpucmd *tc, const struct jobcmd *jc, const char *qname,
+    const cJSON *qr, char *cause, size_t n)
 {
 	const char *st;
 	int i;
 
 	if (qr == NULL) {
-		snprintf(
-		    cause, n, "queued resource %s is gone", jc->spec.slice);
+		snprintf(cause, n, "queued resource %s is gone", qname);
 		return cause;
 	}
 	st = json_opt_string(qr, "state.state", "STATE_UNSPECIFIED");
 	if (strcmp(st, "SUSPENDED") == 0 || strcmp(st, "SUSPENDING") == 0 ||
 	    strcmp(st, "FAILED") == 0) {
-		snprintf(
-		    cause, n, "queued resource %s is %s", jc->spec.slice, st);
+		snprintf(cause, n, "queued resource %s is %s", qname, st);
 		return cause;
 	}
 	for (i = 0; i < jc->spec.nslices; i++) {
@@ -447,8 +510,7 @@ qr_lost(struct tpucmd *tc, const struct jobcmd *jc, const cJSON *qr,
 		    strcmp(ns, "TERMINATED") == 0) {
 			snprintf(cause, n,
 			    "node %s of queued resource %s is %s",
-			    jc->spec.nodes[i], jc->spec.slice,
-			    ns != NULL ? ns : "gone");
+			    jc->spec.nodes[i], qname, ns != NULL ? ns : "gone");
 			cJSON_Delete(node);
 			return cause;
 		}
@@ -472,7 +534,7 @@ arg_add(cJSON *a, const char *s)
  * valid-until-time may have passed: not), and the nodes' labels.
  */
 static int
-recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
+recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *qname,
     const cJSON *qr, const cJSON *order, struct tpu_err *err)
 {
 	const cJSON *spec =
@@ -490,7 +552,7 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 		return tpu_error(err, TPU_E_API,
 		    "queued resource '%s' has no tpu.nodeSpec[0].node."
 		    "acceleratorType to recreate it from",
-		    jc->spec.slice);
+		    qname);
 	}
 	arg_add(a, "queued-resources");
 	arg_add(a, "create");
@@ -514,7 +576,7 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 		}
 	} else {
 		arg_add(a, "--node-id");
-		arg_add(a, json_opt_string(spec, "nodeId", jc->spec.slice));
+		arg_add(a, json_opt_string(spec, "nodeId", qname));
 	}
 	if (cJSON_GetObjectItemCaseSensitive(qr, "spot") != NULL)
 		arg_add(a, "--spot");
@@ -555,10 +617,9 @@ recreate_qr(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 	arg_add(a, b.data);
 	buf_release(&b);
 	arg_add(a, "--");
-	arg_add(a, jc->spec.slice);
-	log_warn("recreating queued resource '%s' in %s: %s, %s%s",
-	    jc->spec.slice, tc->zone,
-	    json_opt_string(node, "acceleratorType", "?"),
+	arg_add(a, qname);
+	log_warn("recreating queued resource '%s' in %s: %s, %s%s", qname,
+	    tc->zone, json_opt_string(node, "acceleratorType", "?"),
 	    ms != NULL ? num : "1", ms != NULL ? " slices" : " slice");
 	n = cJSON_GetArraySize(a);
 	argv = xcalloc((size_t)n + 1, sizeof *argv);
@@ -624,7 +685,7 @@ recover_qr_lost_now(
 
 	tpu_err_init(&e);
 	if (read_qr(tc, jc->spec.slice, &qr, &e) == 0)
-		lost = qr_lost(tc, jc, qr, cause, n) != NULL;
+		lost = qr_lost(tc, jc, jc->spec.slice, qr, cause, n) != NULL;
 	cJSON_Delete(qr);
 	return lost;
 }
@@ -648,12 +709,12 @@ recover_lost_check(struct jobcmd *jc, void *arg)
 	tpu_err_init(&e);
 	if (jc->ctx == NULL || tpucmd_open(jc->ctx, &tc, &e) != 0)
 		return 0;
-	if (!jc->sc.qr)
+	if (r->qr_name == NULL)
 		lost = node_lost(
 		    &tc, jc->spec.slice, r->lost_cause, sizeof r->lost_cause);
-	else if (read_qr(&tc, jc->spec.slice, &qr, &e) == 0)
-		lost =
-		    qr_lost(&tc, jc, qr, r->lost_cause, sizeof r->lost_cause);
+	else if (read_qr(&tc, r->qr_name, &qr, &e) == 0)
+		lost = qr_lost(&tc, jc, r->qr_name, qr, r->lost_cause,
+		    sizeof r->lost_cause);
 	cJSON_Delete(qr);
 	tpucmd_close(&tc);
 	if (lost != NULL)
@@ -710,22 +771,35 @@ recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
 {
 	struct tpucmd tc;
 	cJSON *qr = NULL;
+	const char *owner = NULL;
 	int rc;
 
 	if (r->max < 0 || r->desc != NULL || r->qr_desc != NULL)
 		return 0;
 	if (!jc->sc.qr) {
-		r->desc = cJSON_Duplicate(sshcmd_slice_of(&jc->sc, 0)->node, 1);
-		return 0;
-	}
+		const cJSON *node = sshcmd_slice_of(&jc->sc, 0)->node;
+
+		/* the API says what the node is: one a queued resource made
+		   is recovered with it (deleting the node alone would leave
+		   the queued resource SUSPENDED, holding quota) */
+		owner = json_opt_string(node, "queuedResource", NULL);
+		if (owner == NULL || *tpuapi_basename(owner) == '\0') {
+			r->desc = cJSON_Duplicate(node, 1);
+			return 0;
+		}
+		r->qr_name = xstrdup(tpuapi_basename(owner));
+		log_info("job %s: node '%s' belongs to queued resource '%s': "
+		         "recovered as the queued resource",
+		    jc->spec.name, jc->spec.slice, r->qr_name);
+	} else
+		r->qr_name = xstrdup(jc->spec.slice);
 	if ((rc = tpucmd_open(ctx, &tc, err)) != 0)
 		return rc;
-	rc = read_qr(&tc, jc->spec.slice, &qr, err);
+	rc = read_qr(&tc, r->qr_name, &qr, err);
 	tpucmd_close(&tc);
 	if (rc == 0 && qr == NULL)
 		rc = tpu_error(err, TPU_E_NOTFOUND,
-		    "--max-restarts: queued resource '%s' is gone",
-		    jc->spec.slice);
+		    "--max-restarts: queued resource '%s' is gone", r->qr_name);
 	r->qr_desc = qr;
 	return rc;
 }
@@ -772,11 +846,10 @@ recreate_slice(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 	int rc;
 
 	if (is_qr) {
-		rc = recreate_qr(ctx, tc, jc, r->qr_desc, order, err);
+		rc = recreate_qr(ctx, tc, r->qr_name, r->qr_desc, order, err);
 		if (rc == 0)
-			z = r->zones != NULL
-			        ? qr_zone_now(tc, r, jc->spec.slice)
-			        : xstrdup(tc->zone);
+			z = r->zones != NULL ? qr_zone_now(tc, r, r->qr_name)
+			                     : xstrdup(tc->zone);
 	} else {
 		rc = recreate_node_zones(ctx, tc, jc, r, order, &landed, err);
 		if (rc == 0 && landed != NULL)
@@ -787,7 +860,7 @@ recreate_slice(struct tpu_ctx *ctx, struct tpucmd *tc, struct jobcmd *jc,
 			log_warn(
 			    "job %s: %s '%s' moved from %s to %s (--zones)",
 			    jc->spec.name, is_qr ? "queued resource" : "node",
-			    jc->spec.slice, tc->zone, z);
+			    is_qr ? r->qr_name : jc->spec.slice, tc->zone, z);
 			free(jc->spec.zone);
 			jc->spec.zone = xstrdup(z);
 		}
@@ -807,8 +880,7 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	struct tpu_err e;
 	enum jobs_restart what;
 	cJSON *node = NULL, *qr = NULL;
-	/* jobcmd_detach releases jc->sc */
-	int is_qr = jc->sc.qr;
+	int is_qr = r->qr_name != NULL;
 	const char *lost = NULL, *kind = is_qr ? "queued resource" : "node";
 	char qcause[sizeof r->cause];
 	int rc;
@@ -823,11 +895,11 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		    jc->spec.slice, e.msg);
 		return 0;
 	}
-	rc = is_qr ? read_qr(&tc, jc->spec.slice, &qr, &e)
+	rc = is_qr ? read_qr(&tc, r->qr_name, &qr, &e)
 	           : read_node(&tc, jc->spec.slice, &node, &e);
 	if (rc != 0) {
 		log_warn("job %s: cannot read %s '%s': %s", jc->spec.name, kind,
-		    jc->spec.slice, e.msg);
+		    is_qr ? r->qr_name : jc->spec.slice, e.msg);
 		tpucmd_close(&tc);
 		return 0;
 	}
@@ -835,7 +907,7 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 	in.node = jc->spec.slice;
 	if (is_qr) {
 		/* a lost slice is a lost queued resource: all of it again */
-		lost = qr_lost(&tc, jc, qr, qcause, sizeof qcause);
+		lost = qr_lost(&tc, jc, r->qr_name, qr, qcause, sizeof qcause);
 		in.node_state = lost != NULL ? "PREEMPTED" : "READY";
 	} else
 		in.node_state = node != NULL
@@ -906,7 +978,7 @@ recover_maybe_restart(struct tpu_ctx *ctx, struct jobcmd *jc, struct recover *r,
 		cJSON_Delete(r->qr_desc);
 		r->qr_desc = cJSON_Duplicate(qr, 1);
 		*r->recovering = 1;
-		rc = delete_qr(ctx, &tc, jc->spec.slice, r->cause, err);
+		rc = delete_qr(ctx, &tc, r->qr_name, r->cause, err);
 		*r->recovering = 0;
 		if (rc != 0) {
 			tpu_error_prefix(err, "restart");

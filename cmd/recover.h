@@ -35,6 +35,10 @@ struct recover {
 	int on_failure;
 	cJSON *desc;    /* the node's description at the first attempt */
 	cJSON *qr_desc; /* a queued resource's, likewise */
+	/* the queued resource the slice is, or its node belongs to (the
+	   node's queuedResource, whatever its name): recovered as one;
+	   NULL for a node created directly */
+	char *qr_name;
 	char cause[192];
 	char *checkpoint;     /* --checkpoint gs://..., or NULL */
 	cJSON *zones;         /* --zones: where a recreation may go, or NULL */
@@ -52,8 +56,10 @@ void recover_release(struct recover *r);
 /*
  * Before the first attempt (after sshcmd_prepare): with --max-restarts,
  * keep the slice's description (a node's, or the queued resource's,
- * read now), what a recreation uses when the slice is gone.  0 or the
- * error of the read.
+ * read now), what a recreation uses when the slice is gone.  The kind
+ * comes from the API, not the name: a node whose queuedResource field
+ * is set (a queued resource whose node id is its own id, say) is
+ * recovered as that queued resource.  0 or the error of the read.
  */
 int recover_start(struct tpu_ctx *ctx, struct recover *r, struct jobcmd *jc,
     struct tpu_err *err);
@@ -93,6 +99,18 @@ int recover_qr_lost_now(
  */
 int recover_delete_qr(struct tpu_ctx *ctx, struct tpucmd *tc, const char *name,
     const char *cause, struct tpu_err *err);
+
+/*
+ * Run the ended job jc (a submitted job: jc->spec filled, not connected)
+ * again on its slice, which is still there (restart-on-failure): connect
+ * to every worker, remove the ended attempt's directory, launch it
+ * detached as run does (a staged workdir pulled again, the environment
+ * with jc->spec.restart_count), record the workers RUNNING and save the
+ * record; the caller follows it.  0, or the error of the connection; no
+ * worker started is TPU_E_UNREACHABLE.
+ */
+int recover_relaunch(
+    struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err);
 
 /* Keep the local logs of attempt k as s<S>-w<W>.out.<k> (and .err.<k>):
  * the next attempt's streams start at byte 0 on the workers. */

@@ -75,25 +75,6 @@ on_signal(int sig)
 		retry_interrupted = sig;
 }
 
-/* The internal address of worker 0 of slice 0 (MASTER_ADDR). */
-static const char *
-master_addr(const struct jobcmd *jc)
-{
-	size_t i;
-
-	for (i = 0; i < jc->sc.ntargets; i++) {
-		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
-		const cJSON *eps = cJSON_GetObjectItemCaseSensitive(
-		    sl->node, "networkEndpoints");
-		const cJSON *ip = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetArrayItem(eps, 0), "ipAddress");
-
-		if (sl->index == 0 && cJSON_IsString(ip))
-			return ip->valuestring;
-	}
-	return jc->sc.ntargets > 0 ? jc->sc.targets[0].host : "127.0.0.1";
-}
-
 /*
  * Make sure every target has the workdir archive: ask which lack it,
  * send it to those over SFTP in parallel.  A worker that cannot get it
@@ -774,8 +755,8 @@ again:
 			jobcmd_state(&jc, i)->kind = JOBS_MISSING;
 			continue;
 		}
-		env = jobs_worker_env(&jc.spec, master_addr(&jc), sl->index,
-		    jc.sc.targets[i].worker, &nenv);
+		env = jobs_worker_env(&jc.spec, jobcmd_master_addr(&jc),
+		    sl->index, jc.sc.targets[i].worker, &nenv);
 		cmds[i] = recover_launch_cmd(&rs, &jc.spec, env, nenv,
 		    detach ? 0 : JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
 		jobs_env_free(env, nenv);

@@ -141,7 +141,8 @@ delete_slice(struct tpu_ctx *ctx, const struct specdiff *d, const char *name,
 
 	fprintf(stderr, "deleting queued resource '%s' (%s)\n", name, why);
 	tpu_err_init(&e);
-	(void)d;
+	/* where it is now (use_zone), not where --zones began */
+	config_set_flag(ctx->cfg, "compute/zone", d->zone);
 	if ((rc = dispatch(ctx, v, &e)) != 0)
 		log_warn("queued resource '%s' is left: %s", name, e.msg);
 	return rc;
@@ -328,6 +329,64 @@ create_qr(struct tpu_ctx *ctx, struct specdiff *d, const struct jobs_spec *js,
 	return rc;
 }
 
+/*
+ * The slice is in zone now (one of d->zones): d->zone, the job's record
+ * (jobs, logs, cancel find it there) and the zone of every command
+ * submit runs from now on (logs --follow, cancel, queued-resources
+ * delete: --zones made the first zone the command's).
+ */
+static void
+use_zone(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
+    const char *zone)
+{
+	const cJSON *z;
+
+	cJSON_ArrayForEach(z, d->zones)
+	{
+		if (strcmp(z->valuestring, zone) == 0)
+			d->zone = z->valuestring;
+	}
+	free(jc->spec.zone);
+	jc->spec.zone = xstrdup(d->zone);
+	config_set_flag(ctx->cfg, "compute/zone", d->zone);
+}
+
+/* The zones a queueing tries, in order: the slice's zone now, then the
+ * other zones of the spec (run --max-restarts --zones's order). */
+static cJSON *
+zone_order(const struct specdiff *d)
+{
+	cJSON *order = cJSON_CreateArray();
+	const cJSON *z;
+
+	cJSON_AddItemToArray(order, cJSON_CreateString(d->zone));
+	cJSON_ArrayForEach(z, d->zones)
+	{
+		if (strcmp(z->valuestring, d->zone) != 0)
+			cJSON_AddItemToArray(
+			    order, cJSON_CreateString(z->valuestring));
+	}
+	return order;
+}
+
+/* create_qr in d->zone alone (with --async, queued-resources create
+ * stays in the first zone it is given). */
+static int
+create_qr_here(struct tpu_ctx *ctx, struct specdiff *d,
+    const struct jobs_spec *js, const struct jobs_upload *up,
+    struct tpu_err *err)
+{
+	cJSON *all = d->zones, *one = cJSON_CreateArray();
+	int rc;
+
+	cJSON_AddItemToArray(one, cJSON_CreateString(d->zone));
+	d->zones = one;
+	rc = create_qr(ctx, d, js, up, err);
+	d->zones = all;
+	cJSON_Delete(one);
+	return rc;
+}
+
 /* Sleep ms, 50 ms at a time; 1 when a signal or the timeout came. */
 static int
 nap(int ms)
@@ -348,16 +407,20 @@ nap(int ms)
  * its valid-until), or is gone, is TPU_E_OPERATION (7); the timeout
  * TPU_E_TIMEOUT, a signal TPU_E_INTERRUPTED/TERMINATED.  Except when it
  * is gone, the queued resource is deleted then: nothing holds quota.
+ * FAILED out of capacity (code 8) with zones left in slice.zones (after
+ * d->zone, zone_order): deleted, queued in the next zone, which becomes
+ * the job's (use_zone), and waited for there.
  */
 static int
 wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
-    const struct spec *s, struct tpu_err *err)
+    const struct spec *s, const struct jobs_upload *up, struct tpu_err *err)
 {
 	char *path = xasprintf("projects/%s/locations/%s/queuedResources/%s",
 	    d->tc.project, d->zone, s->name);
+	cJSON *order = zone_order(d);
 	const char *said = NULL;
 	char state[64] = "";
-	int rc;
+	int rc, at = 0;
 
 	for (;;) {
 		cJSON *qr = NULL;
@@ -379,6 +442,42 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		if (strcmp(state, "ACTIVE") == 0) {
 			cJSON_Delete(qr);
 			break;
+		}
+		if (strcmp(state, "FAILED") == 0 &&
+		    json_opt_int64(qr, "state.failedData.error.code", 0) == 8 &&
+		    at + 1 < cJSON_GetArraySize(order)) {
+			const char *next =
+			    cJSON_GetArrayItem(order, ++at)->valuestring;
+
+			log_warn("job %s: queued resource '%s' in %s FAILED: "
+			         "%s (code 8); trying %s (slice.zones)",
+			    jc->spec.name, s->name, d->zone,
+			    json_opt_string(qr,
+			        "state.failedData.error.message", "stockout"),
+			    next);
+			cJSON_Delete(qr);
+			if ((rc = delete_slice(ctx, d, s->name,
+			         "out of capacity in its zone")) != 0) {
+				tpu_error(err, rc,
+				    "job %s: queued resource '%s' in %s could "
+				    "not be deleted",
+				    jc->spec.name, s->name, d->zone);
+				record_not_started(jc);
+				break;
+			}
+			use_zone(ctx, d, jc, next);
+			if ((rc = create_qr_here(ctx, d, &jc->spec, up, err)) !=
+			        0 ||
+			    (rc = jobcmd_save(jc, err)) != 0) {
+				record_not_started(jc);
+				break;
+			}
+			free(path);
+			path = xasprintf(
+			    "projects/%s/locations/%s/queuedResources/%s",
+			    d->tc.project, d->zone, s->name);
+			said = NULL;
+			continue;
 		}
 		if (qr_lost_state(state)) {
 			rc = qr_lost_error(
@@ -417,6 +516,7 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 			break;
 		}
 	}
+	cJSON_Delete(order);
 	free(path);
 	return rc;
 }
@@ -459,9 +559,10 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 	in.n = (size_t)n;
 	in.restarts = jc->spec.restart_count;
 	in.max_restarts = (int)s->max_restarts;
+	in.on_failure = s->restart_on_failure;
 	what = jobs_restart_decide(&in, cause, sizeof cause);
 	jobcmd_release(&now);
-	if (what != JOBS_RESTART_RECREATE && what != JOBS_RESTART_EXHAUSTED)
+	if (what == JOBS_RESTART_NONE)
 		return 0;
 	if (what == JOBS_RESTART_EXHAUSTED) {
 		tpu_err_init(err);
@@ -469,7 +570,27 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		    "job %s: max-restarts %lld used up after %d restart%s; "
 		    "last cause: %s",
 		    jc->spec.name, s->max_restarts, jc->spec.restart_count,
-		    jc->spec.restart_count == 1 ? "" : "s", lost);
+		    jc->spec.restart_count == 1 ? "" : "s",
+		    is_lost ? lost : cause);
+	}
+	if (what == JOBS_RESTART_RERUN) {
+		/* restart-on-failure: the slice is fine, the job runs again
+		   on it (run's rerun) */
+		log_warn("job %s: attempt %d ended: %s; restart %d of %lld",
+		    jc->spec.name, jc->spec.restart_count + 1, cause,
+		    jc->spec.restart_count + 1, s->max_restarts);
+		if (s->restart_backoff_secs > 0) {
+			log_warn("job %s: waiting %lld s (restart-backoff)",
+			    jc->spec.name, s->restart_backoff_secs);
+			if (nap((int)(s->restart_backoff_secs * 1000)))
+				return 0;
+		}
+		recover_keep_attempt_logs(jc, jc->spec.restart_count);
+		jc->spec.restart_count++;
+		tpu_err_init(err);
+		if ((rc = recover_relaunch(ctx, jc, err)) != 0)
+			return tpu_error_prefix(err, "restart");
+		return 1;
 	}
 	log_warn("job %s: attempt %d ended: %s; restart %d of %lld, "
 	         "recreating the queued resource",
@@ -486,7 +607,8 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 	}
 	recover_keep_attempt_logs(jc, jc->spec.restart_count);
 	jc->spec.restart_count++;
-	if ((rc = create_qr(ctx, d, &jc->spec, up, err)) != 0)
+	/* queued again where it was; wait_capacity moves on from there */
+	if ((rc = create_qr_here(ctx, d, &jc->spec, up, err)) != 0)
 		return tpu_error_prefix(err, "restart");
 	for (i = 0; i < n; i++) {
 		memset(&jc->states[i], 0, sizeof jc->states[i]);
@@ -529,7 +651,7 @@ submit_wait(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 		int rrc;
 
 		started = 0;
-		rc = wait_capacity(ctx, d, jc, s, err);
+		rc = wait_capacity(ctx, d, jc, s, up, err);
 		if (rc == 0 && !submit_timed_out && submit_signal == 0) {
 			char a0[] = "logs", a1[] = "--follow";
 			char *v[] = { a0, a1, jc->spec.name, NULL };
@@ -730,6 +852,13 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 		free(kv);
 		if (rc != 0)
 			goto out;
+	}
+	if (s.checkpoint != NULL) {
+		/* run --checkpoint's: the job finds it in its environment */
+		jc.spec.env = xreallocarray(
+		    jc.spec.env, jc.spec.nenv + 1, sizeof *jc.spec.env);
+		jc.spec.env[jc.spec.nenv++] =
+		    xasprintf("TPUCTL_CHECKPOINT=%s", s.checkpoint);
 	}
 	if (s.workdir != NULL) {
 		struct pack_opts po = { NULL, 0 };

@@ -1061,3 +1061,21 @@ jobcmd_summary(struct jobcmd *jc, int print, struct tpu_err *err)
 	free(o);
 	return rc;
 }
+
+const char *
+jobcmd_master_addr(const struct jobcmd *jc)
+{
+	size_t i;
+
+	for (i = 0; i < jc->sc.ntargets; i++) {
+		const struct sshcmd_slice *sl = sshcmd_slice_of(&jc->sc, i);
+		const cJSON *eps = cJSON_GetObjectItemCaseSensitive(
+		    sl->node, "networkEndpoints");
+		const cJSON *ip = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(eps, 0), "ipAddress");
+
+		if (sl->index == 0 && cJSON_IsString(ip))
+			return ip->valuestring;
+	}
+	return jc->sc.ntargets > 0 ? jc->sc.targets[0].host : "127.0.0.1";
+}

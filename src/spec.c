@@ -519,6 +519,7 @@ valid_env_name(const char *s)
 }
 
 static const char *const top_keys[] = {
+	"checkpoint",
 	"command",
 	"delete-after",
 	"env",
@@ -526,6 +527,7 @@ static const char *const top_keys[] = {
 	"max-restarts",
 	"name",
 	"restart-backoff",
+	"restart-on-failure",
 	"slice",
 	"stage",
 	"timeout",
@@ -805,8 +807,15 @@ check_job(struct vctx *v, cJSON *root)
 	    (rc = get_int(v, root, NULL, "max-restarts", 0, SPEC_MAX_RESTARTS,
 	         &s->max_restarts, &s->has_max_restarts)) != 0 ||
 	    (rc = get_bool(v, root, NULL, "delete-after", &s->delete_after)) !=
-	        0)
+	        0 ||
+	    (rc = get_bool(v, root, NULL, "restart-on-failure",
+	         &s->restart_on_failure)) != 0 ||
+	    (rc = get_string(v, root, NULL, "checkpoint", &s->checkpoint)) != 0)
 		return rc;
+	/* run --restart-on-failure's rule: it goes with max-restarts (given
+	   false, it says nothing) */
+	if (s->restart_on_failure && !s->has_max_restarts)
+		return bad(v, "restart-on-failure", "goes with max-restarts");
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "restart-backoff")) !=
 	    NULL) {
 		if ((t = as_text(it)) == NULL)
@@ -833,6 +842,18 @@ check_job(struct vctx *v, cJSON *root)
 			return rebad(v, "timeout");
 		if (s->timeout_secs <= 0)
 			return bad(v, "timeout", "must be longer than 0 s");
+	}
+	if (s->checkpoint != NULL) {
+		struct gcs_url u;
+
+		/* run --checkpoint's rule */
+		if (!gcs_is_url(s->checkpoint))
+			return bad(v, "checkpoint",
+			    "'%s' must be a gs://BUCKET[/PREFIX] URL",
+			    s->checkpoint);
+		if (gcs_url_parse(s->checkpoint, &u, v->err) != 0)
+			return rebad(v, "checkpoint");
+		gcs_url_release(&u);
 	}
 	if (s->stage != NULL) {
 		struct gcs_url u;
@@ -885,7 +906,8 @@ check_job(struct vctx *v, cJSON *root)
 	if (!s->has_job) {
 		static const char *const job_only[] = { "framework", "workdir",
 			"stage", "env", "max-restarts", "restart-backoff",
-			"timeout", "delete-after", NULL };
+			"restart-on-failure", "checkpoint", "timeout",
+			"delete-after", NULL };
 		size_t i;
 
 		for (i = 0; job_only[i] != NULL; i++)

@@ -60,6 +60,8 @@ struct spec {
 	long long max_restarts, timeout_secs;
 	long long restart_backoff_secs; /* restart-backoff, 0 without */
 	int has_max_restarts;           /* max-restarts is given (even 0) */
+	int restart_on_failure;         /* restart-on-failure: true */
+	const char *checkpoint;         /* gs://BUCKET[/PREFIX], or NULL */
 	int delete_after;
 	int has_job; /* a command is given */
 };

@@ -4,8 +4,10 @@
 # rule, and nothing is sent (the emulator's request log stays empty):
 # max-restarts (type, range, no --wait), restart-backoff (type, range,
 # without max-restarts), slice.node-count (type, range),
-# slice.node-prefix (without node-count, a node id too long), and
-# slice.preemptible (a queued resource's tier is its own field: spot).
+# slice.node-prefix (without node-count, a node id too long),
+# slice.preemptible (a queued resource's tier is its own field: spot),
+# checkpoint (run --checkpoint's rule: a gs:// URL, a valid bucket, a
+# string) and restart-on-failure (a boolean, with max-restarts).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 emu_start
@@ -50,6 +52,14 @@ case_ 'slice.preemptible: submit queues a queued resource, whose tier is its own
 case_ 'slice.preemptible: is for a single node created directly; a queued resource or multislice uses spot' \
     '  preemptible: true
   node-count: 2' ''
+case_ "checkpoint: 's3://b/ck' must be a gs://BUCKET\\[/PREFIX\\] URL\$" '' 'checkpoint: s3://b/ck' --wait
+case_ "checkpoint: invalid bucket name 'A_b'" '' 'checkpoint: gs://A_b/ck' --wait
+case_ 'checkpoint: must be a string, not a list$' '' 'checkpoint: [gs://bkt/ck]' --wait
+case_ 'checkpoint: must not be empty$' '' "checkpoint: ''"
+case_ "restart-on-failure: must be true or false, not a string 'always'\$" '' 'max-restarts: 1
+restart-on-failure: always' --wait
+case_ 'restart-on-failure: goes with max-restarts$' '' 'restart-on-failure: true' --wait
+case_ "unknown key 'restart-on-falure'; did you mean 'restart-on-failure'\\?\$" '' 'restart-on-falure: true' --wait
 [ "$(emu_requests | wc -l)" -eq 0 ] ||
     fail "requests were sent: $(emu_requests | jq -c '[.method, .path]')"
 assert_no_slice v473

@@ -152,6 +152,24 @@ static const struct bad_case bad_cases[] = {
 	    "t.yaml: delete-after: must be true or false" },
 	{ NULL, NULL, NULL, "env: {A: b}\n",
 	    "t.yaml: env: describes a job: give its command too" },
+	{ NULL, NULL, NULL, "checkpoint: s3://b/ck\ncommand: x\n",
+	    "t.yaml: checkpoint: 's3://b/ck' must be a gs://BUCKET[/PREFIX] "
+	    "URL" },
+	{ NULL, NULL, NULL, "checkpoint: gs://A_bad/ck\ncommand: x\n",
+	    "t.yaml: checkpoint: " },
+	{ NULL, NULL, NULL, "checkpoint: [gs://b/ck]\ncommand: x\n",
+	    "t.yaml: checkpoint: must be a string, not a list" },
+	{ NULL, NULL, NULL, "checkpoint: gs://bkt/ck\n",
+	    "t.yaml: checkpoint: describes a job: give its command too" },
+	{ NULL, NULL, NULL,
+	    "restart-on-failure: yes\nmax-restarts: 1\ncommand: x\n",
+	    "t.yaml: restart-on-failure: must be true or false, not a "
+	    "string 'yes'" },
+	{ NULL, NULL, NULL, "restart-on-failure: true\ncommand: x\n",
+	    "t.yaml: restart-on-failure: goes with max-restarts" },
+	{ NULL, NULL, NULL, "restart-on-falure: true\ncommand: x\n",
+	    "t.yaml: unknown key 'restart-on-falure'; did you mean "
+	    "'restart-on-failure'?" },
 	{ NULL, NULL, NULL, "slice: {}\n",
 	    "t.yaml:4:1: key 'slice' given twice" },
 };
@@ -244,6 +262,8 @@ static const char full_yaml[] = "# a full spec\n"
                                 "env: {STEPS: 100, LR: '0.1'}\n"
                                 "command: [python3, train.py, --steps, 100]\n"
                                 "max-restarts: 3\n"
+                                "restart-on-failure: true\n"
+                                "checkpoint: gs://my-bucket/ck/train-1\n"
                                 "timeout: 1h30m\n"
                                 "delete-after: true\n";
 
@@ -270,6 +290,8 @@ START_TEST(full_spec)
 	ck_assert_str_eq(json_opt_string(s.env, "STEPS", ""), "100");
 	ck_assert_int_eq(cJSON_GetArraySize(s.command), 4);
 	ck_assert_int_eq(s.max_restarts, 3);
+	ck_assert_int_eq(s.restart_on_failure, 1);
+	ck_assert_str_eq(s.checkpoint, "gs://my-bucket/ck/train-1");
 	ck_assert_int_eq(s.timeout_secs, 5400);
 	ck_assert_int_eq(s.delete_after, 1);
 	ck_assert_int_eq(s.has_job, 1);
