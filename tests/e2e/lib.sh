@@ -313,3 +313,20 @@ wait_for_grep() {
 	esac
 	fail "no $_wc line(s) matching '$2' in $1: $_ww"
 }
+
+# wait_rc PID SECONDS WHAT ERRFILE: wait until the background process PID
+# ends, at most SECONDS (then it is killed and the test fails, naming
+# WHAT and showing ERRFILE); its exit status in $rc.
+wait_rc() {
+	_rn=0
+	while kill -0 "$1" 2>/dev/null; do
+		_rn=$((_rn + 1))
+		if [ $_rn -ge $(($2 * 5)) ]; then
+			kill "$1" 2>/dev/null || true
+			fail "$3 still running after $2 s: $(cat "$4")"
+		fi
+		sleep 0.2
+	done
+	rc=0
+	wait "$1" || rc=$?
+}

@@ -43,14 +43,7 @@ done
     fail "stockout event"
 "$EMULATOR" event --state-dir "$EMU_DIR" --zone $A preempt --node sub459 ||
     fail "preempt failed"
-n=0
-while kill -0 "$spid" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || { kill "$spid"; fail "submit still running after 120 s: $(cat "$T/s.err")"; }
-	sleep 0.2
-done
-rc=0
-wait "$spid" || rc=$?
+wait_rc "$spid" 120 submit "$T/s.err"
 [ "$rc" -eq 0 ] || fail "submit --wait, restarted into $C: exit $rc: $(cat "$T/s.err")"
 assert_grep 'job sub459: attempt 1 ended: queued resource sub459 is SUSPENDED; restart 1 of 1, recreating the queued resource$' "$T/s.err"
 assert_grep "job sub459: queued resource 'sub459' in $A FAILED: .*\\(code 8\\); trying $C \\(slice.zones\\)\$" "$T/s.err"

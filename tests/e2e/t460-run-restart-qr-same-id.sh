@@ -37,14 +37,7 @@ done
 "$EMULATOR" event --state-dir "$EMU_DIR" --zone $A stockout >/dev/null ||
     fail "stockout event"
 job_preempt_when "$T/r.out" 0 q460 $A
-n=0
-while kill -0 "$rpid" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || { kill "$rpid"; fail "run still running after 120 s: $(cat "$T/r.err")"; }
-	sleep 0.2
-done
-rc=0
-wait "$rpid" || rc=$?
+wait_rc "$rpid" 120 run "$T/r.err"
 [ "$rc" -eq 0 ] || fail "run --max-restarts on q460: exit $rc: $(cat "$T/r.err")"
 assert_grep 'job same: attempt 1 ended: queued resource q460 is SUSPENDED; restart 1 of 1, recreating the queued resource$' "$T/r.err"
 assert_grep "deleting queued resource 'q460' in .* with its nodes" "$T/r.err"

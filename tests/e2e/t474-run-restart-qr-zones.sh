@@ -30,14 +30,7 @@ wait_for_grep "$T/r.out" 'start r0$' "" 120
     fail "stockout event"
 "$EMULATOR" event --state-dir "$EMU_DIR" --zone $A preempt --node q474n ||
     fail "preempt failed"
-n=0
-while kill -0 "$rpid" 2>/dev/null; do
-	n=$((n + 1))
-	[ $n -lt 600 ] || { kill "$rpid"; fail "run still running after 120 s: $(cat "$T/r.err")"; }
-	sleep 0.2
-done
-rc=0
-wait "$rpid" || rc=$?
+wait_rc "$rpid" 120 run "$T/r.err"
 [ "$rc" -eq 0 ] || fail "run with --zones on a queued resource: exit $rc: $(cat "$T/r.err")"
 assert_grep 'job qz: attempt 1 ended: queued resource q474 is SUSPENDED; restart 1 of 1, recreating the queued resource$' "$T/r.err"
 assert_grep "deleting queued resource 'q474' in $A with its nodes" "$T/r.err"
