@@ -641,8 +641,7 @@ framed_end(struct jobcmd *jc, struct sshpool_result *results)
 		struct buf *st = &jc->status[i];
 
 		if (results[i].status == SSHPOOL_S_OK &&
-		    !(st->len >= 6 && strncmp(st->data, "exit 0", 6) == 0 &&
-		        strspn(st->data + 6, "\n") == st->len - 6)) {
+		    !jobs_follow_ok(st->data, st->len)) {
 			results[i].status = SSHPOOL_S_REMOTE_NONZERO;
 			results[i].exit_status = 1;
 		}

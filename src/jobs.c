@@ -346,6 +346,9 @@ static const char follow_sh[] =
     "  exec tail -v -F -s 0.02 --pid=\"$p\" -c +$((m + 1)) -- \"$f1\" "
     "\"$f2\" \"$f3\" 2>/dev/null\n"
     "fi\n"
+    /* again: it may have ended since */
+    "s=\n"
+    "[ -r status ] && read -r s <status\n"
     "[ -z \"$s\" ] || printf '==> %s <==\\n%s\\n' \"$f3\" \"$s\"\n"
     "exec tail -v -c +$((m + 1)) -- \"$f1\" \"$f2\" 2>/dev/null\n";
 
@@ -800,6 +803,19 @@ jobs_follow_name(uint64_t nonce, int stream)
 		buf_puts(&b, (nonce >> i) & 1 ? "./" : ".//");
 	buf_puts(&b, base[stream >= 1 && stream <= 3 ? stream - 1 : 0]);
 	return buf_detach(&b, NULL);
+}
+
+int
+jobs_follow_ok(const char *status, size_t len)
+{
+	size_t i;
+
+	if (len < 6 || memcmp(status, "exit 0", 6) != 0)
+		return 0;
+	for (i = 6; i < len; i++)
+		if (status[i] != '\n')
+			return 0;
+	return 1;
 }
 
 char *

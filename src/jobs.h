@@ -254,6 +254,10 @@ char *jobs_follow_cmd(
  */
 char *jobs_follow_name(uint64_t nonce, int stream);
 
+/* 1 when the status a follow printed (its bytes, len) says the job
+ * exited 0 ("exit 0", a newline or none after it), else 0. */
+int jobs_follow_ok(const char *status, size_t len);
+
 /* cmd (a follow, or a launch that follows) with the three names of
  * nonce appended as its last arguments, shell-quoted.  Caller frees. */
 char *jobs_follow_marked(const char *cmd, uint64_t nonce);
