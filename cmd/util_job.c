@@ -904,7 +904,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 				continue;
 			/* a launch follows from 0; a follow from the
 			   smaller offset */
-			jc->from[i] = launching[i]            ? 0
+			jc->from[i] = launching[i] ? 0
 			              : jc->off[0][i] < jc->off[1][i]
 			                  ? jc->off[0][i]
 			                  : jc->off[1][i];

@@ -36,9 +36,9 @@ typedef void (*logsplit_fn)(
 struct logsplit {
 	char *mark[LOGSPLIT_NSTREAMS]; /* "\n==> NAME <==\n"; [0] unused */
 	size_t mlen[LOGSPLIT_NSTREAMS];
-	int cur;          /* the stream the bytes go to now */
-	struct buf hold;  /* a possible header's start */
-	int virt;         /* hold starts with the virtual '\n' of the start */
+	int cur;         /* the stream the bytes go to now */
+	struct buf hold; /* a possible header's start */
+	int virt;        /* hold starts with the virtual '\n' of the start */
 	uint64_t drop[LOGSPLIT_NSTREAMS]; /* bytes still to drop */
 	logsplit_fn fn;
 	void *arg;

@@ -48,7 +48,8 @@ run(const uint8_t *data, size_t size, size_t chunk, struct acc *a)
 	a->total = 0;
 	logsplit_init(&ls, (const char *const *)nm, 3, 1, cb, a);
 	while (off < size) {
-		size_t n = chunk == 0 || chunk > size - off ? size - off : chunk;
+		size_t n =
+		    chunk == 0 || chunk > size - off ? size - off : chunk;
 
 		logsplit_feed(&ls, (const char *)data + off, n);
 		off += n;

@@ -461,20 +461,20 @@ fsplit_cb(void *arg, int stream, const char *data, size_t len)
 	else if (stream == LOGSPLIT_STATUS)
 		buf_append(&f->st, data, len);
 	else
-		ck_abort_msg("bytes before tail's first header: %.*s",
-		    (int)len, data);
+		ck_abort_msg(
+		    "bytes before tail's first header: %.*s", (int)len, data);
 }
 
 /*
  * Run cmd (a follow, or a launch that follows) with the names of a
  * nonce, as the client does: the job's stdout and stderr into out and
  * err (after the script's own stderr), past off_out and off_err.  95 to
- * 98 as the script exits with them; else 0 when the status in the stream says exit 0,
- * 1 otherwise (the client asks then).
+ * 98 as the script exits with them; else 0 when the status in the stream says
+ * exit 0, 1 otherwise (the client asks then).
  */
 static int
-follow_run(const char *cmd, uint64_t off_out, uint64_t off_err,
-    struct buf *out, struct buf *err)
+follow_run(const char *cmd, uint64_t off_out, uint64_t off_err, struct buf *out,
+    struct buf *err)
 {
 	uint64_t nonce = 0x9e3779b97f4a7c15ULL, m;
 	char *mc = jobs_follow_marked(cmd, nonce), *nm[3];
@@ -552,8 +552,7 @@ START_TEST(test_scripts_launch_status_follow)
 	ck_assert_int_ge(st.end, st.start);
 	/* the whole output, then from offsets */
 	cmd = NULL;
-	ck_assert_int_eq(
-	    follow("j1", 0, 0, 1, &o, &e), 1);
+	ck_assert_int_eq(follow("j1", 0, 0, 1, &o, &e), 1);
 	free(cmd);
 	{
 		char *want =
@@ -571,15 +570,13 @@ START_TEST(test_scripts_launch_status_follow)
 	ck_assert_str_eq(e.data, "oops\n");
 	free(cmd);
 	cmd = NULL;
-	ck_assert_int_eq(
-	    follow("j1", 7, 2, 0, &o, &e), 1);
+	ck_assert_int_eq(follow("j1", 7, 2, 0, &o, &e), 1);
 	ck_assert_str_eq(e.data, "ps\n");
 	ck_assert_ptr_nonnull(strstr(o.data, "job=j1"));
 	ck_assert(strncmp(o.data, "job=j1", 6) == 0);
 	free(cmd);
 	cmd = NULL;
-	ck_assert_int_eq(
-	    follow("nope", 0, 0, 1, &o, &e), 96);
+	ck_assert_int_eq(follow("nope", 0, 0, 1, &o, &e), 96);
 	free(cmd);
 	cmd = jobs_status_cmd("nope");
 	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
@@ -671,8 +668,7 @@ START_TEST(test_boot_script)
 	ck_assert_int_eq(st.kind, JOBS_EXITED);
 	ck_assert_int_eq(st.code, 4);
 	cmd = NULL;
-	ck_assert_int_eq(
-	    follow("j1", 0, 0, 1, &o, &e), 1);
+	ck_assert_int_eq(follow("j1", 0, 0, 1, &o, &e), 1);
 	ck_assert_str_eq(o.data, "w=1 of 2 rank=1 m=10.1.2.3 "
 	                         "j=10.1.2.3:8476 v=it's \"$x\"\n");
 	free(cmd);
@@ -706,8 +702,7 @@ START_TEST(test_boot_script)
 	buf_clear(&o);
 	buf_clear(&e);
 	cmd = NULL;
-	ck_assert_int_eq(
-	    follow("j98", 0, 0, 1, &o, &e), 1);
+	ck_assert_int_eq(follow("j98", 0, 0, 1, &o, &e), 1);
 	ck_assert_ptr_nonnull(
 	    strstr(e.data, "workdir archive 00ab is not on this worker\n"));
 	ck_assert_ptr_nonnull(
@@ -748,8 +743,7 @@ START_TEST(test_boot_script_multislice)
 	ck_assert_int_eq(st.kind, JOBS_EXITED);
 	ck_assert_int_eq(st.code, 0);
 	cmd = NULL;
-	ck_assert_int_eq(
-	    follow("j1", 0, 0, 1, &o, &e), 0);
+	ck_assert_int_eq(follow("j1", 0, 0, 1, &o, &e), 0);
 	ck_assert_str_eq(
 	    o.data, "rank=3/4 s=1/2 mss=1/2 m=10.9.9.9 c=10.9.9.9\n");
 	free(cmd);

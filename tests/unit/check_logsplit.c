@@ -121,7 +121,8 @@ tail_stream(const int *stream, const char *const *text, size_t n, size_t *len)
 START_TEST(test_split_exact)
 {
 	static const int st[] = { 1, 2, 1, 2, 3 };
-	static const char *const tx[] = { "a\nb", "E1\n", "c\n\n", "E2", "exit 0\n" };
+	static const char *const tx[] = { "a\nb", "E1\n", "c\n\n", "E2",
+		"exit 0\n" };
 	size_t len, chunk;
 	char *t = tail_stream(st, tx, 5, &len);
 
@@ -143,8 +144,8 @@ END_TEST
  * real names but cut short: data. */
 START_TEST(test_split_forged)
 {
-	char *other = jobs_follow_name(NONCE ^ 1, 2), *real =
-	    jobs_follow_name(NONCE, 2);
+	char *other = jobs_follow_name(NONCE ^ 1, 2),
+	     *real = jobs_follow_name(NONCE, 2);
 	char *fake = xasprintf("x\n==> %s <==\nstderr?\n==> ./stderr <==\n"
 	                       "\n==> %s <=\n==> %s",
 	    other, real, real);
@@ -274,8 +275,8 @@ START_TEST(test_split_random)
 			st[i] = 1 + rand_r(&seed) % 2;
 			tx[i] = xcalloc(k + 1, 1);
 			for (j = 0; j < k; j++)
-				tx[i][j] = alpha[rand_r(&seed) %
-				                 (sizeof alpha - 1)];
+				tx[i][j] =
+				    alpha[rand_r(&seed) % (sizeof alpha - 1)];
 			buf_puts(&want[st[i]], tx[i]);
 		}
 		t = tail_stream(st, (const char *const *)tx, n, &len);
