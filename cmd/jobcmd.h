@@ -22,7 +22,6 @@
 #include "err.h"
 #include "fanout.h"
 #include "jobs.h"
-#include "logsplit.h"
 #include "sshcmd.h"
 
 /* A line start held for its end is shown as a piece beyond this. */
@@ -30,12 +29,6 @@
 
 /* How often a dropped log stream of a running job is resumed. */
 #define JOBCMD_REFOLLOW_MAX 5
-
-struct jobcmd;
-struct jobcmd_at {
-	struct jobcmd *jc;
-	size_t i;
-};
 
 struct jobcmd {
 	struct jobs_spec spec;
@@ -59,19 +52,6 @@ struct jobcmd {
 	 * warm holder, they run on its held shells (SSHPOOL_F_SHELL, with
 	 * SSHPOOL_F_SHELL_ONCE for what must not run twice); 0: exec. */
 	int shell;
-	/* A round of follows (jobs_follow_cmd, or a launch that follows):
-	 * each target's stdout is tail's one stream of its files, split by
-	 * split[i] (names of nonce); from[i] is the offset the worker starts
-	 * both logs at (what the local copy has past it is dropped); the
-	 * status it printed goes to status[i]; the channel's stderr (the
-	 * script's own messages) is shown, not logged, through diag[i]. */
-	int framed;
-	uint64_t nonce;
-	uint64_t *from;
-	struct logsplit *split;
-	struct buf *status;
-	struct buf *diag;
-	struct jobcmd_at *at; /* split[i]'s callback argument */
 	enum fanout_output mode;
 	uint64_t since;    /* show lines after the first `since` of a stream */
 	const size_t *map; /* round index -> target index */

@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
-
 #include "buf.h"
 #include "config.h"
 #include "fsutil.h"
@@ -361,13 +359,25 @@ render(struct jobcmd *jc, const struct fanout_who *who, uint64_t *nlines, int s,
 	buf_release(&b);
 }
 
-/* Bytes of target i's stream s (0 stdout, 1 stderr), a line when eol:
-   to the local log, counted in the offsets, shown. */
 static void
-take(struct jobcmd *jc, size_t i, int s, const char *data, size_t len, int eol)
+on_output(
+    void *arg, size_t ridx, int stream, const char *data, size_t len, int flags)
 {
+	struct jobcmd *jc = arg;
+	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
+	int s = stream == 2 ? 1 : 0, eol = (flags & SSHPOOL_OUT_EOL) != 0;
 	struct buf *t;
 
+	jc->reached[i] = 1;
+	if (jc->rstate != NULL && jc->rstate[i] == 0) {
+		jc->rstate[i] = 1;
+		maybe_stop(jc);
+	}
+	if (jc->capture) {
+		if (s == 0 && jc->cap[i] == NULL)
+			jc->cap[i] = xstrndup(data, len);
+		return;
+	}
 	if (jc->fd[s] != NULL && jc->fd[s][i] >= 0) {
 		(void)tpu_write_all(jc->fd[s][i], data, len);
 		if (eol)
@@ -392,96 +402,6 @@ take(struct jobcmd *jc, size_t i, int s, const char *data, size_t len, int eol)
 	render(jc, &jc->who[i], &jc->lines[s][i], s, t->data, t->len, eol);
 	buf_release(t);
 	buf_init(t, BUF_NOCAP);
-}
-
-/* Raw bytes of a stream as its lines (a last piece without '\n' held
-   by take as a line's start). */
-static void
-take_raw(struct jobcmd *jc, size_t i, int s, const char *data, size_t len)
-{
-	while (len > 0) {
-		const char *nl = memchr(data, '\n', len);
-		size_t n = nl != NULL ? (size_t)(nl - data) : len;
-
-		take(jc, i, s, data, n, nl != NULL);
-		n += nl != NULL;
-		data += n;
-		len -= n;
-	}
-}
-
-/* The script's own messages (a framed round's channel stderr): shown
-   as stderr lines of the worker, not part of the job's logs. */
-static void
-diag_raw(struct jobcmd *jc, size_t i, const char *data, size_t len, int end)
-{
-	struct buf *d = &jc->diag[i];
-	size_t off = 0;
-
-	buf_append(d, data, len);
-	while (off < d->len) {
-		const char *nl = memchr(d->data + off, '\n', d->len - off);
-		size_t n;
-		uint64_t k = jc->since; /* not lines of the job's */
-
-		if (nl == NULL && !end)
-			break;
-		n = nl != NULL ? (size_t)(nl - (d->data + off)) : d->len - off;
-		render(jc, &jc->who[i], &k, 1, d->data + off, n, nl != NULL);
-		off += n + (nl != NULL);
-	}
-	memmove(d->data, d->data + off, d->len - off);
-	d->len -= off;
-	d->data[d->len] = '\0';
-}
-
-/* A piece of tail's stream, split (src/logsplit.h). */
-static void
-on_split(void *arg, int stream, const char *data, size_t len)
-{
-	struct jobcmd_at *at = arg;
-	struct jobcmd *jc = at->jc;
-
-	switch (stream) {
-	case LOGSPLIT_OUT:
-	case LOGSPLIT_ERR:
-		take_raw(jc, at->i, stream - 1, data, len);
-		break;
-	case LOGSPLIT_STATUS:
-		if (jc->status[at->i].len + len < 64)
-			buf_append(&jc->status[at->i], data, len);
-		break;
-	default: /* not tail's: shown as the script's messages */
-		diag_raw(jc, at->i, data, len, 0);
-	}
-}
-
-static void
-on_output(
-    void *arg, size_t ridx, int stream, const char *data, size_t len, int flags)
-{
-	struct jobcmd *jc = arg;
-	size_t i = jc->map != NULL ? jc->map[ridx] : ridx;
-	int s = stream == 2 ? 1 : 0, eol = (flags & SSHPOOL_OUT_EOL) != 0;
-
-	jc->reached[i] = 1;
-	if (jc->rstate != NULL && jc->rstate[i] == 0) {
-		jc->rstate[i] = 1;
-		maybe_stop(jc);
-	}
-	if (jc->capture) {
-		if (s == 0 && jc->cap[i] == NULL)
-			jc->cap[i] = xstrndup(data, len);
-		return;
-	}
-	if (jc->framed) {
-		if (s == 0)
-			logsplit_feed(&jc->split[i], data, len);
-		else
-			diag_raw(jc, i, data, len, 0);
-		return;
-	}
-	take(jc, i, s, data, len, eol);
 }
 
 /* Show what target i holds of a line (eol 0): its stream ended there. */
@@ -559,14 +479,8 @@ on_done(void *arg, size_t ridx, const struct sshpool_result *r)
 
 	if (!jc->capture && (r->status == SSHPOOL_S_OK ||
 	                        r->status == SSHPOOL_S_REMOTE_NONZERO ||
-	                        r->status == SSHPOOL_S_SIGNALED)) {
-		if (jc->framed) {
-			/* ended, not cut: what the split held is data */
-			logsplit_end(&jc->split[i]);
-			diag_raw(jc, i, NULL, 0, 1);
-		}
+	                        r->status == SSHPOOL_S_SIGNALED))
 		flush_tail(jc, i); /* not a status round's end */
-	}
 	jc->rstate[i] = 2;
 	if (jc->refresh_ok && sshpool_status_unreachable(r->status))
 		jc->want_refresh = 1;
@@ -598,66 +512,6 @@ alive_opts(const struct jobcmd *jc, struct sshpool_opts *po)
 		po->alive_count_max = (int)tpu_strtonum(v, 1, 100, &es);
 }
 
-/* A follow round begins: the splits of every target, each dropping
-   what the local copy has past the offset the worker starts at. */
-static void
-framed_start(struct jobcmd *jc)
-{
-	size_t n = jc->sc.ntargets, i;
-	const char *names[3];
-	char *nm[3];
-	int s;
-
-	for (s = 0; s < 3; s++)
-		names[s] = nm[s] = jobs_follow_name(jc->nonce, s + 1);
-	jc->split = xcalloc(n > 0 ? n : 1, sizeof *jc->split);
-	jc->status = xcalloc(n > 0 ? n : 1, sizeof *jc->status);
-	jc->diag = xcalloc(n > 0 ? n : 1, sizeof *jc->diag);
-	jc->at = xcalloc(n > 0 ? n : 1, sizeof *jc->at);
-	for (i = 0; i < n; i++) {
-		uint64_t f = jc->from != NULL ? jc->from[i] : 0;
-
-		jc->at[i].jc = jc;
-		jc->at[i].i = i;
-		logsplit_init(&jc->split[i], names,
-		    jc->off[0][i] > f ? jc->off[0][i] - f : 0,
-		    jc->off[1][i] > f ? jc->off[1][i] - f : 0, on_split,
-		    &jc->at[i]);
-		buf_init(&jc->status[i], BUF_NOCAP);
-		buf_init(&jc->diag[i], BUF_NOCAP);
-	}
-	for (s = 0; s < 3; s++)
-		free(nm[s]);
-}
-
-/* A follow round ended: tail's exit is no job state; the status it
-   printed is (exit 0, or ask: as a follow's exit 1 was). */
-static void
-framed_end(struct jobcmd *jc, struct sshpool_result *results)
-{
-	size_t n = jc->sc.ntargets, i;
-
-	for (i = 0; i < n; i++) {
-		struct buf *st = &jc->status[i];
-
-		if (results[i].status == SSHPOOL_S_OK &&
-		    !jobs_follow_ok(st->data, st->len)) {
-			results[i].status = SSHPOOL_S_REMOTE_NONZERO;
-			results[i].exit_status = 1;
-		}
-		logsplit_release(&jc->split[i]);
-		buf_release(st);
-		buf_release(&jc->diag[i]);
-	}
-	free(jc->split);
-	free(jc->status);
-	free(jc->diag);
-	free(jc->at);
-	jc->split = NULL;
-	jc->status = jc->diag = NULL;
-	jc->at = NULL;
-}
-
 int
 jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
     struct sshpool_result *results, struct tpu_err *err)
@@ -683,12 +537,10 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 	}
 	for (i = 0; jc->rstate != NULL && i < n; i++)
 		jc->rstate[i] = cmds[i] != NULL ? 0 : 2;
-	if (k > 0 && jc->framed)
-		framed_start(jc);
 	if (k > 0) {
 		po.command = NULL;
-		po.flags |= (jc->framed ? 0 : SSHPOOL_F_LINES) |
-		            (fail_fast ? SSHPOOL_F_FAIL_FAST : 0);
+		po.flags |=
+		    SSHPOOL_F_LINES | (fail_fast ? SSHPOOL_F_FAIL_FAST : 0);
 		po.command_timeout_ms = timeout_s * 1000;
 		po.on_output = on_output;
 		po.on_done = on_done;
@@ -719,8 +571,6 @@ jobcmd_round(struct jobcmd *jc, char **cmds, int timeout_s, int fail_fast,
 			    sres[i].status != SSHPOOL_S_NOT_STARTED)
 				jc->reached[map[i]] = 1;
 		}
-		if (jc->framed)
-			framed_end(jc, results);
 	}
 	free(sub);
 	free(sres);
@@ -862,10 +712,6 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 
 	for (i = 0; first == NULL && i < n; i++)
 		known[i] = jobs_state_known(jobcmd_state(jc, i));
-	/* this follow's nonce: in the names of tail's headers */
-	if (RAND_bytes((unsigned char *)&jc->nonce, sizeof jc->nonce) != 1)
-		jc->nonce = (uint64_t)tpu_now_ms() ^ ((uint64_t)getpid() << 32);
-	jc->from = xcalloc(n > 0 ? n : 1, sizeof *jc->from);
 	for (attempt = 0; attempt <= JOBCMD_REFOLLOW_MAX; attempt++) {
 		size_t nact = 0, nask = 0, nrefetch = 0;
 		int left = 0, prc, checking = 0;
@@ -910,21 +756,6 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 		}
 		if (nact == 0)
 			break;
-		for (i = 0; i < n; i++) {
-			char *m;
-
-			if (cmds[i] == NULL)
-				continue;
-			/* a launch follows from 0; a follow from the
-			   smaller offset */
-			jc->from[i] = launching[i] ? 0
-			              : jc->off[0][i] < jc->off[1][i]
-			                  ? jc->off[0][i]
-			                  : jc->off[1][i];
-			m = jobs_follow_marked(cmds[i], jc->nonce);
-			free(cmds[i]);
-			cmds[i] = m;
-		}
 		if (jc->out_errno != 0) {
 			/* stdout failed before (e.g. replaying the local
 			   copy): nothing to show the rest to */
@@ -934,9 +765,7 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 			break;
 		}
 		tpu_err_init(&e);
-		jc->framed = 1;
 		prc = jobcmd_round(jc, cmds, left, fail_fast, res, &e);
-		jc->framed = 0;
 		memset(ask, 0, n);
 		memset(refetch, 0, n);
 		for (i = 0; i < n; i++) {
@@ -1145,8 +974,6 @@ jobcmd_follow(struct jobcmd *jc, char **first, int timeout_s, int fail_fast,
 	for (i = 0; relaunch != NULL && i < n; i++)
 		free(relaunch[i]);
 	free(relaunch);
-	free(jc->from);
-	jc->from = NULL;
 	free(launching);
 	free(refetched);
 	free(refetch);

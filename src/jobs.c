@@ -319,40 +319,29 @@ static const char job_sh[] =
     "  echo \"exit $_tpuctl_s\" >\"$_tpuctl_d/status\"\n"
     "fi\n";
 
-/*
- * The follow part; $n name, $o1 $o2 offsets, $w wait (1/0), and the
- * names tail is to print for stdout, stderr and status as the last
- * three arguments (jobs_follow_name: relative to the job's directory,
- * with the follow's nonce).  One process: the shell becomes one GNU
- * tail over both logs from one offset, the smaller (the client drops
- * what it had of the other), with a header before each file's bytes.
- * Following, the status file too (-F: it appears at the job's end and
- * is read from its start); else the status the shell read goes first,
- * as tail would print it.  tail's exit status is no job state: the
- * client reads "exit 0" in the stream, else asks.
- */
+/* The follow part; $n name, $o1 $o2 offsets, $w wait (1/0). */
 static const char follow_sh[] =
     "d=$HOME/.tpuctl/jobs/$n\n"
     "if [ ! -d \"$d\" ]; then\n"
     "  echo \"tpuctl: no job $n on this worker\" >&2; exit 96\n"
     "fi\n"
-    "eval \"f1=\\${$(($# - 2))} f2=\\${$(($# - 1))} f3=\\${$#}\"\n"
     "p= s=\n"
     "[ -r \"$d/pgid\" ] && read -r p <\"$d/pgid\"\n"
     "[ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
-    "cd \"$d\" || exit 96\n"
-    "m=$o1\n"
-    "[ \"$o2\" -lt \"$m\" ] && m=$o2\n"
     "if [ \"$w\" = 1 ] && [ -n \"$p\" ] && [ -z \"$s\" ] && "
     "kill -0 \"$p\" 2>/dev/null; then\n"
-    "  exec tail -v -F -s 0.02 --pid=\"$p\" -c +$((m + 1)) -- \"$f1\" "
-    "\"$f2\" \"$f3\" 2>/dev/null\n"
+    "  tail -s 0.02 --pid=\"$p\" -c +$((o1 + 1)) -f \"$d/stdout\" & a=$!\n"
+    "  tail -s 0.02 --pid=\"$p\" -c +$((o2 + 1)) -f \"$d/stderr\" >&2 & "
+    "e=$!\n"
+    "  wait $a; wait $e\n"
+    "else\n"
+    "  [ ! -s \"$d/stdout\" ] || tail -c +$((o1 + 1)) \"$d/stdout\"\n"
+    "  [ ! -s \"$d/stderr\" ] || tail -c +$((o2 + 1)) \"$d/stderr\" >&2\n"
     "fi\n"
-    /* again: it may have ended since */
     "s=\n"
-    "[ -r status ] && read -r s <status\n"
-    "[ -z \"$s\" ] || printf '==> %s <==\\n%s\\n' \"$f3\" \"$s\"\n"
-    "exec tail -v -c +$((m + 1)) -- \"$f1\" \"$f2\" 2>/dev/null\n";
+    "[ -r \"$d/status\" ] && read -r s <\"$d/status\"\n"
+    "[ \"$s\" = 'exit 0' ] && exit 0\n"
+    "exit 1\n";
 
 static const char launch_sh[] =
     "n=$1 h=$2 u=$3 z=\n"
@@ -460,15 +449,9 @@ static const char launch_sh[] =
     "printf '%s\\n' \"$wd\" >cwd\n"
     /* start's mtime is the start time */
     ": >stdout && : >stderr && : >start || exit 97\n"
-    "st() {\n"
-    "  setsid sh -c \"$7\" tpuctl-job \"$d\" \"$wd\" \"$5\" </dev/null "
+    "setsid sh -c \"$7\" tpuctl-job \"$d\" \"$wd\" \"$5\" </dev/null "
     ">>\"$d/stdout\" 2>>\"$d/stderr\" &\n"
-    "  echo $! >pgid\n"
-    "}\n"
-    /* followed: started from a subshell, so that it is no child of the
-       tail this shell becomes (a child's zombie is alive for tail
-       --pid); its adopter reaps it */
-    "if [ \"$6\" = 1 ]; then (st \"$@\"); else st \"$@\"; fi\n"
+    "echo $! >pgid\n"
     "fi\n"
     "[ \"$6\" = 1 ] || exit 0\n"
     "o1=0 o2=0 w=1\n";
@@ -823,53 +806,6 @@ jobs_follow_cmd(const char *name, uint64_t off_out, uint64_t off_err, int wait)
 	cmd = remote(script, args, 4);
 	free(script);
 	return cmd;
-}
-
-char *
-jobs_follow_name(uint64_t nonce, int stream)
-{
-	static const char *const base[] = { "stdout", "stderr", "status" };
-	struct buf b;
-	int i;
-
-	buf_init(&b, BUF_NOCAP);
-	/* the nonce's bits as "./" (1) and ".//" (0): a path to the file
-	   that tail prints as given */
-	for (i = 63; i >= 0; i--)
-		buf_puts(&b, (nonce >> i) & 1 ? "./" : ".//");
-	buf_puts(&b, base[stream >= 1 && stream <= 3 ? stream - 1 : 0]);
-	return buf_detach(&b, NULL);
-}
-
-int
-jobs_follow_ok(const char *status, size_t len)
-{
-	size_t i;
-
-	if (len < 6 || memcmp(status, "exit 0", 6) != 0)
-		return 0;
-	for (i = 6; i < len; i++)
-		if (status[i] != '\n')
-			return 0;
-	return 1;
-}
-
-char *
-jobs_follow_marked(const char *cmd, uint64_t nonce)
-{
-	struct buf b;
-	int s;
-
-	buf_init(&b, BUF_NOCAP);
-	buf_puts(&b, cmd);
-	for (s = 1; s <= 3; s++) {
-		char *n = jobs_follow_name(nonce, s), *q = shquote(n);
-
-		buf_printf(&b, " %s", q);
-		free(q);
-		free(n);
-	}
-	return buf_detach(&b, NULL);
 }
 
 char *

@@ -246,38 +246,14 @@ char *jobs_launch_cmd(
 char *jobs_boot_script(const struct jobs_spec *, const struct jobs_upload *);
 
 /*
- * Print the job's stdout from byte off_out and stderr from off_err, and
- * with wait keep following until the job has ended (GNU tail --pid on
- * the job's shell) and everything written was sent.  One process on the
- * worker: the shell becomes one GNU tail (tail -v) over stdout, stderr
- * and, following, the status file, all to the channel's stdout with
- * tail's headers (see src/logsplit.h), starting both logs at the
- * smaller offset: the client drops what it had of the other.  The
- * status ("exit 0", ...) comes in the stream when it is known: first
- * when the job had ended, else once it ends.  The command takes the
- * names tail prints as its last three arguments: jobs_follow_marked
- * appends them (also to a launch command with JOBS_LAUNCH_FOLLOW).
- * Exit status 96 when the worker has no such job; else tail's (no job
- * state).
+ * Print the job's stdout from byte off_out and stderr from off_err (to
+ * the channel's stdout and stderr); with wait, keep following until the
+ * job has ended (GNU tail --pid on the job's shell) and everything written
+ * was sent.  Exit status 0 when the job exited 0, 1 when it ended
+ * otherwise, 96 when the worker has no such job.
  */
 char *jobs_follow_cmd(
     const char *name, uint64_t off_out, uint64_t off_err, int wait);
-
-/*
- * The name tail prints for stream 1 (stdout), 2 (stderr) or 3 (status)
- * of a follow with this nonce: a path relative to the job's directory
- * that spells the nonce in "./" and ".//" steps (no job can print its
- * header but by reading the follow's command line).  Caller frees.
- */
-char *jobs_follow_name(uint64_t nonce, int stream);
-
-/* 1 when the status a follow printed (its bytes, len) says the job
- * exited 0 ("exit 0", a newline or none after it), else 0. */
-int jobs_follow_ok(const char *status, size_t len);
-
-/* cmd (a follow, or a launch that follows) with the three names of
- * nonce appended as its last arguments, shell-quoted.  Caller frees. */
-char *jobs_follow_marked(const char *cmd, uint64_t nonce);
 
 /* One line "NAME STATUS" for job name; STATUS for jobs_state_parse. */
 char *jobs_status_cmd(const char *name);

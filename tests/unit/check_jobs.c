@@ -25,7 +25,6 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "jobs.h"
-#include "logsplit.h"
 #include "pack.h"
 #include "xmalloc.h"
 
@@ -444,80 +443,6 @@ wait_final(const char *name, struct jobs_state *st)
 	free(cmd);
 }
 
-/* What a follow's split gives (check_jobs' side of cmd/util_job.c). */
-struct fsplit {
-	struct buf *out, *err, st;
-};
-
-static void
-fsplit_cb(void *arg, int stream, const char *data, size_t len)
-{
-	struct fsplit *f = arg;
-
-	if (stream == LOGSPLIT_OUT)
-		buf_append(f->out, data, len);
-	else if (stream == LOGSPLIT_ERR)
-		buf_append(f->err, data, len);
-	else if (stream == LOGSPLIT_STATUS)
-		buf_append(&f->st, data, len);
-	else
-		ck_abort_msg(
-		    "bytes before tail's first header: %.*s", (int)len, data);
-}
-
-/*
- * Run cmd (a follow, or a launch that follows) with the names of a
- * nonce, as the client does: the job's stdout and stderr into out and
- * err (after the script's own stderr), past off_out and off_err.  95 to
- * 98 as the script exits with them; else 0 when the status in the stream says
- * exit 0, 1 otherwise (the client asks then).
- */
-static int
-follow_run(const char *cmd, uint64_t off_out, uint64_t off_err, struct buf *out,
-    struct buf *err)
-{
-	uint64_t nonce = 0x9e3779b97f4a7c15ULL, m;
-	char *mc = jobs_follow_marked(cmd, nonce), *nm[3];
-	const char *names[3];
-	struct buf raw;
-	struct logsplit ls;
-	struct fsplit f;
-	int rc, i;
-
-	buf_init(&raw, BUF_NOCAP);
-	rc = sh(mc, &raw, err);
-	free(mc);
-	for (i = 0; i < 3; i++)
-		names[i] = nm[i] = jobs_follow_name(nonce, i + 1);
-	m = off_out < off_err ? off_out : off_err;
-	f.out = out;
-	f.err = err;
-	buf_init(&f.st, BUF_NOCAP);
-	buf_clear(out);
-	logsplit_init(&ls, names, off_out - m, off_err - m, fsplit_cb, &f);
-	logsplit_feed(&ls, raw.data, raw.len);
-	logsplit_end(&ls);
-	logsplit_release(&ls);
-	if (rc < 95 || rc > 98) /* not the script's own exit */
-		rc = jobs_follow_ok(f.st.data, f.st.len) ? 0 : 1;
-	for (i = 0; i < 3; i++)
-		free(nm[i]);
-	buf_release(&f.st);
-	buf_release(&raw);
-	return rc;
-}
-
-static int
-follow(const char *name, uint64_t off_out, uint64_t off_err, int wait,
-    struct buf *out, struct buf *err)
-{
-	char *cmd = jobs_follow_cmd(name, off_out, off_err, wait);
-	int rc = follow_run(cmd, off_out, off_err, out, err);
-
-	free(cmd);
-	return rc;
-}
-
 START_TEST(test_scripts_launch_status_follow)
 {
 	struct jobs_spec s;
@@ -551,8 +476,8 @@ START_TEST(test_scripts_launch_status_follow)
 	ck_assert_int_gt(st.start, 0);
 	ck_assert_int_ge(st.end, st.start);
 	/* the whole output, then from offsets */
-	cmd = NULL;
-	ck_assert_int_eq(follow("j1", 0, 0, 1, &o, &e), 1);
+	cmd = jobs_follow_cmd("j1", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
 	free(cmd);
 	{
 		char *want =
@@ -565,18 +490,18 @@ START_TEST(test_scripts_launch_status_follow)
 	/* a resumed launch of a job already there follows it from 0 */
 	cmd = jobs_launch_cmd(
 	    &s, env, n, JOBS_LAUNCH_FOLLOW | JOBS_LAUNCH_RESUME);
-	ck_assert_int_eq(follow_run(cmd, 0, 0, &o, &e), 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
 	ck_assert_ptr_nonnull(strstr(o.data, "rank=1 job=j1"));
 	ck_assert_str_eq(e.data, "oops\n");
 	free(cmd);
-	cmd = NULL;
-	ck_assert_int_eq(follow("j1", 7, 2, 0, &o, &e), 1);
+	cmd = jobs_follow_cmd("j1", 7, 2, 0);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
 	ck_assert_str_eq(e.data, "ps\n");
 	ck_assert_ptr_nonnull(strstr(o.data, "job=j1"));
 	ck_assert(strncmp(o.data, "job=j1", 6) == 0);
 	free(cmd);
-	cmd = NULL;
-	ck_assert_int_eq(follow("nope", 0, 0, 1, &o, &e), 96);
+	cmd = jobs_follow_cmd("nope", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 96);
 	free(cmd);
 	cmd = jobs_status_cmd("nope");
 	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
@@ -645,6 +570,7 @@ boot_ran(
 {
 	struct jobs_state st;
 	struct buf o, e;
+	char *cmd;
 
 	buf_init(&o, BUF_NOCAP);
 	buf_init(&e, BUF_NOCAP);
@@ -652,8 +578,10 @@ boot_ran(
 	wait_final(name, &st);
 	ck_assert_int_eq(st.kind, JOBS_EXITED);
 	ck_assert_int_eq(st.code, code);
-	ck_assert_int_eq(follow(name, 0, 0, 1, &o, &e), code == 0 ? 0 : 1);
+	cmd = jobs_follow_cmd(name, 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), code == 0 ? 0 : 1);
 	ck_assert_str_eq(o.data, out);
+	free(cmd);
 	buf_release(&o);
 	buf_release(&e);
 }
@@ -717,8 +645,8 @@ START_TEST(test_boot_script)
 	ck_assert_int_eq(st.code, 98);
 	buf_clear(&o);
 	buf_clear(&e);
-	cmd = NULL;
-	ck_assert_int_eq(follow("j98", 0, 0, 1, &o, &e), 1);
+	cmd = jobs_follow_cmd("j98", 0, 0, 1);
+	ck_assert_int_eq(sh(cmd, &o, &e), 1);
 	ck_assert_ptr_nonnull(
 	    strstr(e.data, "workdir archive 00ab is not on this worker\n"));
 	ck_assert_ptr_nonnull(
@@ -901,7 +829,7 @@ START_TEST(test_scripts_follow_while_running)
 	env = jobs_worker_env(&s, "127.0.0.1", 0, 0, &n);
 	/* launch and follow in one: ends when the job has ended */
 	cmd = jobs_launch_cmd(&s, env, n, 1);
-	ck_assert_int_eq(follow_run(cmd, 0, 0, &o, &e), 0);
+	ck_assert_int_eq(sh(cmd, &o, &e), 0);
 	ck_assert_str_eq(o.data, "line 1\nline 2\nline 3\nline 4\nline 5\n");
 	free(cmd);
 	jobs_env_free(env, n);
@@ -1170,13 +1098,7 @@ START_TEST(test_scripts_workdir)
 	env = jobs_worker_env(&s, "127.0.0.1", 0, 0, &n);
 	free(cmd);
 	cmd = jobs_launch_cmd(&s, env, n, 1);
-	{
-		struct buf e;
-
-		buf_init(&e, BUF_NOCAP);
-		ck_assert_int_eq(follow_run(cmd, 0, 0, &o, &e), 0);
-		buf_release(&e);
-	}
+	ck_assert_int_eq(sh(cmd, &o, NULL), 0);
 	ck_assert_str_eq(o.data, "data\n");
 	free(cmd);
 	cmd = jobs_have_cmd(hash);
@@ -1253,7 +1175,7 @@ launch_as(struct jobs_spec *s, const char *name, struct buf *o, struct buf *e)
 	env = jobs_worker_env(s, "127.0.0.1", 0, 0, &n);
 	launch = jobs_launch_cmd(s, env, n, JOBS_LAUNCH_FOLLOW);
 	cmd = xasprintf("PATH=\"$HOME/bin:$PATH\"; export PATH; %s", launch);
-	rc = follow_run(cmd, 0, 0, o, e);
+	rc = sh(cmd, o, e);
 	free(cmd);
 	free(launch);
 	jobs_env_free(env, n);
