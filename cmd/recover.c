@@ -116,10 +116,28 @@ static const char notice_sh[] =
     "done\n";
 
 char *
+recover_notice_wrap(const char *command)
+{
+	char *wq = shquote(notice_sh), *cq = shquote(command), *w;
+
+	/* $$ in the job's subshell is the job's shell: the group's id */
+	w = xasprintf("sh -c %s tpuctl-notice \"$$\" </dev/null >/dev/null &\n"
+	              "_tpuctl_n=$!\n"
+	              "eval %s\n"
+	              "_tpuctl_s=$?\n"
+	              "kill \"$_tpuctl_n\" 2>/dev/null\n"
+	              "exit \"$_tpuctl_s\"",
+	    wq, cq);
+	free(wq);
+	free(cq);
+	return w;
+}
+
+char *
 recover_launch_cmd(const struct recover *r, struct jobs_spec *s,
     char *const *env, size_t nenv, int flags)
 {
-	char **e2, *saved, *wq, *cq, *cmd;
+	char **e2, *saved, *cmd;
 	size_t i, n2 = 0;
 
 	if (r->max < 0 && r->checkpoint == NULL)
@@ -129,26 +147,14 @@ recover_launch_cmd(const struct recover *r, struct jobs_spec *s,
 		e2[n2++] = env[i];
 	if (r->checkpoint != NULL)
 		e2[n2++] = xasprintf("TPUCTL_CHECKPOINT=%s", r->checkpoint);
-	/* $$ in the job's subshell is the job's shell: the group's id */
-	wq = shquote(notice_sh);
-	cq = shquote(s->command);
 	saved = s->command;
-	s->command =
-	    xasprintf("sh -c %s tpuctl-notice \"$$\" </dev/null >/dev/null &\n"
-	              "_tpuctl_n=$!\n"
-	              "eval %s\n"
-	              "_tpuctl_s=$?\n"
-	              "kill \"$_tpuctl_n\" 2>/dev/null\n"
-	              "exit \"$_tpuctl_s\"",
-	        wq, cq);
+	s->command = recover_notice_wrap(saved);
 	cmd = jobs_launch_cmd(s, e2, n2, flags);
 	free(s->command);
 	s->command = saved;
 	if (r->checkpoint != NULL)
 		free(e2[n2 - 1]);
 	free(e2);
-	free(wq);
-	free(cq);
 	return cmd;
 }
 
@@ -262,6 +268,7 @@ drain_job(struct tpu_ctx *ctx, struct jobcmd *jc, const unsigned char *mask)
 int
 recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
 {
+	struct jobs_spec w;
 	struct sshcmd_opts so;
 	struct sshpool_result *res;
 	char **cmds;
@@ -272,6 +279,9 @@ recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
 	if ((rc = jobcmd_connect(ctx, jc, &so, err)) != 0)
 		return rc;
 	clear_job(jc);
+	/* restart-on-failure goes with max-restarts: the notice too */
+	w = jc->spec;
+	w.command = recover_notice_wrap(jc->spec.command);
 	n = jc->sc.ntargets;
 	cmds = xcalloc(n, sizeof *cmds);
 	res = xcalloc(n, sizeof *res);
@@ -281,9 +291,10 @@ recover_relaunch(struct tpu_ctx *ctx, struct jobcmd *jc, struct tpu_err *err)
 		char **env = jobs_worker_env(&jc->spec, jobcmd_master_addr(jc),
 		    sl->index, jc->sc.targets[i].worker, &nenv);
 
-		cmds[i] = jobs_launch_cmd(&jc->spec, env, nenv, 0);
+		cmds[i] = jobs_launch_cmd(&w, env, nenv, 0);
 		jobs_env_free(env, nenv);
 	}
+	free(w.command);
 	jc->capture = 1;
 	rc = jobcmd_round(jc, cmds, 0, 0, res, err);
 	jc->capture = 0;

@@ -144,6 +144,16 @@ int recover_set_zones(struct tpu_ctx *ctx, struct recover *r, const char *value,
     struct tpu_err *err);
 
 /*
+ * command with the preemption watcher (POSIX sh and curl on the worker)
+ * started beside it: when the worker's metadata instance/preempted
+ * turns TRUE it writes one line to the job's stderr and sends SIGTERM
+ * to the job's process group.  recover_launch_cmd's, and what submit
+ * gives a job with max-restarts or checkpoint in its boot script and
+ * its reruns.  Caller frees.
+ */
+char *recover_notice_wrap(const char *command);
+
+/*
  * jobs_launch_cmd for one worker, with what recovery adds when
  * --max-restarts or --checkpoint is given: TPUCTL_CHECKPOINT in the
  * job's environment, and the preemption watcher (POSIX sh and curl on

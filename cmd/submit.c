@@ -295,19 +295,37 @@ upload_release(struct submit_up *up)
 }
 
 /*
+ * A job with max-restarts or a checkpoint gets the preemption notice, as
+ * run --max-restarts or --checkpoint gives it (recover_notice_wrap).
+ */
+static int
+wants_notice(const struct spec *s)
+{
+	return s->has_max_restarts || s->checkpoint != NULL;
+}
+
+/*
  * Queue the job's slice: the queued resource of d's spec (asynchronously,
  * quietly) with the boot script of job js as its nodes' startup-script,
- * beside the spec's own metadata.  0 or the error of the create.
+ * beside the spec's own metadata; with notice, the job's command gets
+ * the preemption watcher (recover_notice_wrap).  0 or the error of the create.
  */
 static int
 create_qr(struct tpu_ctx *ctx, struct specdiff *d, const struct jobs_spec *js,
-    const struct jobs_upload *up, struct tpu_err *err)
+    const struct jobs_upload *up, int notice, struct tpu_err *err)
 {
 	struct output quiet_out, saved_out;
-	char *script = jobs_boot_script(js, up);
+	struct jobs_spec w = *js;
+	char *script;
 	cJSON *md = cJSON_CreateObject();
 	const cJSON *it, *spec_md;
 	int rc;
+
+	if (notice)
+		w.command = recover_notice_wrap(js->command);
+	script = jobs_boot_script(&w, up);
+	if (notice)
+		free(w.command);
 
 	cJSON_ArrayForEach(it, d->spec.metadata)
 	    cJSON_AddStringToObject(md, it->string, it->valuestring);
@@ -373,7 +391,7 @@ zone_order(const struct specdiff *d)
  * stays in the first zone it is given). */
 static int
 create_qr_here(struct tpu_ctx *ctx, struct specdiff *d,
-    const struct jobs_spec *js, const struct jobs_upload *up,
+    const struct jobs_spec *js, const struct jobs_upload *up, int notice,
     struct tpu_err *err)
 {
 	cJSON *all = d->zones, *one = cJSON_CreateArray();
@@ -381,7 +399,7 @@ create_qr_here(struct tpu_ctx *ctx, struct specdiff *d,
 
 	cJSON_AddItemToArray(one, cJSON_CreateString(d->zone));
 	d->zones = one;
-	rc = create_qr(ctx, d, js, up, err);
+	rc = create_qr(ctx, d, js, up, notice, err);
 	d->zones = all;
 	cJSON_Delete(one);
 	return rc;
@@ -466,7 +484,8 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 				break;
 			}
 			use_zone(ctx, d, jc, next);
-			if ((rc = create_qr_here(ctx, d, &jc->spec, up, err)) !=
+			if ((rc = create_qr_here(ctx, d, &jc->spec, up,
+			         wants_notice(s), err)) !=
 			        0 ||
 			    (rc = jobcmd_save(jc, err)) != 0) {
 				record_not_started(jc);
@@ -608,7 +627,8 @@ restart_lost(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 	recover_keep_attempt_logs(jc, jc->spec.restart_count);
 	jc->spec.restart_count++;
 	/* queued again where it was; wait_capacity moves on from there */
-	if ((rc = create_qr_here(ctx, d, &jc->spec, up, err)) != 0)
+	if ((rc = create_qr_here(
+	         ctx, d, &jc->spec, up, wants_notice(s), err)) != 0)
 		return tpu_error_prefix(err, "restart");
 	for (i = 0; i < n; i++) {
 		memset(&jc->states[i], 0, sizeof jc->states[i]);
@@ -896,8 +916,8 @@ submit_exec(struct tpu_ctx *ctx, int argc, char **argv, struct tpu_err *err)
 	    (rc = jobstage_upload(ctx, tar, hash, &su, "stage",
 	         &jc.spec.stage_url, &object, &staged, err)) != 0)
 		goto out;
-	if ((rc = create_qr(ctx, &d, &jc.spec, have_su ? &up.u : NULL, err)) !=
-	    0) {
+	if ((rc = create_qr(ctx, &d, &jc.spec, have_su ? &up.u : NULL,
+	         wants_notice(&s), err)) != 0) {
 		if (staged) {
 			struct tpu_err e;
 
