@@ -485,8 +485,7 @@ wait_capacity(struct tpu_ctx *ctx, struct specdiff *d, struct jobcmd *jc,
 			}
 			use_zone(ctx, d, jc, next);
 			if ((rc = create_qr_here(ctx, d, &jc->spec, up,
-			         wants_notice(s), err)) !=
-			        0 ||
+			         wants_notice(s), err)) != 0 ||
 			    (rc = jobcmd_save(jc, err)) != 0) {
 				record_not_started(jc);
 				break;
