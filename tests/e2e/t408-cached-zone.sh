@@ -3,7 +3,7 @@
 # "tpuctl ssh NAME" without --zone uses the node cache's zone and says so
 # once on stderr; an explicit --zone wins.  A name not in the zone is
 # looked up once in every zone (locations/-) and the error says where it
-# is.
+# is; when that list fails, only the hint is dropped (U2).
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 emu_start
@@ -41,6 +41,17 @@ expect_rc 4 "$TPUCTL" ssh far --ssh-key-file "$KEY" -- true
 assert_grep "^tpuctl: 'far' not found in zone us-central2-b; exists in zones us-west4-a \(--zone\)$" "$T/err"
 expect_rc 4 "$TPUCTL" stop far
 assert_grep "^tpuctl: node 'far' not found in zone us-central2-b; exists in zones us-west4-a \(--zone\)$" "$T/err"
+# The list across zones failing (403) only drops the hint: the same
+# not-found, exit 4, after one try of the list.
+mark=$(emu_requests | wc -l)
+emu_inject --method GET --path /v2/projects/tpuctl-emu/locations/-/nodes \
+    --count 1 return-403
+expect_rc 4 "$TPUCTL" ssh far --ssh-key-file "$KEY" -- true
+assert_grep "^tpuctl: node 'far' not found in zone us-central2-b of project tpuctl-emu \(nor a queued resource of that name\)$" "$T/err"
+assert_no_grep 'exists in zones' "$T/err"
+emu_requests | tail -n +$((mark + 1)) >"$T/reqs"
+[ "$(grep -c '"path": *"/v2/projects/tpuctl-emu/locations/-/nodes"' "$T/reqs")" -eq 1 ] ||
+    fail "the failing list not tried once: $(cat "$T/reqs")"
 # Nowhere at all: the message as before.
 expect_rc 4 "$TPUCTL" ssh nosuch --ssh-key-file "$KEY" -- true
 assert_grep "^tpuctl: node 'nosuch' not found in zone us-central2-b of project tpuctl-emu \(nor a queued resource of that name\)$" "$T/err"
