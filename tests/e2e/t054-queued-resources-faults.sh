@@ -103,7 +103,10 @@ expect_rc 0 "$TPUCTL" queued-resources delete zq --force --zone us-west4-b
 stockout us-west4-a clear
 
 # --zones after a create operation that fails with a stockout (code 8).
-emu_inject --method GET --path /v2/projects/tpuctl-emu/locations/us-east5-a/operations/ \
+# The fault rides on the create itself: a queued resource's create
+# operation has no work of its own, so the emulator's tick may finish it
+# before the first poll, and a fault on that poll would come too late.
+emu_inject --method POST --path /v2/projects/tpuctl-emu/locations/us-east5-a/queuedResources \
     --count 1 lro-error-8
 expect_rc 0 "$TPUCTL" queued-resources create zo --node-id zo1 \
     --accelerator-type v5p-8 --zones us-east5-a,us-east5-c
